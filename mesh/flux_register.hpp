@@ -1,0 +1,46 @@
+#pragma once
+// Flux correction at fine/coarse faces (Berger & Colella 1989, "refluxing"). A kernel
+// stores the fluxes through each local leaf's 2*ndim boundary faces here; after the
+// update, every coarse cell next to a finer neighbour is corrected by the difference
+// between the area-averaged fine flux and the coarse flux it used, so the total of every
+// conserved variable changes only through the domain boundary, to round-off.
+#include <vector>
+
+#include <mpi.h>
+
+#include "mesh/block_storage.hpp"
+#include "mesh/tree.hpp"
+
+namespace tessera::mesh {
+
+class FluxRegister {
+ public:
+  FluxRegister(const BlockShape& s, int maxblocks);
+  /// Face `face` = 2*axis + side (side 0 = low) of slot: nvar x nt2 x nt1 doubles, where
+  /// t1 < t2 are the two other axes (inactive axes count 1). Layout [v][t2][t1].
+  double* face(int slot, int face) {
+    return data_.data() + (std::size_t(slot) * 6 + face) * face_size_;
+  }
+  std::size_t face_size() const { return face_size_; }
+
+  /// Rebuild the list of fine/coarse faces for a tree. slot_of: node -> local slot / -1.
+  void build(const Tree& t, const std::vector<int>& slot_of, int me);
+  /// Collective: correct coarse cells of `storage` next to finer faces. `dt_weight` is the
+  /// factor the stage applied to its flux divergence (dt for a plain step).
+  void correct(BlockStorage& storage, const Tree& t, MPI_Comm comm, double dt_weight);
+
+ private:
+  struct FaceOp {
+    int fine_rank, coarse_rank, fine_slot, coarse_slot, coarse_node;
+    int axis, coarse_side;
+    int off1, off2;  ///< offset of the fine quadrant in the coarse face (coarse cells)
+  };
+  BlockShape shape_;
+  std::size_t face_size_ = 0;
+  int nt1_ = 1, nt2_ = 1;  // unused: depends on axis only via active dims
+  std::vector<double> data_;
+  std::vector<FaceOp> ops_;
+  int me_ = 0;
+};
+
+}  // namespace tessera::mesh

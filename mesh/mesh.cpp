@@ -1,0 +1,441 @@
+#include "mesh/mesh.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "base/error.hpp"
+#include "base/params.hpp"
+#include "mesh/flux_register.hpp"
+#include "parallel/comm.hpp"
+#include "perf/timers.hpp"
+
+namespace tessera::mesh {
+
+namespace {
+const char* kAxis = "xyz";
+
+Boundary parse_bc(const std::string& s) {
+  if (s == "periodic") return Boundary::periodic;
+  if (s == "reflecting") return Boundary::reflecting;
+  return Boundary::outflow;
+}
+
+// Guard-region box on one axis for direction component d.
+void guard_range(int d, int nx, int ng, int& lo, int& hi) {
+  if (d < 0) {
+    lo = 0;
+    hi = ng;
+  } else if (d == 0) {
+    lo = ng;
+    hi = ng + nx;
+  } else {
+    lo = ng + nx;
+    hi = 2 * ng + nx;
+  }
+}
+
+inline int floordiv2(int x) { return x >= 0 ? x / 2 : -((-x + 1) / 2); }
+}  // namespace
+
+void Mesh::declare_params(base::Params& p) {
+  p.declare_int("mesh.ndim", 3, 1, 3, "number of spatial dimensions");
+  p.declare_int("mesh.nxb", 16, 4, 64, "interior zones per block along each active axis (even)");
+  p.declare_int("mesh.nblockx", 1, 1, 4096, "root blocks along x");
+  p.declare_int("mesh.nblocky", 1, 1, 4096, "root blocks along y");
+  p.declare_int("mesh.nblockz", 1, 1, 4096, "root blocks along z");
+  for (int a = 0; a < 3; ++a) {
+    const std::string ax(1, kAxis[a]);
+    p.declare_real("mesh." + ax + "min", 0.0, -1e300, 1e300, "domain lower edge along " + ax + " (cm)");
+    p.declare_real("mesh." + ax + "max", 1.0, -1e300, 1e300, "domain upper edge along " + ax + " (cm)");
+    p.declare_string("mesh." + ax + "l_boundary_type", "outflow", {"outflow", "reflecting", "periodic"},
+                     "boundary condition at the lower " + ax + " face");
+    p.declare_string("mesh." + ax + "r_boundary_type", "outflow", {"outflow", "reflecting", "periodic"},
+                     "boundary condition at the upper " + ax + " face");
+  }
+  p.declare_int("mesh.lrefine_min", 1, 1, 30, "coarsest refinement level of any leaf (1 = root)");
+  p.declare_int("mesh.lrefine_max", 1, 1, 30, "finest refinement level allowed");
+  p.declare_int("mesh.nrefs", 2, 1, 1000000, "steps between refinement checks");
+  p.declare_int("mesh.maxblocks", 4000, 1, 100000000, "block slots per rank (leaves and parents)");
+  p.declare_string("mesh.distribution", "morton", {"morton", "round_robin"},
+                   "how leaf blocks are spread over ranks");
+  for (int n = 1; n <= 4; ++n) {
+    const std::string s = std::to_string(n);
+    p.declare_string("mesh.refine_var_" + s, n == 1 ? "dens" : (n == 2 ? "pres" : "none"), {},
+                     "variable " + s + " for the Loehner error estimator ('none' to skip)");
+    p.declare_real("mesh.refine_cutoff_" + s, 0.8, 0.0, 1.0, "refine where the error exceeds this");
+    p.declare_real("mesh.derefine_cutoff_" + s, 0.2, 0.0, 1.0, "derefine where the error is below this");
+    p.declare_real("mesh.refine_filter_" + s, 0.01, 0.0, 1.0, "noise filter of the error estimator");
+  }
+}
+
+Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int nguard)
+    : comm_(comm), vars_(std::move(vars)) {
+  rank_ = parallel::rank(comm);
+  nranks_ = parallel::size(comm);
+  TreeGeometry g;
+  g.ndim = static_cast<int>(p.get_int("mesh.ndim"));
+  g.nroot = {static_cast<int>(p.get_int("mesh.nblockx")), static_cast<int>(p.get_int("mesh.nblocky")),
+             static_cast<int>(p.get_int("mesh.nblockz"))};
+  for (int a = 0; a < 3; ++a) {
+    const std::string ax(1, kAxis[a]);
+    g.lo[a] = p.get_real("mesh." + ax + "min");
+    g.hi[a] = p.get_real("mesh." + ax + "max");
+    bc_[a][0] = parse_bc(p.get_string("mesh." + ax + "l_boundary_type"));
+    bc_[a][1] = parse_bc(p.get_string("mesh." + ax + "r_boundary_type"));
+    if (a < g.ndim) {
+      if (!(g.hi[a] > g.lo[a]))
+        throw Error("mesh." + ax + "max must be greater than mesh." + ax + "min");
+      if ((bc_[a][0] == Boundary::periodic) != (bc_[a][1] == Boundary::periodic))
+        throw Error("mesh." + ax + "l_boundary_type and mesh." + ax +
+                    "r_boundary_type must both be periodic or neither");
+      g.periodic[a] = bc_[a][0] == Boundary::periodic;
+    } else {
+      g.nroot[a] = 1;
+    }
+  }
+  const int nxb = static_cast<int>(p.get_int("mesh.nxb"));
+  if (nxb % 2 != 0) throw Error("mesh.nxb = " + std::to_string(nxb) + " must be even");
+  if (2 * nguard > nxb)
+    throw Error("mesh.nxb = " + std::to_string(nxb) + " is too small for " +
+                std::to_string(nguard) + " guard zones (need nxb >= " + std::to_string(2 * nguard) + ")");
+  lrefine_min_ = static_cast<int>(p.get_int("mesh.lrefine_min"));
+  lrefine_max_ = static_cast<int>(p.get_int("mesh.lrefine_max"));
+  if (lrefine_max_ < lrefine_min_)
+    throw Error("mesh.lrefine_max = " + std::to_string(lrefine_max_) + " is below mesh.lrefine_min = " +
+                std::to_string(lrefine_min_));
+  round_robin_ = p.get_string("mesh.distribution") == "round_robin";
+  BlockShape s;
+  s.ndim = g.ndim;
+  s.nx = nxb;
+  s.ng = nguard;
+  s.nvar = static_cast<int>(vars_.size());
+  const int maxblocks = static_cast<int>(p.get_int("mesh.maxblocks"));
+  tree_ = Tree(g);
+  tree_.distribute(nranks_, round_robin_);
+  storage_ = BlockStorage(s, maxblocks, rank_);
+  fluxreg_ = std::make_unique<FluxRegister>(s, maxblocks);
+  check_maxblocks(tree_);
+  slot_.assign(tree_.size(), -1);
+  for (int id = 0; id < tree_.size(); ++id)
+    if (tree_.node(id).owner == rank_) slot_[id] = storage_.acquire();
+  after_tree_change();
+}
+
+Mesh::~Mesh() = default;
+
+int Mesh::var_index(const std::string& name) const {
+  for (int v = 0; v < static_cast<int>(vars_.size()); ++v)
+    if (vars_[v].name == name) return v;
+  return -1;
+}
+
+BlockGeom Mesh::geom(int node) const {
+  BlockGeom bg;
+  bg.lo = tree_.block_lo(node);
+  const auto w = tree_.block_size(node);
+  for (int a = 0; a < 3; ++a) bg.dx[a] = w[a] / shape().ni(a);
+  return bg;
+}
+
+std::array<double, 3> Mesh::finest_dx() const {
+  const int L = tree_.max_level();
+  std::array<double, 3> dx{};
+  const auto& g = tree_.geometry();
+  for (int a = 0; a < 3; ++a) dx[a] = (g.hi[a] - g.lo[a]) / g.nblocks_at(a, L) / shape().ni(a);
+  return dx;
+}
+
+void Mesh::check_maxblocks(const Tree& t) const {
+  std::vector<int> count(nranks_, 0);
+  for (const auto& n : t.nodes()) ++count[n.owner];
+  for (int r = 0; r < nranks_; ++r)
+    if (count[r] > storage_.maxblocks())
+      throw Error("rank " + std::to_string(r) + " needs " + std::to_string(count[r]) +
+                  " blocks but mesh.maxblocks = " + std::to_string(storage_.maxblocks()) +
+                  "; raise mesh.maxblocks or run on more ranks");
+}
+
+void Mesh::after_tree_change() {
+  local_leaves_.clear();
+  for (int id = 0; id < tree_.size(); ++id)
+    if (tree_.node(id).leaf() && tree_.node(id).owner == rank_) local_leaves_.push_back(id);
+  build_guard_plan();
+  fluxreg_->build(tree_, slot_, rank_);
+}
+
+void Mesh::build_guard_plan() {
+  const int nd = ndim(), nx = shape().nx, ng = shape().ng;
+  const int nlev = tree_.max_level() + 1;
+  guard_stages_.assign(nlev, TransferPlan{});
+  for (int id = 0; id < tree_.size(); ++id) {
+    const Node& n = tree_.node(id);
+    if (!n.leaf()) continue;
+    for (int dz = (nd > 2 ? -1 : 0); dz <= (nd > 2 ? 1 : 0); ++dz)
+      for (int dy = (nd > 1 ? -1 : 0); dy <= (nd > 1 ? 1 : 0); ++dy)
+        for (int dx = -1; dx <= 1; ++dx) {
+          if (!dx && !dy && !dz) continue;
+          const IVec d{dx, dy, dz};
+          IVec p{n.pos[0] + dx, n.pos[1] + dy, n.pos[2] + dz};
+          if (tree_.outside(n.level, p)) continue;
+          Box gb;
+          for (int a = 0; a < 3; ++a) {
+            if (a < nd)
+              guard_range(d[a], nx, ng, gb.lo[a], gb.hi[a]);
+            else
+              gb.lo[a] = 0, gb.hi[a] = 1;
+          }
+          IVec shift{0, 0, 0};
+          const int nb = tree_.find(n.level, p, &shift);
+          auto add = [&](int stage, TransferOp op, int src_node) {
+            op.src_rank = tree_.node(src_node).owner;
+            op.dst_rank = n.owner;
+            if (op.src_rank != rank_ && op.dst_rank != rank_) return;
+            op.src_slot = op.src_rank == rank_ ? slot_[src_node] : -1;
+            op.dst_slot = op.dst_rank == rank_ ? slot_[id] : -1;
+            guard_stages_[stage].ops.push_back(op);
+          };
+          if (nb >= 0 && tree_.node(nb).leaf()) {
+            TransferOp op;
+            op.kind = OpKind::copy;
+            op.dst = gb;
+            op.src = gb;
+            for (int a = 0; a < nd; ++a) op.src.lo[a] -= d[a] * nx, op.src.hi[a] -= d[a] * nx;
+            add(0, op, nb);
+          } else if (nb >= 0) {
+            const Node& nn = tree_.node(nb);
+            for (int c = 0; c < tree_.geometry().nchild(); ++c) {
+              TransferOp op;
+              op.kind = OpKind::restrict_avg;
+              bool empty = false;
+              for (int a = 0; a < 3; ++a) {
+                if (a >= nd) {
+                  op.dst.lo[a] = 0, op.dst.hi[a] = 1, op.src.lo[a] = 0, op.src.hi[a] = 1;
+                  continue;
+                }
+                const int ca = (c >> a) & 1;
+                const int clo = ng + ca * nx / 2 + d[a] * nx, chi = clo + nx / 2;
+                op.dst.lo[a] = std::max(gb.lo[a], clo);
+                op.dst.hi[a] = std::min(gb.hi[a], chi);
+                if (op.dst.lo[a] >= op.dst.hi[a]) empty = true;
+                op.src.lo[a] = 2 * (op.dst.lo[a] - clo) + ng;
+                op.src.hi[a] = op.src.lo[a] + 2 * (op.dst.hi[a] - op.dst.lo[a]);
+              }
+              if (!empty) add(0, op, nn.child[c]);
+            }
+          } else {
+            IVec q{0, 0, 0};
+            for (int a = 0; a < nd; ++a) q[a] = (p[a] + shift[a]) >> 1;
+            const int c = tree_.find(n.level - 1, q);
+            if (c < 0) throw Error("internal: tree is not 2:1 balanced");
+            const Node& cn = tree_.node(c);
+            TransferOp op;
+            op.kind = OpKind::prolong;
+            op.dst = gb;
+            for (int a = 0; a < 3; ++a) {
+              if (a >= nd) {
+                op.src.lo[a] = 0, op.src.hi[a] = 1;
+                continue;
+              }
+              const int Xlo = n.pos[a] * nx + gb.lo[a] - ng + shift[a] * nx;
+              const int Xhi = Xlo + gb.extent(a) - 1;
+              op.parity0[a] = Xlo & 1;
+              op.src.lo[a] = floordiv2(Xlo) - cn.pos[a] * nx + ng - 1;
+              op.src.hi[a] = floordiv2(Xhi) - cn.pos[a] * nx + ng + 2;
+            }
+            add(n.level, op, c);
+          }
+        }
+  }
+}
+
+void Mesh::apply_physical_bcs(int level) {
+  const int nd = ndim(), nx = shape().nx, ng = shape().ng, nvar = shape().nvar;
+  for (int id : local_leaves_) {
+    const Node& n = tree_.node(id);
+    if (n.level != level) continue;
+    BlockView<> u = view(id);
+    for (int a = 0; a < nd; ++a) {
+      for (int side = 0; side < 2; ++side) {
+        const Boundary bc = bc_[a][side];
+        if (bc == Boundary::periodic) continue;
+        const int edge = side ? tree_.geometry().nblocks_at(a, level) - 1 : 0;
+        if (n.pos[a] != edge) continue;
+        // Guard slab along axis a, full extent on the other axes (x, then y, then z, so
+        // edges and corners end up filled from already-filled cells).
+        const int n0 = shape().n(0), n1 = shape().n(1), n2 = shape().n(2);
+        for (int v = 0; v < nvar; ++v) {
+          const bool flip = bc == Boundary::reflecting && vars_[v].vector_axis == a;
+          for (int m = 0; m < ng; ++m) {
+            const int gidx = side ? ng + nx + m : ng - 1 - m;
+            const int sidx = bc == Boundary::outflow ? (side ? ng + nx - 1 : ng)
+                                                     : (side ? ng + nx - 1 - m : ng + m);
+            for (int k = 0; k < n2; ++k)
+              for (int j = 0; j < n1; ++j)
+                for (int i = 0; i < n0; ++i) {
+                  IVec g{i, j, k}, s{i, j, k};
+                  if (g[a] != 0) continue;  // iterate the slab once: use index 0 on axis a
+                  g[a] = gidx;
+                  s[a] = sidx;
+                  const double val = u(v, s[0], s[1], s[2]);
+                  u(v, g[0], g[1], g[2]) = flip ? -val : val;
+                }
+          }
+        }
+      }
+    }
+  }
+}
+
+void Mesh::fill_guards() {
+  TESSERA_REGION("guardcell");
+  execute(guard_stages_[0], storage_, comm_, 100);
+  apply_physical_bcs(0);
+  for (int L = 1; L < static_cast<int>(guard_stages_.size()); ++L) {
+    execute(guard_stages_[L], storage_, comm_, 100 + L);
+    apply_physical_bcs(L);
+  }
+}
+
+bool Mesh::regrid(std::vector<Flag> flags) {
+  TESSERA_REGION("regrid");
+  // Everyone learns every leaf's flag (each rank filled its own leaves).
+  std::vector<std::int8_t> f(tree_.size(), 0), all(tree_.size(), 0);
+  for (int id : local_leaves_) f[id] = static_cast<std::int8_t>(flags[id]);
+  // Flags are -1/0/1; shift to 0..2 so MAX over ranks (others hold 0) picks the owner's.
+  for (auto& x : f) x = static_cast<std::int8_t>(x + 1);
+  for (int id = 0; id < tree_.size(); ++id)
+    if (tree_.node(id).owner != rank_) f[id] = 0;
+  MPI_Allreduce(f.data(), all.data(), tree_.size(), MPI_INT8_T, MPI_MAX, comm_);
+  std::vector<Flag> g(tree_.size(), Flag::keep);
+  for (int id = 0; id < tree_.size(); ++id) g[id] = static_cast<Flag>(all[id] - 1);
+  tree_.balance_flags(g, lrefine_min_ - 1, lrefine_max_ - 1);
+  bool any = false;
+  for (int id = 0; id < tree_.size(); ++id)
+    if (tree_.node(id).leaf() && g[id] != Flag::keep) any = true;
+  if (!any) return false;
+
+  auto rb = tree_.rebuild(g);
+  Tree& nt = rb.tree;
+  nt.distribute(nranks_, round_robin_);
+  check_maxblocks(nt);
+  const int nx = shape().nx, ng = shape().ng, nd = ndim();
+  std::vector<int> nslot(nt.size(), -1);
+  std::vector<char> kept(storage_.maxblocks(), 0);
+  // Slots that stay: same node (or old parent becoming a leaf) on the same rank.
+  for (int id = 0; id < nt.size(); ++id) {
+    if (nt.node(id).owner != rank_) continue;
+    const int o = rb.origin[id];
+    if (rb.kind[id] != Tree::Origin::refined_from_parent && tree_.node(o).owner == rank_ &&
+        slot_[o] >= 0) {
+      nslot[id] = slot_[o];
+      kept[slot_[o]] = 1;
+    }
+  }
+  for (int id = 0; id < nt.size(); ++id)
+    if (nt.node(id).owner == rank_ && nslot[id] < 0) nslot[id] = storage_.acquire();
+
+  TransferPlan plan;
+  Box interior;
+  for (int a = 0; a < 3; ++a) interior.lo[a] = shape().g(a), interior.hi[a] = shape().g(a) + shape().ni(a);
+  auto add = [&](TransferOp op, int src_old, int dst_new) {
+    op.src_rank = tree_.node(src_old).owner;
+    op.dst_rank = nt.node(dst_new).owner;
+    if (op.src_rank != rank_ && op.dst_rank != rank_) return;
+    op.src_slot = op.src_rank == rank_ ? slot_[src_old] : -1;
+    op.dst_slot = op.dst_rank == rank_ ? nslot[dst_new] : -1;
+    plan.ops.push_back(op);
+  };
+  for (int id = 0; id < nt.size(); ++id) {
+    const Node& n = nt.node(id);
+    const int o = rb.origin[id];
+    switch (rb.kind[id]) {
+      case Tree::Origin::same:
+        if (n.leaf() && tree_.node(o).owner != n.owner) {
+          TransferOp op;
+          op.src = op.dst = interior;
+          add(op, o, id);
+        }
+        break;
+      case Tree::Origin::refined_from_parent: {
+        const Node& pn = tree_.node(o);
+        TransferOp op;
+        op.kind = OpKind::prolong;
+        op.dst = interior;
+        for (int a = 0; a < 3; ++a) {
+          if (a >= nd) {
+            op.src.lo[a] = 0, op.src.hi[a] = 1;
+            continue;
+          }
+          const int X = n.pos[a] * nx;  // fine global index of the first interior cell
+          op.parity0[a] = 0;
+          op.src.lo[a] = X / 2 - pn.pos[a] * nx + ng - 1;
+          op.src.hi[a] = op.src.lo[a] + nx / 2 + 2;
+        }
+        add(op, o, id);
+        break;
+      }
+      case Tree::Origin::derefined_from_children: {
+        const Node& pn = tree_.node(o);
+        for (int c = 0; c < tree_.geometry().nchild(); ++c) {
+          TransferOp op;
+          op.kind = OpKind::restrict_avg;
+          op.src = interior;
+          for (int a = 0; a < 3; ++a) {
+            if (a >= nd) {
+              op.dst.lo[a] = 0, op.dst.hi[a] = 1;
+              continue;
+            }
+            op.dst.lo[a] = ng + ((c >> a) & 1) * nx / 2;
+            op.dst.hi[a] = op.dst.lo[a] + nx / 2;
+          }
+          add(op, pn.child[c], id);
+        }
+        break;
+      }
+    }
+  }
+  execute(plan, storage_, comm_, 200);
+  for (int id = 0; id < tree_.size(); ++id)
+    if (slot_[id] >= 0 && !kept[slot_[id]]) storage_.release(slot_[id]);
+  tree_ = std::move(nt);
+  slot_ = std::move(nslot);
+  after_tree_change();
+  return true;
+}
+
+void Mesh::restrict_parents() {
+  TESSERA_REGION("restrict_parents");
+  const int nd = ndim(), nx = shape().nx, ng = shape().ng;
+  Box interior;
+  for (int a = 0; a < 3; ++a) interior.lo[a] = shape().g(a), interior.hi[a] = shape().g(a) + shape().ni(a);
+  for (int L = tree_.max_level() - 1; L >= 0; --L) {
+    TransferPlan plan;
+    for (int id = 0; id < tree_.size(); ++id) {
+      const Node& p = tree_.node(id);
+      if (p.leaf() || p.level != L) continue;
+      for (int c = 0; c < tree_.geometry().nchild(); ++c) {
+        const int cid = p.child[c];
+        TransferOp op;
+        op.kind = OpKind::restrict_avg;
+        op.src = interior;
+        for (int a = 0; a < 3; ++a) {
+          if (a >= nd) {
+            op.dst.lo[a] = 0, op.dst.hi[a] = 1;
+            continue;
+          }
+          op.dst.lo[a] = ng + ((c >> a) & 1) * nx / 2;
+          op.dst.hi[a] = op.dst.lo[a] + nx / 2;
+        }
+        op.src_rank = tree_.node(cid).owner;
+        op.dst_rank = p.owner;
+        if (op.src_rank != rank_ && op.dst_rank != rank_) continue;
+        op.src_slot = op.src_rank == rank_ ? slot_[cid] : -1;
+        op.dst_slot = op.dst_rank == rank_ ? slot_[id] : -1;
+        plan.ops.push_back(op);
+      }
+    }
+    execute(plan, storage_, comm_, 300 + L);
+  }
+}
+
+}  // namespace tessera::mesh

@@ -1,0 +1,44 @@
+#pragma once
+// Block-to-block transfers: the single mechanism behind guard-cell fills (same-level
+// copy, restriction from finer neighbours, prolongation from coarser ones), regrid data
+// movement (new children from parents, parents from children, migration between ranks)
+// and parent restriction before output. A plan is a list of ops built identically on
+// every rank from the replicated tree; each rank keeps the ops it takes part in. Local
+// ops read the source block in place; remote ones are packed per peer rank in plan order
+// and moved with non-blocking MPI.
+#include <cstdint>
+#include <vector>
+
+#include <mpi.h>
+
+#include "mesh/block_storage.hpp"
+#include "mesh/tree.hpp"
+
+namespace tessera::mesh {
+
+/// Half-open box of cells in a block's local array indices (guards included).
+struct Box {
+  IVec lo{0, 0, 0}, hi{1, 1, 1};
+  int extent(int a) const { return hi[a] - lo[a]; }
+  long volume() const { return long(extent(0)) * extent(1) * extent(2); }
+};
+
+enum class OpKind : std::uint8_t { copy, restrict_avg, prolong };
+
+struct TransferOp {
+  OpKind kind = OpKind::copy;
+  int src_rank = 0, dst_rank = 0;
+  int src_slot = -1, dst_slot = -1;  ///< known only on the rank that owns that side
+  Box src, dst;                      ///< src: cells read (prolong: with a 1-cell halo)
+  IVec parity0{0, 0, 0};             ///< prolong: parity of dst.lo in the fine index space
+};
+
+struct TransferPlan {
+  std::vector<TransferOp> ops;  ///< only ops this rank takes part in, in global order
+};
+
+/// Execute a plan on `storage` (all variables). Collective over the ranks that appear in
+/// the plan (call it on every rank). `tag` separates concurrent plans.
+void execute(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag);
+
+}  // namespace tessera::mesh

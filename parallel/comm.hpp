@@ -1,0 +1,29 @@
+#pragma once
+// Thin MPI helpers: rank/size and a point-to-point buffer exchange in which both sides
+// know the message sizes in advance (they come from a plan built on the replicated tree).
+#include <map>
+#include <vector>
+
+#include <mpi.h>
+
+namespace tessera::parallel {
+
+inline int rank(MPI_Comm c) {
+  int r = 0;
+  MPI_Comm_rank(c, &r);
+  return r;
+}
+inline int size(MPI_Comm c) {
+  int s = 1;
+  MPI_Comm_size(c, &s);
+  return s;
+}
+
+/// Collective in effect (every rank that appears as a peer must call it): sends
+/// send[r] to rank r and receives recv[r].size() doubles from rank r, with sizes
+/// pre-set by the caller. Self-messages are copied. Deterministic: results do not
+/// depend on arrival order.
+void exchange(MPI_Comm comm, const std::map<int, std::vector<double>>& send,
+              std::map<int, std::vector<double>>& recv, int tag);
+
+}  // namespace tessera::parallel

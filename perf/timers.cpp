@@ -1,0 +1,254 @@
+#include "perf/timers.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <stdexcept>
+
+namespace tessera::perf {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// Rows travel between ranks as bytes: (path length, path, depth, seconds, calls) each.
+template <class T>
+void put(std::vector<char>& buf, const T& v) {
+  const auto* p = reinterpret_cast<const char*>(&v);
+  buf.insert(buf.end(), p, p + sizeof v);
+}
+
+std::vector<char> serialize(const std::vector<TimerTree::Row>& rows) {
+  std::vector<char> buf;
+  for (const auto& r : rows) {
+    put(buf, static_cast<std::uint64_t>(r.path.size()));
+    buf.insert(buf.end(), r.path.begin(), r.path.end());
+    put(buf, r.depth);
+    put(buf, r.seconds);
+    put(buf, r.calls);
+  }
+  return buf;
+}
+
+std::vector<TimerTree::Row> deserialize(const char* p, const char* end) {
+  auto get = [&p](auto& v) {
+    std::memcpy(&v, p, sizeof v);
+    p += sizeof v;
+  };
+  std::vector<TimerTree::Row> rows;
+  while (p < end) {
+    std::uint64_t len = 0;
+    get(len);
+    TimerTree::Row r{std::string(p, len), 0, 0.0, 0};
+    p += len;
+    get(r.depth);
+    get(r.seconds);
+    get(r.calls);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+// A region's own name is its path less its parent's path: names may contain '/'
+// ("hydro/riemann"), so splitting the path would be wrong.
+std::vector<std::string> leaf_names(const std::vector<ReducedRow>& rows) {
+  std::vector<std::string> names;
+  std::vector<const std::string*> ancestors;
+  for (const auto& r : rows) {
+    ancestors.resize(std::min<std::size_t>(ancestors.size(), std::max(r.depth, 0)));
+    const std::string* parent = ancestors.empty() ? nullptr : ancestors.back();
+    const bool under = parent && r.path.size() > parent->size() &&
+                       r.path.compare(0, parent->size() + 1, *parent + "/") == 0;
+    names.push_back(under ? r.path.substr(parent->size() + 1) : r.path);
+    ancestors.push_back(&r.path);
+  }
+  return names;
+}
+
+}  // namespace
+
+TimerNode* TimerNode::child(const std::string& n) {
+  // Few children per node: a linear search keeps first-seen order for free.
+  for (auto& c : children)
+    if (c->name == n) return c.get();
+  auto& c = children.emplace_back(std::make_unique<TimerNode>());
+  c->name = n;
+  c->parent = this;
+  return c.get();
+}
+
+TimerTree& TimerTree::local() {
+  thread_local TimerTree tree;
+  return tree;
+}
+
+void TimerTree::push(const char* name) {
+  current_ = current_->child(name);
+  current_->started = Clock::now();
+  ++current_->calls;
+}
+
+void TimerTree::pop() {
+  // A reset() inside open regions leaves their pops unmatched; they end at the root.
+  if (current_ == &root_) return;
+  current_->seconds += seconds_between(current_->started, Clock::now());
+  current_ = current_->parent;
+}
+
+void TimerTree::reset() {
+  root_.children.clear();
+  root_.seconds = 0.0;
+  root_.calls = 0;
+  root_.started = Clock::now();
+  current_ = &root_;
+}
+
+std::vector<TimerTree::Row> TimerTree::rows() const {
+  const auto now = Clock::now();
+  auto is_open = [this](const TimerNode* n) {
+    for (const TimerNode* p = current_; p != nullptr; p = p->parent)
+      if (p == n) return true;
+    return false;
+  };
+  std::vector<Row> out;
+  // Open regions (the root always is) count their running interval up to now.
+  auto walk = [&](auto&& self, const TimerNode& n, const std::string& path, int depth) -> void {
+    const double running = is_open(&n) ? seconds_between(n.started, now) : 0.0;
+    out.push_back({path, depth, n.seconds + running, &n == &root_ ? 1 : n.calls});
+    for (const auto& c : n.children) self(self, *c, path + "/" + c->name, depth + 1);
+  };
+  walk(walk, root_, root_.name, 0);
+  return out;
+}
+
+namespace detail {
+
+std::vector<ReducedRow> merge_rows(const std::vector<std::vector<TimerTree::Row>>& per_rank) {
+  struct Node {
+    ReducedRow row;
+    double sum = 0.0;
+    int ranks = 0;
+    std::vector<std::size_t> children;
+  };
+  // nodes[0] is a virtual parent of the depth-0 rows; ancestors[d] is the parent of depth d.
+  std::vector<Node> nodes(1);
+  for (const auto& rows : per_rank) {
+    std::vector<std::size_t> ancestors{0};
+    for (const auto& r : rows) {
+      if (r.depth < 0 || static_cast<std::size_t>(r.depth) >= ancestors.size())
+        throw std::invalid_argument("merge_rows: rows are not a depth-first tree");
+      ancestors.resize(r.depth + 1);
+      const std::size_t parent = ancestors.back();
+      std::size_t id = 0;  // 0 is never a child, so it means "not seen yet"
+      for (const std::size_t c : nodes[parent].children)
+        if (nodes[c].row.path == r.path) id = c;
+      if (id == 0) {  // first seen: goes after the siblings already known
+        id = nodes.size();
+        nodes[parent].children.push_back(id);
+        nodes.push_back({{r.path, r.depth, r.seconds, r.seconds, 0.0, 0}, 0.0, 0, {}});
+      }
+      Node& n = nodes[id];
+      n.row.max_s = std::max(n.row.max_s, r.seconds);
+      n.row.min_s = std::min(n.row.min_s, r.seconds);
+      n.row.calls = std::max(n.row.calls, r.calls);
+      n.sum += r.seconds;
+      ++n.ranks;
+      ancestors.push_back(id);
+    }
+  }
+
+  const int nranks = static_cast<int>(per_rank.size());
+  std::vector<ReducedRow> out;
+  auto walk = [&](auto&& self, std::size_t id) -> void {
+    for (const std::size_t c : nodes[id].children) {
+      Node& n = nodes[c];
+      if (n.ranks < nranks) n.row.min_s = std::min(n.row.min_s, 0.0);  // absent = 0 s
+      n.row.avg_s = n.sum / nranks;
+      out.push_back(n.row);
+      self(self, c);
+    }
+  };
+  walk(walk, 0);
+  return out;
+}
+
+}  // namespace detail
+
+std::vector<ReducedRow> reduce_timers(MPI_Comm comm) {
+  int nranks = 1;
+  MPI_Comm_size(comm, &nranks);
+  const std::vector<char> mine = serialize(TimerTree::local().rows());
+  const int my_size = static_cast<int>(mine.size());
+  std::vector<int> sizes(nranks), offsets(nranks, 0);
+  MPI_Allgather(&my_size, 1, MPI_INT, sizes.data(), 1, MPI_INT, comm);
+  for (int r = 1; r < nranks; ++r) offsets[r] = offsets[r - 1] + sizes[r - 1];
+  std::vector<char> all(static_cast<std::size_t>(offsets.back()) + sizes.back());
+  MPI_Allgatherv(mine.data(), my_size, MPI_BYTE, all.data(), sizes.data(), offsets.data(), MPI_BYTE,
+                 comm);
+
+  // Every rank merges the same bytes in the same order, so all get identical rows.
+  std::vector<std::vector<TimerTree::Row>> per_rank;
+  for (int r = 0; r < nranks; ++r)
+    per_rank.push_back(deserialize(all.data() + offsets[r], all.data() + offsets[r] + sizes[r]));
+  return detail::merge_rows(per_rank);
+}
+
+void print_summary_table(std::ostream& os, const std::vector<ReducedRow>& rows,
+                         double total_seconds, int nranks) {
+  const auto names = leaf_names(rows);
+  std::size_t width = 24;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    width = std::max(width, 2 * static_cast<std::size_t>(rows[i].depth) + names[i].size());
+  const std::string rule(width + 63, '-');
+
+  os << fmt::format(" perf summary: {} MPI rank{}, {:.3f} s wall clock\n", nranks,
+                    nranks == 1 ? "" : "s", total_seconds);
+  os << ' ' << rule << '\n';
+  os << fmt::format("  {:<{}} {:>13} {:>13} {:>13} {:>10} {:>8}\n", "region", width, "max/rank (s)",
+                    "min/rank (s)", "avg/rank (s)", "calls", "% total");
+  os << ' ' << rule << '\n';
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    const std::string name = std::string(2 * static_cast<std::size_t>(r.depth), ' ') + names[i];
+    const std::string percent =
+        total_seconds > 0.0 ? fmt::format("{:.1f}", 100.0 * r.avg_s / total_seconds) : "-";
+    os << fmt::format("  {:<{}} {:>13.3f} {:>13.3f} {:>13.3f} {:>10} {:>8}\n", name, width, r.max_s,
+                      r.min_s, r.avg_s, r.calls, percent);
+  }
+  os << ' ' << rule << '\n';
+}
+
+nlohmann::json timers_to_json(const std::vector<ReducedRow>& rows) {
+  if (rows.empty()) return nlohmann::json::object();
+  const auto names = leaf_names(rows);
+  nlohmann::json top;
+  // Pointers to the open ancestors stay valid: only the newest array is appended to.
+  std::vector<nlohmann::json*> ancestors;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    nlohmann::json node = {{"name", names[i]}, {"max_s", r.max_s},
+                           {"min_s", r.min_s}, {"avg_s", r.avg_s},
+                           {"calls", r.calls}, {"children", nlohmann::json::array()}};
+    if (i == 0 && r.depth == 0) {
+      top = std::move(node);
+      ancestors = {&top};
+      continue;
+    }
+    if (r.depth < 1 || static_cast<std::size_t>(r.depth) > ancestors.size())
+      throw std::invalid_argument("timers_to_json: rows are not one depth-first tree");
+    ancestors.resize(r.depth);
+    auto& siblings = (*ancestors.back())["children"];
+    siblings.push_back(std::move(node));
+    ancestors.push_back(&siblings.back());
+  }
+  return top;
+}
+
+}  // namespace tessera::perf

@@ -1,0 +1,91 @@
+#pragma once
+// Scoped regions and the timer tree. TESSERA_REGION("hydro/riemann") opens a region
+// that closes at the end of the enclosing scope; nested regions form a tree (a region's
+// path is its parents' names joined by '/'). The tree is per thread (thread_local), so
+// an I/O thread keeps its own. Later work hangs hardware counters on the same regions.
+#include <chrono>
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+#include <nlohmann/json_fwd.hpp>
+
+namespace tessera::perf {
+
+struct TimerNode {
+  std::string name;
+  double seconds = 0.0;
+  std::int64_t calls = 0;
+  std::chrono::steady_clock::time_point started;
+  TimerNode* parent = nullptr;
+  std::vector<std::unique_ptr<TimerNode>> children;
+  TimerNode* child(const std::string& n);  ///< find or create
+};
+
+/// The calling thread's timer tree. Not shared between threads.
+class TimerTree {
+ public:
+  static TimerTree& local();
+  void push(const char* name);
+  void pop();
+  void reset();
+  const TimerNode& root() const { return root_; }
+  /// Flattened (path, seconds, calls), depth-first, children in first-seen order.
+  struct Row {
+    std::string path;
+    int depth;
+    double seconds;
+    std::int64_t calls;
+  };
+  std::vector<Row> rows() const;
+
+ private:
+  // Every field named: -Wextra warns on a partial aggregate initializer. The root's clock
+  // starts with the tree; it is never pushed or popped.
+  TimerNode root_{"total", 0.0, 0, std::chrono::steady_clock::now(), nullptr, {}};
+  TimerNode* current_ = &root_;
+};
+
+/// RAII region.
+class Region {
+ public:
+  explicit Region(const char* name) { TimerTree::local().push(name); }
+  ~Region() { TimerTree::local().pop(); }
+  Region(const Region&) = delete;
+  Region& operator=(const Region&) = delete;
+};
+
+/// Collective over comm: merges every rank's tree by path (a region missing on a rank
+/// counts 0 there) and reduces seconds to max/min/avg and calls to max.
+struct ReducedRow {
+  std::string path;
+  int depth;
+  double max_s, min_s, avg_s;
+  std::int64_t calls;
+};
+std::vector<ReducedRow> reduce_timers(MPI_Comm comm);
+
+/// FLASH-style summary table (seconds, calls, percent of total; max/min/avg across
+/// ranks). `total_seconds` is the wall time the percentages refer to.
+void print_summary_table(std::ostream& os, const std::vector<ReducedRow>& rows,
+                         double total_seconds, int nranks);
+/// The same tree as nested JSON: {"name":..., "max_s":..., "min_s":..., "avg_s":...,
+/// "calls":..., "children":[...]}.
+nlohmann::json timers_to_json(const std::vector<ReducedRow>& rows);
+
+namespace detail {
+/// The rank-independent half of reduce_timers: per_rank[r] is rank r's rows(). Exposed so
+/// that the merge can be unit-tested without several ranks.
+std::vector<ReducedRow> merge_rows(const std::vector<std::vector<TimerTree::Row>>& per_rank);
+}  // namespace detail
+
+}  // namespace tessera::perf
+
+#define TESSERA_CONCAT_IMPL(a, b) a##b
+#define TESSERA_CONCAT(a, b) TESSERA_CONCAT_IMPL(a, b)
+/// Time the rest of the enclosing scope as region `name` (a string literal).
+#define TESSERA_REGION(name) \
+  ::tessera::perf::Region TESSERA_CONCAT(tessera_region_, __LINE__)(name)

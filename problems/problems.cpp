@@ -1,0 +1,211 @@
+// Sedov (FLASH's set-up: Sedov 1959; sub-zone averaged energy deposit as in FLASH's
+// Simulation_initBlock), Sod (Sod 1978; optionally rotated in the x-y plane) and a linear
+// sound wave (exact cell averages) for convergence.
+#include <cmath>
+#include <numbers>
+#include <string>
+
+#include "base/error.hpp"
+#include "base/params.hpp"
+#include "physics/hydro/hydro.hpp"
+#include "problems/problem.hpp"
+
+namespace tessera::problems {
+
+using hydro::DENS;
+using hydro::ETOT;
+using hydro::MOMX;
+using hydro::MOMY;
+using hydro::MOMZ;
+
+namespace {
+
+template <class F>
+void for_interior(const mesh::BlockShape& s, F&& f) {
+  for (int k = 0; k < s.ni(2); ++k)
+    for (int j = 0; j < s.ni(1); ++j)
+      for (int i = 0; i < s.ni(0); ++i) f(i, j, k);
+}
+
+void set_state(const mesh::BlockView<>& u, const mesh::BlockShape& s, int i, int j, int k, double d,
+               double vx, double vy, double vz, double p, double gamma) {
+  const int I = i + s.g(0), J = j + s.g(1), K = k + s.g(2);
+  u(DENS, I, J, K) = d;
+  u(MOMX, I, J, K) = d * vx;
+  u(MOMY, I, J, K) = d * vy;
+  u(MOMZ, I, J, K) = d * vz;
+  u(ETOT, I, J, K) = p / (gamma - 1.0) + 0.5 * d * (vx * vx + vy * vy + vz * vz);
+}
+
+class Sedov final : public Problem {
+ public:
+  explicit Sedov(const base::Params& p)
+      : gamma_(p.get_real("hydro.gamma")),
+        rho_(p.get_real("sedov.rho_ambient")),
+        p_amb_(p.get_real("sedov.p_ambient")),
+        e_(p.get_real("sedov.exp_energy")),
+        r0_(p.get_real("sedov.r_init")),
+        nsub_(static_cast<int>(p.get_int("sedov.nsubzones"))),
+        ndim_(static_cast<int>(p.get_int("mesh.ndim"))) {
+    ctr_[0] = p.get_real("sedov.xctr");
+    ctr_[1] = p.get_real("sedov.yctr");
+    ctr_[2] = p.get_real("sedov.zctr");
+    const double pi = std::numbers::pi;
+    const double vol = ndim_ == 1 ? 2.0 * r0_ : (ndim_ == 2 ? pi * r0_ * r0_ : 4.0 / 3.0 * pi * r0_ * r0_ * r0_);
+    p_exp_ = (gamma_ - 1.0) * e_ / vol;
+  }
+  std::string name() const override { return "sedov"; }
+  void init_block(const mesh::BlockView<>& u, const mesh::BlockGeom& g,
+                  const mesh::BlockShape& s) const override {
+    const int ns[3] = {nsub_, ndim_ > 1 ? nsub_ : 1, ndim_ > 2 ? nsub_ : 1};
+    const double wsub = 1.0 / (ns[0] * ns[1] * ns[2]);
+    for_interior(s, [&](int i, int j, int k) {
+      // Average the pressure over nsub^d sub-zones: p_exp inside r_init, ambient outside.
+      double psum = 0.0;
+      for (int c = 0; c < ns[2]; ++c)
+        for (int b = 0; b < ns[1]; ++b)
+          for (int a = 0; a < ns[0]; ++a) {
+            const double x = g.lo[0] + (i + (a + 0.5) / ns[0]) * g.dx[0] - ctr_[0];
+            const double y = ndim_ > 1 ? g.lo[1] + (j + (b + 0.5) / ns[1]) * g.dx[1] - ctr_[1] : 0.0;
+            const double z = ndim_ > 2 ? g.lo[2] + (k + (c + 0.5) / ns[2]) * g.dx[2] - ctr_[2] : 0.0;
+            const double r = std::sqrt(x * x + y * y + z * z);
+            psum += r < r0_ ? p_exp_ : p_amb_;
+          }
+      set_state(u, s, i, j, k, rho_, 0, 0, 0, psum * wsub, gamma_);
+    });
+  }
+
+ private:
+  double gamma_, rho_, p_amb_, e_, r0_;
+  int nsub_, ndim_;
+  double ctr_[3];
+  double p_exp_;
+};
+
+class Sod final : public Problem {
+ public:
+  explicit Sod(const base::Params& p)
+      : gamma_(p.get_real("hydro.gamma")),
+        dl_(p.get_real("sod.rho_left")), dr_(p.get_real("sod.rho_right")),
+        pl_(p.get_real("sod.p_left")), pr_(p.get_real("sod.p_right")),
+        ul_(p.get_real("sod.u_left")), ur_(p.get_real("sod.u_right")),
+        posn_(p.get_real("sod.posn")),
+        ndim_(static_cast<int>(p.get_int("mesh.ndim"))) {
+    const double th = p.get_real("sod.angle") * std::numbers::pi / 180.0;
+    nx_ = std::cos(th);
+    ny_ = ndim_ > 1 ? std::sin(th) : 0.0;
+    if (ndim_ == 1) nx_ = 1.0;
+    yc_ = 0.5 * (p.get_real("mesh.ymin") + p.get_real("mesh.ymax"));
+  }
+  std::string name() const override { return "sod"; }
+  void init_block(const mesh::BlockView<>& u, const mesh::BlockGeom& g,
+                  const mesh::BlockShape& s) const override {
+    // The interface is the plane through (posn, y-centre) normal to n = (cos a, sin a);
+    // cells cut by it get volume-weighted averages (8 sub-samples per axis).
+    constexpr int nsub = 8;
+    const int ns[2] = {nsub, ndim_ > 1 ? nsub : 1};
+    for_interior(s, [&](int i, int j, int k) {
+      int left = 0;
+      for (int b = 0; b < ns[1]; ++b)
+        for (int a = 0; a < ns[0]; ++a) {
+          const double x = g.lo[0] + (i + (a + 0.5) / ns[0]) * g.dx[0];
+          const double y = ndim_ > 1 ? g.lo[1] + (j + (b + 0.5) / ns[1]) * g.dx[1] : yc_;
+          left += ((x - posn_) * nx_ + (y - yc_) * ny_) < 0.0;
+        }
+      const double f = double(left) / (ns[0] * ns[1]);
+      // Conserved averages: mix mass, momentum and energy by volume fraction.
+      const double d = f * dl_ + (1 - f) * dr_;
+      const double m = f * dl_ * ul_ + (1 - f) * dr_ * ur_;
+      const double e = f * (pl_ / (gamma_ - 1) + 0.5 * dl_ * ul_ * ul_) +
+                       (1 - f) * (pr_ / (gamma_ - 1) + 0.5 * dr_ * ur_ * ur_);
+      const int I = i + s.g(0), J = j + s.g(1), K = k + s.g(2);
+      u(DENS, I, J, K) = d;
+      u(MOMX, I, J, K) = m * nx_;
+      u(MOMY, I, J, K) = m * ny_;
+      u(MOMZ, I, J, K) = 0.0;
+      u(ETOT, I, J, K) = e;
+    });
+  }
+
+ private:
+  double gamma_, dl_, dr_, pl_, pr_, ul_, ur_, posn_;
+  int ndim_;
+  double nx_ = 1, ny_ = 0, yc_ = 0;
+};
+
+class SoundWave final : public Problem {
+ public:
+  explicit SoundWave(const base::Params& p)
+      : gamma_(p.get_real("hydro.gamma")), rho0_(p.get_real("sound_wave.rho0")),
+        p0_(p.get_real("sound_wave.p0")), amp_(p.get_real("sound_wave.amplitude")),
+        ndim_(static_cast<int>(p.get_int("mesh.ndim"))) {
+    const char* n[3] = {"sound_wave.nx_waves", "sound_wave.ny_waves", "sound_wave.nz_waves"};
+    const char* lo[3] = {"mesh.xmin", "mesh.ymin", "mesh.zmin"};
+    const char* hi[3] = {"mesh.xmax", "mesh.ymax", "mesh.zmax"};
+    double k2 = 0;
+    for (int a = 0; a < 3; ++a) {
+      k_[a] = a < ndim_ ? 2.0 * std::numbers::pi * p.get_int(n[a]) / (p.get_real(hi[a]) - p.get_real(lo[a])) : 0.0;
+      k2 += k_[a] * k_[a];
+    }
+    if (k2 == 0) throw Error("sound_wave: at least one of nx_waves, ny_waves, nz_waves must be non-zero");
+    c_ = std::sqrt(gamma_ * p0_ / rho0_);
+    for (int a = 0; a < 3; ++a) n_[a] = k_[a] / std::sqrt(k2);
+  }
+  std::string name() const override { return "sound_wave"; }
+  void init_block(const mesh::BlockView<>& u, const mesh::BlockGeom& g,
+                  const mesh::BlockShape& s) const override {
+    auto sinc = [](double x) { return x == 0.0 ? 1.0 : std::sin(x) / x; };
+    double damp = 1.0;  // cell average of sin(k.x) = sin(k.x_c) prod sinc(k_a dx_a / 2)
+    for (int a = 0; a < ndim_; ++a) damp *= sinc(0.5 * k_[a] * g.dx[a]);
+    for_interior(s, [&](int i, int j, int k) {
+      const double ph = k_[0] * g.x(i) + (ndim_ > 1 ? k_[1] * g.y(j) : 0.0) + (ndim_ > 2 ? k_[2] * g.z(k) : 0.0);
+      const double w = amp_ * std::sin(ph) * damp;
+      const double d = rho0_ * (1 + w);
+      const double v = c_ * w;
+      const double p = p0_ + c_ * c_ * rho0_ * w;
+      set_state(u, s, i, j, k, d, v * n_[0], v * n_[1], v * n_[2], p, gamma_);
+    });
+  }
+
+ private:
+  double gamma_, rho0_, p0_, amp_;
+  int ndim_;
+  double k_[3]{}, n_[3]{}, c_ = 1;
+};
+
+}  // namespace
+
+void declare_params(base::Params& p) {
+  p.declare_string("problem.name", "sedov", {"sedov", "sod", "sound_wave"}, "problem set-up");
+  p.declare_real("sedov.rho_ambient", 1.0, 1e-300, 1e300, "ambient density (g/cm^3)");
+  p.declare_real("sedov.p_ambient", 1e-5, 1e-300, 1e300, "ambient pressure (erg/cm^3)");
+  p.declare_real("sedov.exp_energy", 1.0, 1e-300, 1e300, "explosion energy (erg)");
+  p.declare_real("sedov.r_init", 0.013671875, 1e-300, 1e300, "radius of the energy deposit (cm)");
+  p.declare_real("sedov.xctr", 0.5, -1e300, 1e300, "explosion centre x (cm)");
+  p.declare_real("sedov.yctr", 0.5, -1e300, 1e300, "explosion centre y (cm)");
+  p.declare_real("sedov.zctr", 0.5, -1e300, 1e300, "explosion centre z (cm)");
+  p.declare_int("sedov.nsubzones", 7, 1, 64, "sub-zones per axis for the deposit average");
+  p.declare_real("sod.rho_left", 1.0, 1e-300, 1e300, "density left of the interface");
+  p.declare_real("sod.rho_right", 0.125, 1e-300, 1e300, "density right of the interface");
+  p.declare_real("sod.p_left", 1.0, 1e-300, 1e300, "pressure left of the interface");
+  p.declare_real("sod.p_right", 0.1, 1e-300, 1e300, "pressure right of the interface");
+  p.declare_real("sod.u_left", 0.0, -1e300, 1e300, "velocity along the normal, left");
+  p.declare_real("sod.u_right", 0.0, -1e300, 1e300, "velocity along the normal, right");
+  p.declare_real("sod.posn", 0.5, -1e300, 1e300, "interface position on x at the y-centre");
+  p.declare_real("sod.angle", 0.0, -360.0, 360.0, "angle of the interface normal to x (degrees, 2-D)");
+  p.declare_real("sound_wave.rho0", 1.0, 1e-300, 1e300, "background density");
+  p.declare_real("sound_wave.p0", 1.0 / 1.4, 1e-300, 1e300, "background pressure");
+  p.declare_real("sound_wave.amplitude", 1e-6, 0.0, 0.5, "relative density amplitude");
+  p.declare_int("sound_wave.nx_waves", 1, -64, 64, "wavelengths across the domain along x");
+  p.declare_int("sound_wave.ny_waves", 0, -64, 64, "wavelengths across the domain along y");
+  p.declare_int("sound_wave.nz_waves", 0, -64, 64, "wavelengths across the domain along z");
+}
+
+std::unique_ptr<Problem> make(const base::Params& p) {
+  const auto& n = p.get_string("problem.name");
+  if (n == "sedov") return std::make_unique<Sedov>(p);
+  if (n == "sod") return std::make_unique<Sod>(p);
+  return std::make_unique<SoundWave>(p);
+}
+
+}  // namespace tessera::problems

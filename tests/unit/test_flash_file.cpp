@@ -1,0 +1,473 @@
+// FLASH HDF5 writer/reader (io/flash_file): round trips on 1..n ranks, the format
+// details yt and VisIt depend on (shared/reference/flash-hdf5-format.md), and errors.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "io/flash_file.hpp"
+
+namespace {
+
+using tessera::io::FlashFileSpec;
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+int world_size() {
+  int s = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+/// A FLASH-style file name ("..._hdf5_chk_0000") that every rank agrees on; rank 0's pid
+/// and the test's tag make it unique.
+std::string shared_path(const std::string& tag, const std::string& kind) {
+  int pid = static_cast<int>(getpid());
+  MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return testing::TempDir() + "tessera_" + std::to_string(pid) + "_" + tag + "_hdf5_" + kind +
+         "_0000";
+}
+
+/// Removes the file after every rank is done with it.
+void remove_shared(const std::string& path) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) std::remove(path.c_str());
+}
+
+// Smooth fields whose values are not exact in f32.
+double dens_at(double x, double y) {
+  return 1.0 + x + 2.0 * y + 0.1 * x * y;
+}
+double pres_at(double x, double y) {
+  return 0.6 + 3.0 * x * x - y / 3.0;
+}
+
+constexpr int kN = 5, kNxb = 4, kNyb = 4, kCells = kNxb * kNyb;
+
+/// Given a 2-D domain [0,1]^2 of one root block refined into four children (N = 5,
+/// 4x4 zones, variables dens and pres on every block), with row r owned by owner(r):
+/// the full spec, with all rows as local rows.
+FlashFileSpec two_level_spec(const std::string& path, bool double_precision,
+                             const std::function<int(int)>& owner) {
+  FlashFileSpec s;
+  s.path = path;
+  s.double_precision = double_precision;
+  s.ndim = 2;
+  s.nxb = kNxb;
+  s.nyb = kNyb;
+  s.nzb = 1;
+  constexpr int kOutflow = -32;
+  for (int b = 0; b < kN; ++b) {
+    const bool root = b == 0;
+    const int c = b - 1;  // child index, x fastest
+    const int ix = c & 1, iy = (c >> 1) & 1;
+    const double xlo = root ? 0.0 : 0.5 * ix, ylo = root ? 0.0 : 0.5 * iy;
+    const double h = root ? 1.0 : 0.5;
+    s.refine_level.push_back(root ? 1 : 2);
+    s.node_type.push_back(root ? 2 : 1);
+    s.processor_number.push_back(owner(b));
+    if (root) {
+      s.gid.insert(s.gid.end(), {kOutflow, kOutflow, kOutflow, kOutflow, -1, 2, 3, 4, 5});
+    } else {
+      const int blk = b + 1;  // 1-based
+      s.gid.insert(s.gid.end(),
+                   {ix == 0 ? kOutflow : blk - 1, ix == 1 ? kOutflow : blk + 1,
+                    iy == 0 ? kOutflow : blk - 2, iy == 1 ? kOutflow : blk + 2, 1, -1, -1, -1, -1});
+    }
+    s.bounding_box.insert(s.bounding_box.end(), {xlo, xlo + h, ylo, ylo + h, 0.0, 1.0});
+    s.coordinates.insert(s.coordinates.end(), {xlo + 0.5 * h, ylo + 0.5 * h, 0.5});
+    s.block_size.insert(s.block_size.end(), {h, h, 1.0});
+  }
+  s.int_scalars = {{"nxb", kNxb},           {"nyb", kNyb}, {"nzb", 1},
+                   {"globalnumblocks", kN}, {"nstep", 12}, {"dimensionality", 2}};
+  s.real_scalars = {{"time", 0.125}, {"dt", 1.0e-3}};
+  s.str_scalars = {{"geometry", "cartesian"}};
+  s.log_scalars = {{"io_restart", false}};
+  s.int_runtime = {
+      {"lrefine_min", 1}, {"lrefine_max", 2}, {"nblockx", 1}, {"nblocky", 1}, {"nblockz", 1}};
+  s.real_runtime = {{"xmin", 0.0}, {"xmax", 1.0}, {"ymin", 0.0},       {"ymax", 1.0},
+                    {"zmin", 0.0}, {"zmax", 1.0}, {"gamma", 5.0 / 3.0}};
+  s.str_runtime = {{"geometry", "cartesian"}, {"xl_boundary_type", "outflow"}};
+  s.log_runtime = {{"usegravity", false}, {"usehydro", true}};
+  s.var_names = {"dens", "pres"};
+  for (int b = 0; b < kN; ++b) s.local_rows.push_back(b);
+  for (const auto& f : {dens_at, pres_at}) {
+    for (int b = 0; b < kN; ++b) {
+      const double* bb = &s.bounding_box[6 * b];
+      const double dx = (bb[1] - bb[0]) / kNxb, dy = (bb[3] - bb[2]) / kNyb;
+      for (int j = 0; j < kNyb; ++j) {
+        for (int i = 0; i < kNxb; ++i) {
+          s.data.push_back(f(bb[0] + (i + 0.5) * dx, bb[2] + (j + 0.5) * dy));
+        }
+      }
+    }
+  }
+  return s;
+}
+
+/// This rank's share of a full spec: the rows owner() assigns to it.
+FlashFileSpec local_part(const FlashFileSpec& full, const std::function<int(int)>& owner) {
+  FlashFileSpec s = full;
+  s.local_rows.clear();
+  s.data.clear();
+  for (int b = 0; b < kN; ++b) {
+    if (owner(b) == world_rank()) s.local_rows.push_back(b);
+  }
+  for (std::size_t v = 0; v < full.var_names.size(); ++v) {
+    for (const int b : s.local_rows) {
+      const auto first = full.data.begin() + static_cast<std::ptrdiff_t>((v * kN + b) * kCells);
+      s.data.insert(s.data.end(), first, first + kCells);
+    }
+  }
+  return s;
+}
+
+/// What a value becomes after a trip through an f32 dataset.
+double as_f32(double x) {
+  return static_cast<double>(static_cast<float>(x));
+}
+
+std::vector<double> as_f32(const std::vector<double>& v) {
+  std::vector<double> out(v.size());
+  std::transform(v.begin(), v.end(), out.begin(), [](double x) { return as_f32(x); });
+  return out;
+}
+
+/// Then the file read back on this rank equals `want` (reals rounded to f32 for a plotfile).
+void expect_round_trip(const FlashFileSpec& got, const FlashFileSpec& want) {
+  const bool f64 = want.double_precision;
+  const auto reals = [&](const std::vector<double>& v) { return f64 ? v : as_f32(v); };
+  EXPECT_EQ(got.path, want.path);
+  EXPECT_EQ(got.double_precision, want.double_precision);
+  EXPECT_EQ(got.ndim, want.ndim);
+  EXPECT_EQ(got.nxb, want.nxb);
+  EXPECT_EQ(got.nyb, want.nyb);
+  EXPECT_EQ(got.nzb, want.nzb);
+  EXPECT_EQ(got.refine_level, want.refine_level);
+  EXPECT_EQ(got.node_type, want.node_type);
+  EXPECT_EQ(got.gid, want.gid);
+  EXPECT_EQ(got.processor_number, want.processor_number);
+  EXPECT_EQ(got.bounding_box, reals(want.bounding_box));
+  EXPECT_EQ(got.coordinates, reals(want.coordinates));
+  EXPECT_EQ(got.block_size, reals(want.block_size));
+  EXPECT_EQ(got.int_scalars, want.int_scalars);
+  EXPECT_EQ(got.int_runtime, want.int_runtime);
+  EXPECT_EQ(got.real_scalars, want.real_scalars);  // parameters stay f64 in plotfiles
+  EXPECT_EQ(got.real_runtime, want.real_runtime);
+  EXPECT_EQ(got.str_scalars, want.str_scalars);
+  EXPECT_EQ(got.str_runtime, want.str_runtime);
+  EXPECT_EQ(got.log_scalars, want.log_scalars);
+  EXPECT_EQ(got.log_runtime, want.log_runtime);
+  EXPECT_EQ(got.var_names, want.var_names);
+  EXPECT_EQ(got.local_rows, want.local_rows);
+  ASSERT_EQ(got.data.size(), want.data.size());
+  const std::vector<double> data = reals(want.data);
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    ASSERT_EQ(got.data[i], data[i]) << "value " << i;
+    if (!f64) {
+      ASSERT_NEAR(got.data[i], want.data[i], 1e-7 * std::abs(want.data[i]));
+    }
+  }
+}
+
+/// Write `full` split by owner(), read it back on every rank, compare.
+void check_split_round_trip(const std::string& tag, const std::string& kind, bool double_precision,
+                            const std::function<int(int)>& owner) {
+  const std::string path = shared_path(tag, kind);
+  const FlashFileSpec full = two_level_spec(path, double_precision, owner);
+  tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(full, owner));
+  MPI_Barrier(MPI_COMM_WORLD);
+  expect_round_trip(tessera::io::read_flash_file(path), full);
+  remove_shared(path);
+}
+
+TEST(FlashFile, CheckpointRoundTripsExactlyWithRowsInterleavedAcrossRanks) {
+  // Row r on rank r % size: rank 0 writes rows {0, 2, 4} on 2 ranks, three hyperslabs.
+  check_split_round_trip("interleaved", "chk", true, [](int b) { return b % world_size(); });
+}
+
+TEST(FlashFile, CheckpointRoundTripsWhenSomeRanksHoldNoRows) {
+  // Rows in two contiguous runs on the last rank; every other rank selects nothing.
+  check_split_round_trip("one_rank", "chk", true, [](int) { return world_size() - 1; });
+}
+
+TEST(FlashFile, PlotfileRoundTripsToSinglePrecision) {
+  check_split_round_trip("plot", "plt_cnt", false, [](int b) { return (b / 2) % world_size(); });
+}
+
+// --- Format details, checked with plain HDF5 calls ---------------------------------------
+
+std::vector<hsize_t> dims_of(hid_t dset) {
+  const hid_t space = H5Dget_space(dset);
+  std::vector<hsize_t> dims(static_cast<std::size_t>(H5Sget_simple_extent_ndims(space)));
+  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  H5Sclose(space);
+  return dims;
+}
+
+struct TypeInfo {
+  H5T_class_t cls;
+  std::size_t size;
+};
+
+TypeInfo type_of(hid_t dset) {
+  const hid_t t = H5Dget_type(dset);
+  const TypeInfo info{H5Tget_class(t), H5Tget_size(t)};
+  H5Tclose(t);
+  return info;
+}
+
+/// Offset of a compound member, or -1.
+long member_offset(hid_t dset, const char* member) {
+  const hid_t t = H5Dget_type(dset);
+  const int idx = H5Tget_member_index(t, member);
+  const long off =
+      idx < 0 ? -1 : static_cast<long>(H5Tget_member_offset(t, static_cast<unsigned>(idx)));
+  H5Tclose(t);
+  return off;
+}
+
+double attribute(hid_t dset, const char* name) {
+  double v = 0.0;
+  const hid_t a = H5Aopen(dset, name, H5P_DEFAULT);
+  EXPECT_GE(a, 0) << name;
+  if (a >= 0) {
+    H5Aread(a, H5T_NATIVE_DOUBLE, &v);
+    H5Aclose(a);
+  }
+  return v;
+}
+
+/// Then the checkpoint `full` was written to has every detail of §2-§5 (local checks only,
+/// so that a failed ASSERT cannot skip a collective call).
+void expect_checkpoint_layout(const FlashFileSpec& full) {
+  const std::string& path = full.path;
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  const auto open = [&](const char* name) { return H5Dopen2(f, name, H5P_DEFAULT); };
+
+  // §2: version 9 in `sim info` only (a `file format version` dataset would make VisIt
+  // assume version 8 next to particles).
+  EXPECT_EQ(H5Lexists(f, "file format version", H5P_DEFAULT), 0);
+  const hid_t info = open("sim info");
+  EXPECT_EQ(dims_of(info), (std::vector<hsize_t>{1}));
+  EXPECT_EQ(type_of(info).size, 1764u);
+  EXPECT_EQ(member_offset(info, "file format version"), 0);
+  EXPECT_EQ(member_offset(info, "build time stamp"), 1684);
+  const hid_t vt = H5Tcreate(H5T_COMPOUND, sizeof(int));
+  H5Tinsert(vt, "file format version", 0, H5T_NATIVE_INT);
+  int version = 0;
+  H5Dread(info, vt, H5S_ALL, H5S_ALL, H5P_DEFAULT, &version);
+  EXPECT_EQ(version, 9);
+  H5Tclose(vt);
+  H5Dclose(info);
+
+  // §3: FLASH's record layouts.
+  struct Layout {
+    const char* dataset;
+    std::size_t size;
+    long name, value;
+  };
+  for (const Layout& l : {Layout{"integer scalars", 84, 0, 80}, Layout{"real scalars", 88, 0, 80},
+                          Layout{"string scalars", 160, 80, 0}, Layout{"logical scalars", 84, 4, 0},
+                          Layout{"integer runtime parameters", 84, 0, 80},
+                          Layout{"real runtime parameters", 88, 0, 80},
+                          Layout{"string runtime parameters", 160, 80, 0},
+                          Layout{"logical runtime parameters", 84, 4, 0}}) {
+    const hid_t d = open(l.dataset);
+    ASSERT_GE(d, 0) << l.dataset;
+    EXPECT_EQ(type_of(d).size, l.size) << l.dataset;
+    EXPECT_EQ(member_offset(d, "name"), l.name) << l.dataset;
+    EXPECT_EQ(member_offset(d, "value"), l.value) << l.dataset;
+    H5Dclose(d);
+  }
+
+  // §4: tree shapes and types.
+  const std::array<std::pair<const char*, std::vector<hsize_t>>, 7> tree{{
+      {"gid", {5, 9}},
+      {"refine level", {5}},
+      {"node type", {5}},
+      {"processor number", {5}},
+      {"bounding box", {5, 3, 2}},
+      {"coordinates", {5, 3}},
+      {"block size", {5, 3}},
+  }};
+  for (const auto& [name, dims] : tree) {
+    const hid_t d = open(name);
+    ASSERT_GE(d, 0) << name;
+    EXPECT_EQ(dims_of(d), dims) << name;
+    const TypeInfo t = type_of(d);
+    const bool is_int = dims.size() == 1 || std::string(name) == "gid";
+    EXPECT_EQ(t.cls, is_int ? H5T_INTEGER : H5T_FLOAT) << name;
+    EXPECT_EQ(t.size, is_int ? 4u : 8u) << name;
+    H5Dclose(d);
+  }
+
+  // §5: `unknown names` (nvar,1) of NUL-padded 4-byte strings; one real dataset per name
+  // with its extrema attached.
+  const hid_t names = open("unknown names");
+  EXPECT_EQ(dims_of(names), (std::vector<hsize_t>{2, 1}));
+  const hid_t nt = H5Dget_type(names);
+  EXPECT_EQ(H5Tget_class(nt), H5T_STRING);
+  EXPECT_EQ(H5Tget_size(nt), 4u);
+  EXPECT_NE(H5Tget_strpad(nt), H5T_STR_SPACEPAD);
+  std::array<char, 8> raw{};
+  H5Dread(names, nt, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data());
+  EXPECT_EQ(std::string(raw.data(), 8), std::string("denspres", 8));
+  H5Tclose(nt);
+  H5Dclose(names);
+  for (std::size_t v = 0; v < 2; ++v) {
+    const hid_t d = open(full.var_names[v].c_str());
+    EXPECT_EQ(dims_of(d), (std::vector<hsize_t>{5, 1, 4, 4}));
+    EXPECT_EQ(type_of(d).size, 8u);
+    const auto first = full.data.begin() + static_cast<std::ptrdiff_t>(v * kN * kCells);
+    const auto [lo, hi] = std::minmax_element(first, first + kN * kCells);
+    EXPECT_EQ(attribute(d, "minimum"), *lo);
+    EXPECT_EQ(attribute(d, "maximum"), *hi);
+    H5Dclose(d);
+  }
+  H5Fclose(f);
+}
+
+TEST(FlashFile, FileHasTheLayoutYtAndVisItRead) {
+  const std::string path = shared_path("layout", "chk");
+  const auto owner = [](int b) { return b % world_size(); };
+  const FlashFileSpec full = two_level_spec(path, true, owner);
+  tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(full, owner));
+  MPI_Barrier(MPI_COMM_WORLD);
+  expect_checkpoint_layout(full);
+  remove_shared(path);
+}
+
+TEST(FlashFile, PlotfileStoresRealsInSinglePrecision) {
+  const std::string path = shared_path("plot_types", "plt_cnt");
+  const auto owner = [](int) { return 0; };
+  const FlashFileSpec full = two_level_spec(path, false, owner);
+  tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(full, owner));
+  MPI_Barrier(MPI_COMM_WORLD);
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  EXPECT_GE(f, 0);
+  for (const char* name : {"dens", "pres", "bounding box", "coordinates", "block size"}) {
+    const hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    EXPECT_EQ(type_of(d).cls, H5T_FLOAT) << name;
+    EXPECT_EQ(type_of(d).size, 4u) << name;
+    H5Dclose(d);
+  }
+  H5Fclose(f);
+  remove_shared(path);
+}
+
+// --- Errors ---------------------------------------------------------------------------------
+
+/// The message of the Error that f throws, or "" if it throws none.
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const tessera::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(FlashFile, UnwritableDirectoryIsAnErrorOnEveryRankNamingTheFile) {
+  const std::string path = "/nonexistent-tessera-dir/run_hdf5_chk_0000";
+  const auto owner = [](int b) { return b % world_size(); };
+  const FlashFileSpec spec = local_part(two_level_spec(path, true, owner), owner);
+  const std::string what = error_of([&] { tessera::io::write_flash_file(MPI_COMM_WORLD, spec); });
+  EXPECT_NE(what.find("cannot write FLASH file '" + path + "'"), std::string::npos) << what;
+  EXPECT_NE(what.find("H5Fcreate"), std::string::npos) << what;
+}
+
+TEST(FlashFile, BadDataOnOneRankIsAnErrorOnEveryRank) {
+  const std::string path = shared_path("bad_data", "chk");
+  const auto owner = [](int b) { return b % world_size(); };
+  FlashFileSpec spec = local_part(two_level_spec(path, true, owner), owner);
+  if (world_rank() == world_size() - 1) spec.data.pop_back();
+  const std::string what = error_of([&] { tessera::io::write_flash_file(MPI_COMM_WORLD, spec); });
+  EXPECT_NE(what.find(path), std::string::npos) << what;
+  EXPECT_NE(what.find("data has"), std::string::npos) << what;
+  remove_shared(path);
+}
+
+TEST(FlashFile, RowsMissingOrDuplicatedAcrossRanksAreAnError) {
+  const std::string path = shared_path("rows", "chk");
+  const auto owner = [](int) { return 0; };
+  const FlashFileSpec full = two_level_spec(path, true, owner);
+  FlashFileSpec spec = local_part(full, owner);
+  // Every rank claims row 0 (duplicated when size > 1); on one rank it is simply absent.
+  if (world_size() > 1) {
+    if (world_rank() != 0) {
+      spec.local_rows = {0};
+      spec.data.clear();
+      for (std::size_t v = 0; v < 2; ++v) {
+        const auto first = full.data.begin() + static_cast<std::ptrdiff_t>(v * kN * kCells);
+        spec.data.insert(spec.data.end(), first, first + kCells);
+      }
+    }
+  } else {
+    spec.local_rows.pop_back();
+    spec.data.resize(2 * 4 * kCells);
+  }
+  const std::string what = error_of([&] { tessera::io::write_flash_file(MPI_COMM_WORLD, spec); });
+  EXPECT_NE(what.find("row "), std::string::npos) << what;
+  remove_shared(path);
+}
+
+TEST(FlashFile, InvalidSpecIsRejectedBeforeTheFileIsCreated) {
+  const std::string path = shared_path("invalid", "chk");
+  const auto owner = [](int b) { return b % world_size(); };
+  const FlashFileSpec good = local_part(two_level_spec(path, true, owner), owner);
+  const auto write = [&](const FlashFileSpec& s) {
+    return error_of([&] { tessera::io::write_flash_file(MPI_COMM_WORLD, s); });
+  };
+
+  FlashFileSpec long_name = good;
+  long_name.var_names[0] = "density";
+  EXPECT_NE(write(long_name).find("'density'"), std::string::npos);
+
+  FlashFileSpec no_time = good;
+  no_time.real_scalars = {{"dt", 1.0}, {"time", 0.0}};
+  EXPECT_NE(write(no_time).find("time"), std::string::npos);
+
+  FlashFileSpec short_gid = good;
+  short_gid.gid.pop_back();
+  EXPECT_NE(write(short_gid).find("gid"), std::string::npos);
+
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_NE(access(path.c_str(), F_OK), 0) << "no file is created for an invalid spec";
+}
+
+TEST(FlashFile, ReadingAMissingFileNamesIt) {
+  const std::string path = "/nonexistent-tessera-dir/run_hdf5_chk_0000";
+  const std::string what = error_of([&] { tessera::io::read_flash_file(path); });
+  EXPECT_NE(what.find("cannot read FLASH file '" + path + "'"), std::string::npos) << what;
+}
+
+TEST(FlashFile, ReadingAnHdf5FileWithoutTheFlashDatasetsNamesTheMissingOne) {
+  const std::string path = shared_path("empty", "empty");
+  if (world_rank() == 0) {
+    const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    EXPECT_GE(f, 0);
+    H5Fclose(f);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const std::string what = error_of([&] { tessera::io::read_flash_file(path); });
+  EXPECT_NE(what.find(path), std::string::npos) << what;
+  EXPECT_NE(what.find("dataset 'sim info' is missing"), std::string::npos) << what;
+  remove_shared(path);
+}
+
+}  // namespace

@@ -1,0 +1,222 @@
+// Specification of the timer tree and its cross-rank reduction (perf/timers.hpp).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "perf/timers.hpp"
+
+namespace tessera::perf {
+namespace {
+
+std::vector<std::string> paths(const std::vector<TimerTree::Row>& rows) {
+  std::vector<std::string> out;
+  for (const auto& r : rows) out.push_back(r.path);
+  return out;
+}
+
+const TimerTree::Row& row(const std::vector<TimerTree::Row>& rows, const std::string& path) {
+  for (const auto& r : rows)
+    if (r.path == path) return r;
+  throw std::runtime_error("no row " + path);
+}
+
+// Each test starts from an empty tree on this thread.
+class TimersTest : public ::testing::Test {
+ protected:
+  void SetUp() override { TimerTree::local().reset(); }
+  void TearDown() override { TimerTree::local().reset(); }
+};
+
+TEST_F(TimersTest, NestedRegionsFormPathsUnderTotalDepthFirstInFirstSeenOrder) {
+  {
+    TESSERA_REGION("step");
+    { TESSERA_REGION("hydro"); }
+    { TESSERA_REGION("io"); }
+    { TESSERA_REGION("hydro"); }
+  }
+  { TESSERA_REGION("finalize"); }
+  const auto rows = TimerTree::local().rows();
+  EXPECT_EQ(paths(rows), (std::vector<std::string>{"total", "total/step", "total/step/hydro",
+                                                   "total/step/io", "total/finalize"}));
+  EXPECT_EQ(row(rows, "total").depth, 0);
+  EXPECT_EQ(row(rows, "total/step").depth, 1);
+  EXPECT_EQ(row(rows, "total/step/hydro").depth, 2);
+}
+
+TEST_F(TimersTest, EachEntryCountsOneCall) {
+  for (int i = 0; i < 3; ++i) {
+    TESSERA_REGION("a");
+    TESSERA_REGION("b");
+  }
+  const auto rows = TimerTree::local().rows();
+  EXPECT_EQ(row(rows, "total").calls, 1);
+  EXPECT_EQ(row(rows, "total/a").calls, 3);
+  EXPECT_EQ(row(rows, "total/a/b").calls, 3);
+}
+
+TEST_F(TimersTest, AParentTakesAtLeastAsLongAsItsChildrenAndTotalAtLeastAsLongAsAll) {
+  {
+    TESSERA_REGION("a");
+    TESSERA_REGION("b");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const auto rows = TimerTree::local().rows();
+  EXPECT_GE(row(rows, "total/a/b").seconds, 0.005);
+  EXPECT_GE(row(rows, "total/a").seconds, row(rows, "total/a/b").seconds);
+  EXPECT_GE(row(rows, "total").seconds, row(rows, "total/a").seconds);
+}
+
+TEST_F(TimersTest, AnOpenRegionCountsItsTimeSoFar) {
+  TESSERA_REGION("running");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  const auto rows = TimerTree::local().rows();
+  EXPECT_GE(row(rows, "total/running").seconds, 0.002);
+  EXPECT_EQ(row(rows, "total/running").calls, 1);
+}
+
+TEST_F(TimersTest, ResetForgetsEveryRegion) {
+  { TESSERA_REGION("a"); }
+  TimerTree::local().reset();
+  EXPECT_EQ(paths(TimerTree::local().rows()), std::vector<std::string>{"total"});
+  EXPECT_TRUE(TimerTree::local().root().children.empty());
+}
+
+TEST_F(TimersTest, EachThreadHasItsOwnTree) {
+  { TESSERA_REGION("main_thread"); }
+  std::vector<std::string> other;
+  std::thread([&] {
+    { TESSERA_REGION("io_thread"); }
+    other = paths(TimerTree::local().rows());
+  }).join();
+  EXPECT_EQ(other, (std::vector<std::string>{"total", "total/io_thread"}));
+  EXPECT_EQ(paths(TimerTree::local().rows()),
+            (std::vector<std::string>{"total", "total/main_thread"}));
+}
+
+TEST_F(TimersTest, ReducingOnOneRankGivesEqualMaxMinAndAvg) {
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size != 1) GTEST_SKIP() << "written for one rank";
+  {
+    TESSERA_REGION("a");
+    { TESSERA_REGION("b"); }
+    { TESSERA_REGION("b"); }
+  }
+  const auto reduced = reduce_timers(MPI_COMM_WORLD);
+  ASSERT_EQ(reduced.size(), 3u);
+  EXPECT_EQ(reduced[2].path, "total/a/b");
+  EXPECT_EQ(reduced[2].depth, 2);
+  EXPECT_EQ(reduced[2].calls, 2);
+  for (const auto& r : reduced) {
+    EXPECT_EQ(r.max_s, r.min_s) << r.path;
+    EXPECT_EQ(r.max_s, r.avg_s) << r.path;
+  }
+}
+
+TEST_F(TimersTest, ReducingOnAnyNumberOfRanksGivesEveryRankTheSameRows) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  {
+    TESSERA_REGION("step");
+    if (rank % 2 == 1) TESSERA_REGION("odd_only");
+  }
+  const auto reduced = reduce_timers(MPI_COMM_WORLD);
+  // Rank 0's digest of the rows must match everybody's.
+  std::string digest;
+  for (const auto& r : reduced) digest += r.path + ";";
+  int len = static_cast<int>(digest.size()), len0 = len;
+  MPI_Bcast(&len0, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  ASSERT_EQ(len, len0);
+  std::string digest0 = digest;
+  MPI_Bcast(digest0.data(), len0, MPI_CHAR, 0, MPI_COMM_WORLD);
+  EXPECT_EQ(digest, digest0);
+  for (const auto& r : reduced) {
+    EXPECT_LE(r.min_s, r.avg_s);
+    EXPECT_LE(r.avg_s, r.max_s);
+  }
+}
+
+// Hand-made rows of two ranks: rank 1 has a region rank 0 never entered.
+std::vector<std::vector<TimerTree::Row>> two_ranks() {
+  return {{{"total", 0, 10.0, 1}, {"total/hydro", 1, 6.0, 4}, {"total/io", 1, 1.0, 1}},
+          {{"total", 0, 12.0, 1},
+           {"total/hydro", 1, 8.0, 5},
+           {"total/hydro/sweep_y", 2, 3.0, 5},
+           {"total/io", 1, 2.0, 1}}};
+}
+
+TEST(TimerMerge, RegionsMergeByPathInFirstSeenOrderWithAbsentCountingZero) {
+  const auto merged = detail::merge_rows(two_ranks());
+  ASSERT_EQ(merged.size(), 4u);
+  // A region first seen on rank 1 still sits under its parent, after known siblings.
+  EXPECT_EQ(merged[0].path, "total");
+  EXPECT_EQ(merged[1].path, "total/hydro");
+  EXPECT_EQ(merged[2].path, "total/hydro/sweep_y");
+  EXPECT_EQ(merged[3].path, "total/io");
+
+  EXPECT_DOUBLE_EQ(merged[1].max_s, 8.0);
+  EXPECT_DOUBLE_EQ(merged[1].min_s, 6.0);
+  EXPECT_DOUBLE_EQ(merged[1].avg_s, 7.0);
+  EXPECT_EQ(merged[1].calls, 5);
+
+  EXPECT_DOUBLE_EQ(merged[2].max_s, 3.0);
+  EXPECT_DOUBLE_EQ(merged[2].min_s, 0.0);
+  EXPECT_DOUBLE_EQ(merged[2].avg_s, 1.5);
+  EXPECT_EQ(merged[2].depth, 2);
+}
+
+TEST(TimerJson, TheTreeNestsUnderTotalWithLeafNames) {
+  // A region name may itself contain '/', as in TESSERA_REGION("hydro/riemann").
+  const std::vector<ReducedRow> rows{{"total", 0, 10.0, 9.0, 9.5, 1},
+                                     {"total/step", 1, 8.0, 7.0, 7.5, 20},
+                                     {"total/step/hydro/riemann", 2, 5.0, 4.0, 4.5, 20},
+                                     {"total/io", 1, 1.0, 0.5, 0.75, 2}};
+  const nlohmann::json j = timers_to_json(rows);
+  EXPECT_EQ(j["name"], "total");
+  EXPECT_EQ(j["calls"], 1);
+  ASSERT_EQ(j["children"].size(), 2u);
+  EXPECT_EQ(j["children"][0]["name"], "step");
+  EXPECT_EQ(j["children"][1]["name"], "io");
+  EXPECT_DOUBLE_EQ(j["children"][1]["avg_s"].get<double>(), 0.75);
+  const auto& riemann = j["children"][0]["children"][0];
+  EXPECT_EQ(riemann["name"], "hydro/riemann");
+  EXPECT_DOUBLE_EQ(riemann["max_s"].get<double>(), 5.0);
+  EXPECT_DOUBLE_EQ(riemann["min_s"].get<double>(), 4.0);
+  EXPECT_EQ(riemann["calls"], 20);
+  EXPECT_TRUE(riemann["children"].empty());
+}
+
+TEST(TimerTable, SummaryShowsRanksIndentedRegionsAndPercentOfTotal) {
+  const std::vector<ReducedRow> rows{{"total", 0, 10.0, 10.0, 10.0, 1},
+                                     {"total/hydro", 1, 6.0, 4.0, 5.0, 7}};
+  std::ostringstream os;
+  print_summary_table(os, rows, 10.0, 4);
+  const std::string table = os.str();
+  EXPECT_NE(table.find("4 MPI ranks"), std::string::npos) << table;
+  std::istringstream lines(table);
+  bool saw_hydro = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("hydro") == std::string::npos) continue;
+    saw_hydro = true;
+    EXPECT_EQ(line.rfind("    hydro ", 0), 0u) << line;  // indented one level
+    std::istringstream fields(line.substr(10));
+    double max_s = 0, min_s = 0, avg_s = 0, percent = 0;
+    long calls = 0;
+    fields >> max_s >> min_s >> avg_s >> calls >> percent;
+    EXPECT_DOUBLE_EQ(max_s, 6.0);
+    EXPECT_DOUBLE_EQ(min_s, 4.0);
+    EXPECT_DOUBLE_EQ(avg_s, 5.0);
+    EXPECT_EQ(calls, 7);
+    EXPECT_DOUBLE_EQ(percent, 50.0);
+  }
+  EXPECT_TRUE(saw_hydro) << table;
+}
+
+}  // namespace
+}  // namespace tessera::perf
