@@ -262,18 +262,20 @@ void Mesh::apply_physical_bcs(int level) {
         if (n.pos[a] != edge) continue;
         // Guard slab along axis a, full extent on the other axes (x, then y, then z, so
         // edges and corners end up filled from already-filled cells).
-        const int n0 = shape().n(0), n1 = shape().n(1), n2 = shape().n(2);
+        // Slab bounds: the guard layer on axis a, everything on the other axes.
+        int lo[3] = {0, 0, 0}, hi[3] = {shape().n(0), shape().n(1), shape().n(2)};
         for (int v = 0; v < nvar; ++v) {
           const bool flip = bc == Boundary::reflecting && vars_[v].vector_axis == a;
           for (int m = 0; m < ng; ++m) {
             const int gidx = side ? ng + nx + m : ng - 1 - m;
             const int sidx = bc == Boundary::outflow ? (side ? ng + nx - 1 : ng)
                                                      : (side ? ng + nx - 1 - m : ng + m);
-            for (int k = 0; k < n2; ++k)
-              for (int j = 0; j < n1; ++j)
-                for (int i = 0; i < n0; ++i) {
+            lo[a] = 0;
+            hi[a] = 1;
+            for (int k = lo[2]; k < hi[2]; ++k)
+              for (int j = lo[1]; j < hi[1]; ++j)
+                for (int i = lo[0]; i < hi[0]; ++i) {
                   IVec g{i, j, k}, s{i, j, k};
-                  if (g[a] != 0) continue;  // iterate the slab once: use index 0 on axis a
                   g[a] = gidx;
                   s[a] = sidx;
                   const double val = u(v, s[0], s[1], s[2]);
