@@ -32,6 +32,8 @@ void declare_all_params(base::Params& p) {
   p.declare_real("driver.dtmax", 1e300, 0.0, 1e300, "largest dt allowed (s)");
   p.declare_real("driver.dt_growth", 1.25, 1.0, 100.0, "largest factor by which dt may grow per step");
   p.declare_int("driver.log_every", 1, 1, 1000000, "steps between progress lines");
+  p.declare_int("driver.inject_nan_step", 0, 0, 2000000000,
+                "fault injection for tests: at this step the last rank's last leaf gets a NaN density (0: off)");
   p.declare_string("io.basename", "tessera", {}, "prefix of output file names");
   p.declare_int("io.plotfile_interval_steps", 0, 0, 2000000000, "steps between plotfiles (0: off)");
   p.declare_real("io.plotfile_interval_time", 0.0, 0.0, 1e300, "simulation time between plotfiles (0: off)");
@@ -262,6 +264,12 @@ nlohmann::json Simulation::run() {
     ++step_;
     zone_updates += double(mesh_->tree().num_leaves()) * zones_per_block;
     dt_prev = dt_;
+    if (step_ == p_.get_int("driver.inject_nan_step") && rank_ == nranks_ - 1 &&
+        !mesh_->local_leaves().empty()) {
+      const auto& s = mesh_->shape();
+      mesh_->view(mesh_->local_leaves().back())(hydro::DENS, s.g(0), s.g(1), s.g(2)) =
+          std::numeric_limits<double>::quiet_NaN();
+    }
     check_state();
     if (step_ % nrefs == 0 && mesh_->lrefine_max() > mesh_->lrefine_min()) {
       mesh_->fill_guards();
