@@ -2,13 +2,13 @@
 //   run FILE [--dir DIR] [section.key=value ...]   run a problem
 //   params                                          print every parameter with its doc
 // Any error: one line "tessera: error: <reason>" on stderr and a non-zero exit.
+#include <mpi.h>
+
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
-
-#include <mpi.h>
 
 #include "base/error.hpp"
 #include "base/params.hpp"
@@ -16,7 +16,8 @@
 
 namespace {
 
-int run(const std::string& file, const std::string& dir, const std::vector<std::string>& overrides) {
+int run(const std::string& file, const std::string& dir,
+        const std::vector<std::string>& overrides) {
   using namespace tessera;
   base::Params params;
   driver::declare_all_params(params);
@@ -28,7 +29,8 @@ int run(const std::string& file, const std::string& dir, const std::vector<std::
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error("cannot create output directory '" + dir + "': " + ec.message());
   if (rank == 0) {
-    std::cout << "tessera run " << file << " -> " << std::filesystem::absolute(dir).string() << "\n";
+    std::cout << "tessera run " << file << " -> " << std::filesystem::absolute(dir).string()
+              << "\n";
     std::cout << "parameters in effect:\n";
     params.print_in_effect(std::cout);
     std::cout.flush();

@@ -9,26 +9,24 @@
 #include <cstdint>
 #include <iosfwd>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 namespace tessera::base {
 
 enum class ParamType { Int, Real, Bool, String, StringList };
 
-using ParamValue =
-    std::variant<std::int64_t, double, bool, std::string, std::vector<std::string>>;
+using ParamValue = std::variant<std::int64_t, double, bool, std::string, std::vector<std::string>>;
 
 /// One declared parameter and its value in effect.
 struct ParamSpec {
   std::string key;  ///< "section.name"
   ParamType type{};
   ParamValue default_value;
-  ParamValue value;  ///< value in effect (default until set)
+  ParamValue value;                  ///< value in effect (default until set)
   std::optional<double> min, max;    ///< inclusive bounds for Int and Real
   std::vector<std::string> choices;  ///< allowed values for String (empty = any)
   std::string doc;                   ///< one line

@@ -1,5 +1,7 @@
 #include "driver/simulation.hpp"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -8,8 +10,6 @@
 #include <iostream>
 #include <limits>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "base/error.hpp"
 #include "io/mesh_output.hpp"
@@ -30,17 +30,23 @@ void declare_all_params(base::Params& p) {
   p.declare_real("driver.tmax", 0.05, 0.0, 1e300, "end time (s)");
   p.declare_real("driver.dtinit", 0.0, 0.0, 1e300, "first step's dt (0: from the CFL condition)");
   p.declare_real("driver.dtmax", 1e300, 0.0, 1e300, "largest dt allowed (s)");
-  p.declare_real("driver.dt_growth", 1.25, 1.0, 100.0, "largest factor by which dt may grow per step");
+  p.declare_real("driver.dt_growth", 1.25, 1.0, 100.0,
+                 "largest factor by which dt may grow per step");
   p.declare_int("driver.log_every", 1, 1, 1000000, "steps between progress lines");
   p.declare_int("driver.inject_nan_step", 0, 0, 2000000000,
-                "fault injection for tests: at this step the last rank's last leaf gets a NaN density (0: off)");
+                "fault injection for tests: at this step the last rank's last leaf gets a NaN "
+                "density (0: off)");
   p.declare_string("io.basename", "tessera", {}, "prefix of output file names");
   p.declare_int("io.plotfile_interval_steps", 0, 0, 2000000000, "steps between plotfiles (0: off)");
-  p.declare_real("io.plotfile_interval_time", 0.0, 0.0, 1e300, "simulation time between plotfiles (0: off)");
-  p.declare_int("io.checkpoint_interval_steps", 0, 0, 2000000000, "steps between checkpoints (0: off)");
-  p.declare_real("io.checkpoint_interval_time", 0.0, 0.0, 1e300, "simulation time between checkpoints (0: off)");
+  p.declare_real("io.plotfile_interval_time", 0.0, 0.0, 1e300,
+                 "simulation time between plotfiles (0: off)");
+  p.declare_int("io.checkpoint_interval_steps", 0, 0, 2000000000,
+                "steps between checkpoints (0: off)");
+  p.declare_real("io.checkpoint_interval_time", 0.0, 0.0, 1e300,
+                 "simulation time between checkpoints (0: off)");
   p.declare_bool("io.write_final", true, "write a plotfile and a checkpoint at the end");
-  p.declare_bool("io.write_initial", true, "write a plotfile and a checkpoint at step 0 when outputs are on");
+  p.declare_bool("io.write_initial", true,
+                 "write a plotfile and a checkpoint at step 0 when outputs are on");
   p.declare_string_list("io.plot_vars", {"dens", "pres", "velx", "vely", "velz", "ener", "eint"},
                         "variables in plotfiles (single precision)");
   mesh::Mesh::declare_params(p);
@@ -102,7 +108,8 @@ void Simulation::mark_and_regrid() {
     const auto& name = p_.get_string("mesh.refine_var_" + k);
     if (name == "none" || name.empty()) continue;
     crit.push_back({mesh_->var_index(name), name, p_.get_real("mesh.refine_cutoff_" + k),
-                    p_.get_real("mesh.derefine_cutoff_" + k), p_.get_real("mesh.refine_filter_" + k)});
+                    p_.get_real("mesh.derefine_cutoff_" + k),
+                    p_.get_real("mesh.refine_filter_" + k)});
   }
   for (int id : mesh_->local_leaves()) {
     auto u = mesh_->view(id);
@@ -120,7 +127,8 @@ void Simulation::mark_and_regrid() {
       refine |= e > c.refine;
       derefine &= e < c.derefine;
     }
-    flags[id] = refine ? mesh::Flag::refine : (derefine && !crit.empty() ? mesh::Flag::derefine : mesh::Flag::keep);
+    flags[id] = refine ? mesh::Flag::refine
+                       : (derefine && !crit.empty() ? mesh::Flag::derefine : mesh::Flag::keep);
   }
   mesh_->regrid(flags);
 }
@@ -172,11 +180,11 @@ void Simulation::check_state() {
   if (rank_ == first) {
     const auto g = mesh_->geom(bad.node);
     const auto& s = mesh_->shape();
-    std::snprintf(msg, sizeof msg,
-                  "step %d: %s = %g in block %d (rank %d, level %d), zone (%d,%d,%d) at (%g, %g, %g)",
-                  step_, bad.what, bad.value, bad.node + 1, rank_, mesh_->tree().node(bad.node).level + 1,
-                  bad.i, bad.j, bad.k, g.x(bad.i), s.ndim > 1 ? g.y(bad.j) : 0.0,
-                  s.ndim > 2 ? g.z(bad.k) : 0.0);
+    std::snprintf(
+        msg, sizeof msg,
+        "step %d: %s = %g in block %d (rank %d, level %d), zone (%d,%d,%d) at (%g, %g, %g)", step_,
+        bad.what, bad.value, bad.node + 1, rank_, mesh_->tree().node(bad.node).level + 1, bad.i,
+        bad.j, bad.k, g.x(bad.i), s.ndim > 1 ? g.y(bad.j) : 0.0, s.ndim > 2 ? g.z(bad.k) : 0.0);
   }
   MPI_Bcast(msg, sizeof msg, MPI_CHAR, first, comm_);
   throw Error(msg);
@@ -207,7 +215,9 @@ void Simulation::write(bool checkpoint) {
             for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) out[c++] = u(vi, i, j, k);
       };
     } else {
-      ov.fill = [this, name, &s](int node, double* out) { hydro_->derived(name, mesh_->view(node), s, out); };
+      ov.fill = [this, name, &s](int node, double* out) {
+        hydro_->derived(name, mesh_->view(node), s, out);
+      };
     }
     vars.push_back(std::move(ov));
   }
@@ -240,8 +250,8 @@ nlohmann::json Simulation::run() {
     if (any_chk) write(true);
   }
   log(fmt::format("{} {}-D on {} rank(s): {} leaf blocks of {}^{} zones, levels {}..{}",
-                  problem_->name(), mesh_->ndim(), nranks_, mesh_->tree().num_leaves(), mesh_->nxb(),
-                  mesh_->ndim(), 1, mesh_->tree().max_level() + 1));
+                  problem_->name(), mesh_->ndim(), nranks_, mesh_->tree().num_leaves(),
+                  mesh_->nxb(), mesh_->ndim(), 1, mesh_->tree().max_level() + 1));
   log(fmt::format("{:>7} {:>12} {:>11} {:>7} {:>11}", "step", "time", "dt", "leaves", "zones/s"));
   const long zones_per_block = static_cast<long>(mesh_->shape().interior_cells());
   double zone_updates = 0;
@@ -255,7 +265,9 @@ nlohmann::json Simulation::run() {
       TESSERA_REGION("dt");
       double dt = hydro_->max_dt(*mesh_);
       MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MIN, comm_);
-      if (dt_prev > 0) dt = std::min(dt, dt_prev * (step_ == 0 && p_.get_real("driver.dtinit") > 0 ? 1.0 : growth));
+      if (dt_prev > 0)
+        dt =
+            std::min(dt, dt_prev * (step_ == 0 && p_.get_real("driver.dtinit") > 0 ? 1.0 : growth));
       dt = std::min({dt, p_.get_real("driver.dtmax"), tmax - time_});
       dt_ = dt;
     }
@@ -285,11 +297,13 @@ nlohmann::json Simulation::run() {
     }
     const bool done = !(time_ < tmax * (1 - 1e-12) && step_ < nend);
     if (done && p_.get_bool("io.write_final")) break;
-    if ((plot_steps > 0 && step_ % plot_steps == 0) || (plot_dt > 0 && time_ >= next_plot * (1 - 1e-12))) {
+    if ((plot_steps > 0 && step_ % plot_steps == 0) ||
+        (plot_dt > 0 && time_ >= next_plot * (1 - 1e-12))) {
       write(false);
       while (plot_dt > 0 && next_plot <= time_ * (1 + 1e-12)) next_plot += plot_dt;
     }
-    if ((chk_steps > 0 && step_ % chk_steps == 0) || (chk_dt > 0 && time_ >= next_chk * (1 - 1e-12))) {
+    if ((chk_steps > 0 && step_ % chk_steps == 0) ||
+        (chk_dt > 0 && time_ >= next_chk * (1 - 1e-12))) {
       write(true);
       while (chk_dt > 0 && next_chk <= time_ * (1 + 1e-12)) next_chk += chk_dt;
     }
@@ -318,7 +332,8 @@ nlohmann::json Simulation::run() {
   s["wall_seconds"] = wall;
   s["evolution_seconds"] = loop_seconds;
   s["zone_updates_per_second"] = loop_seconds > 0 ? zone_updates / loop_seconds : 0.0;
-  s["zone_updates_per_second_per_rank"] = loop_seconds > 0 ? zone_updates / loop_seconds / nranks_ : 0.0;
+  s["zone_updates_per_second_per_rank"] =
+      loop_seconds > 0 ? zone_updates / loop_seconds / nranks_ : 0.0;
   s["conservation"] = {{"mass_initial", c0[0]},
                        {"mass_final", c1[0]},
                        {"energy_initial", c0[1]},

@@ -1,12 +1,12 @@
 #pragma once
 // The time loop: dt from the modules, the operators in order, refinement every nrefs
 // steps, outputs when due, one log line per step, and summary.json at the end.
+#include <mpi.h>
+
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <mpi.h>
-#include <nlohmann/json.hpp>
 
 #include "base/params.hpp"
 

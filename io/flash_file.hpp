@@ -4,31 +4,31 @@
 // FLASH reader open. This layer knows nothing of the mesh classes or physics: the
 // caller describes the whole tree (replicated on every rank, in file order) and hands
 // over this rank's rows of every variable. Parallel HDF5, collective writes.
+#include <mpi.h>
+
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <mpi.h>
 
 namespace tessera::io {
 
 /// Everything that goes into one FLASH file. Tree arrays are global (N = number of
 /// blocks, every tree node, parents included) and identical on every rank.
 struct FlashFileSpec {
-  std::string path;            ///< file to create (truncated if it exists)
+  std::string path;              ///< file to create (truncated if it exists)
   bool double_precision = true;  ///< f64 (checkpoint) or f32 (plotfile) for variables
   int ndim = 3;
   int nxb = 1, nyb = 1, nzb = 1;  ///< interior zones per block (1 for unused dims)
 
   // Tree, N rows each (see reference §4).
-  std::vector<int> refine_level;     ///< 1-based
-  std::vector<int> node_type;        ///< 1 leaf, 2 parent of a leaf, 3 other
-  std::vector<int> gid;              ///< N * (2*ndim + 1 + 2^ndim), 1-based block numbers
-  std::vector<double> bounding_box;  ///< N * 3 * 2: [b][axis][lo,hi]
-  std::vector<double> coordinates;   ///< N * 3 block centres
-  std::vector<double> block_size;    ///< N * 3
-  std::vector<int> processor_number; ///< N
+  std::vector<int> refine_level;      ///< 1-based
+  std::vector<int> node_type;         ///< 1 leaf, 2 parent of a leaf, 3 other
+  std::vector<int> gid;               ///< N * (2*ndim + 1 + 2^ndim), 1-based block numbers
+  std::vector<double> bounding_box;   ///< N * 3 * 2: [b][axis][lo,hi]
+  std::vector<double> coordinates;    ///< N * 3 block centres
+  std::vector<double> block_size;     ///< N * 3
+  std::vector<int> processor_number;  ///< N
 
   // Parameter lists (reference §3). Names are written as given (<= 79 chars).
   // `real_scalars` must start with {"time", t}.

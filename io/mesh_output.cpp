@@ -11,7 +11,9 @@ namespace {
 const char* kAxis = "xyz";
 
 // FLASH's PARAMESH block-face codes for physical boundaries.
-int bc_code(mesh::Boundary b) { return b == mesh::Boundary::reflecting ? -31 : -32; }
+int bc_code(mesh::Boundary b) {
+  return b == mesh::Boundary::reflecting ? -31 : -32;
+}
 }  // namespace
 
 void write_mesh_file(mesh::Mesh& m, const base::Params& p, const std::string& path,
@@ -104,8 +106,9 @@ void write_mesh_file(mesh::Mesh& m, const base::Params& p, const std::string& pa
     const char* names[3] = {"periodic", "reflecting", "outflow"};
     for (int side = 0; side < 2; ++side) {
       const auto b = m.boundary(a, side);
-      f.str_runtime.emplace_back(ax + (side ? "r" : "l") + "_boundary_type",
-                                 names[b == mesh::Boundary::periodic ? 0 : (b == mesh::Boundary::reflecting ? 1 : 2)]);
+      f.str_runtime.emplace_back(
+          ax + (side ? "r" : "l") + "_boundary_type",
+          names[b == mesh::Boundary::periodic ? 0 : (b == mesh::Boundary::reflecting ? 1 : 2)]);
     }
   }
   f.int_runtime.emplace_back("nblockx", geo.nroot[0]);
@@ -118,8 +121,8 @@ void write_mesh_file(mesh::Mesh& m, const base::Params& p, const std::string& pa
   f.str_runtime.emplace_back("unitsystem", "cgs");
 
   f.real_scalars = {{"time", info.time}, {"dt", info.dt}};
-  f.int_scalars = {{"nxb", f.nxb},          {"nyb", f.nyb},          {"nzb", f.nzb},
-                   {"globalnumblocks", N},  {"nstep", info.step},    {"dimensionality", nd},
+  f.int_scalars = {{"nxb", f.nxb},         {"nyb", f.nyb},       {"nzb", f.nzb},
+                   {"globalnumblocks", N}, {"nstep", info.step}, {"dimensionality", nd},
                    {"nprocs", m.nranks()}};
   f.str_scalars = {{"geometry", "cartesian"}};
 

@@ -8,7 +8,9 @@
 
 namespace tessera::mesh {
 
-void BlockStorage::FreeDeleter::operator()(double* p) const { std::free(p); }
+void BlockStorage::FreeDeleter::operator()(double* p) const {
+  std::free(p);
+}
 
 BlockStorage::BlockStorage(const BlockShape& shape, int maxblocks, int rank)
     : shape_(shape), maxblocks_(maxblocks), rank_(rank) {
@@ -19,8 +21,8 @@ BlockStorage::BlockStorage(const BlockShape& shape, int maxblocks, int rank)
   void* p = std::aligned_alloc(align, bytes == 0 ? align : bytes);
   if (!p)
     throw Error("rank " + std::to_string(rank) + ": cannot allocate block storage of " +
-                std::to_string(bytes) + " bytes (mesh.maxblocks = " +
-                std::to_string(maxblocks) + ")");
+                std::to_string(bytes) + " bytes (mesh.maxblocks = " + std::to_string(maxblocks) +
+                ")");
   base_.reset(static_cast<double*>(p));
   free_.reserve(maxblocks);
   for (int s = maxblocks - 1; s >= 0; --s) free_.push_back(s);
@@ -29,14 +31,15 @@ BlockStorage::BlockStorage(const BlockShape& shape, int maxblocks, int rank)
 int BlockStorage::acquire() {
   if (free_.empty())
     throw Error("rank " + std::to_string(rank_) + " needs more than mesh.maxblocks = " +
-                std::to_string(maxblocks_) +
-                " blocks; raise mesh.maxblocks or run on more ranks");
+                std::to_string(maxblocks_) + " blocks; raise mesh.maxblocks or run on more ranks");
   const int s = free_.back();
   free_.pop_back();
   std::memset(data(s), 0, shape_.doubles() * sizeof(double));
   return s;
 }
 
-void BlockStorage::release(int slot) { free_.push_back(slot); }
+void BlockStorage::release(int slot) {
+  free_.push_back(slot);
+}
 
 }  // namespace tessera::mesh

@@ -21,9 +21,7 @@ class BlockStorage {
   int acquire();
   void release(int slot);
   double* data(int slot) { return base_.get() + std::size_t(slot) * shape_.doubles(); }
-  const double* data(int slot) const {
-    return base_.get() + std::size_t(slot) * shape_.doubles();
-  }
+  const double* data(int slot) const { return base_.get() + std::size_t(slot) * shape_.doubles(); }
   BlockView<> view(int slot) { return BlockView<>(data(slot), shape_); }
   std::size_t bytes() const { return std::size_t(maxblocks_) * shape_.doubles() * sizeof(double); }
 

@@ -26,8 +26,8 @@ struct BlockShape {
 template <Layout L = Layout::var_major>
 struct BlockView {
   double* p = nullptr;
-  int sj = 0, sk = 0;     ///< strides in cells
-  std::size_t sv = 0;     ///< var stride (var-major) in doubles
+  int sj = 0, sk = 0;  ///< strides in cells
+  std::size_t sv = 0;  ///< var stride (var-major) in doubles
   int nvar = 0;
   BlockView() = default;
   BlockView(double* base, const BlockShape& s)

@@ -61,13 +61,12 @@ void FluxRegister::build(const Tree& t, const std::vector<int>& slot_of, int me)
   }
 }
 
-void FluxRegister::correct(BlockStorage& storage, const Tree& t, MPI_Comm comm,
-                           double dt_weight) {
+void FluxRegister::correct(BlockStorage& storage, const Tree& t, MPI_Comm comm, double dt_weight) {
   TESSERA_REGION("flux_correction");
   const int nd = shape_.ndim, nx = shape_.nx, nvar = shape_.nvar, ng = shape_.ng;
   const int half = nx / 2;
   const int n1 = nd > 1 ? half : 1, n2 = nd > 2 ? half : 1;  // coarse cells per quadrant
-  const int ft1 = nd > 1 ? nx : 1;                             // fine face row length
+  const int ft1 = nd > 1 ? nx : 1;                           // fine face row length
   const double w = nd == 1 ? 1.0 : (nd == 2 ? 0.5 : 0.25);
   std::map<int, std::vector<double>> send, recv;
   for (const auto& op : ops_) {
@@ -81,8 +80,7 @@ void FluxRegister::correct(BlockStorage& storage, const Tree& t, MPI_Comm comm,
     const double* Fv = F + std::size_t(v) * (face_size_ / nvar);
     double s = 0.0;
     for (int bb = 0; bb < (nd > 2 ? 2 : 1); ++bb)
-      for (int aa = 0; aa < (nd > 1 ? 2 : 1); ++aa)
-        s += Fv[(2 * b + bb) * ft1 + (2 * a + aa)];
+      for (int aa = 0; aa < (nd > 1 ? 2 : 1); ++aa) s += Fv[(2 * b + bb) * ft1 + (2 * a + aa)];
     return s * w;
   };
   for (const auto& op : ops_) {
@@ -111,7 +109,8 @@ void FluxRegister::correct(BlockStorage& storage, const Tree& t, MPI_Comm comm,
     for (int v = 0; v < nvar; ++v)
       for (int b = 0; b < n2; ++b)
         for (int a = 0; a < n1; ++a) {
-          const double ff = remote ? remote[(std::size_t(v) * n2 + b) * n1 + a] : averaged(op, v, a, b);
+          const double ff =
+              remote ? remote[(std::size_t(v) * n2 + b) * n1 + a] : averaged(op, v, a, b);
           const int c1 = op.off1 + a, c2 = op.off2 + b;
           const double fc = Fc[std::size_t(v) * (face_size_ / nvar) + std::size_t(c2) * ft1 + c1];
           IVec idx{0, 0, 0};

@@ -4,9 +4,9 @@
 // update, every coarse cell next to a finer neighbour is corrected by the difference
 // between the area-averaged fine flux and the coarse flux it used, so the total of every
 // conserved variable changes only through the domain boundary, to round-off.
-#include <vector>
-
 #include <mpi.h>
+
+#include <vector>
 
 #include "mesh/block_storage.hpp"
 #include "mesh/tree.hpp"

@@ -34,7 +34,9 @@ void guard_range(int d, int nx, int ng, int& lo, int& hi) {
   }
 }
 
-inline int floordiv2(int x) { return x >= 0 ? x / 2 : -((-x + 1) / 2); }
+inline int floordiv2(int x) {
+  return x >= 0 ? x / 2 : -((-x + 1) / 2);
+}
 }  // namespace
 
 void Mesh::declare_params(base::Params& p) {
@@ -45,11 +47,15 @@ void Mesh::declare_params(base::Params& p) {
   p.declare_int("mesh.nblockz", 1, 1, 4096, "root blocks along z");
   for (int a = 0; a < 3; ++a) {
     const std::string ax(1, kAxis[a]);
-    p.declare_real("mesh." + ax + "min", 0.0, -1e300, 1e300, "domain lower edge along " + ax + " (cm)");
-    p.declare_real("mesh." + ax + "max", 1.0, -1e300, 1e300, "domain upper edge along " + ax + " (cm)");
-    p.declare_string("mesh." + ax + "l_boundary_type", "outflow", {"outflow", "reflecting", "periodic"},
+    p.declare_real("mesh." + ax + "min", 0.0, -1e300, 1e300,
+                   "domain lower edge along " + ax + " (cm)");
+    p.declare_real("mesh." + ax + "max", 1.0, -1e300, 1e300,
+                   "domain upper edge along " + ax + " (cm)");
+    p.declare_string("mesh." + ax + "l_boundary_type", "outflow",
+                     {"outflow", "reflecting", "periodic"},
                      "boundary condition at the lower " + ax + " face");
-    p.declare_string("mesh." + ax + "r_boundary_type", "outflow", {"outflow", "reflecting", "periodic"},
+    p.declare_string("mesh." + ax + "r_boundary_type", "outflow",
+                     {"outflow", "reflecting", "periodic"},
                      "boundary condition at the upper " + ax + " face");
   }
   p.declare_int("mesh.lrefine_min", 1, 1, 30, "coarsest refinement level of any leaf (1 = root)");
@@ -63,8 +69,10 @@ void Mesh::declare_params(base::Params& p) {
     p.declare_string("mesh.refine_var_" + s, n == 1 ? "dens" : (n == 2 ? "pres" : "none"), {},
                      "variable " + s + " for the Loehner error estimator ('none' to skip)");
     p.declare_real("mesh.refine_cutoff_" + s, 0.8, 0.0, 1.0, "refine where the error exceeds this");
-    p.declare_real("mesh.derefine_cutoff_" + s, 0.2, 0.0, 1.0, "derefine where the error is below this");
-    p.declare_real("mesh.refine_filter_" + s, 0.01, 0.0, 1.0, "noise filter of the error estimator");
+    p.declare_real("mesh.derefine_cutoff_" + s, 0.2, 0.0, 1.0,
+                   "derefine where the error is below this");
+    p.declare_real("mesh.refine_filter_" + s, 0.01, 0.0, 1.0,
+                   "noise filter of the error estimator");
   }
 }
 
@@ -74,7 +82,8 @@ Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int 
   nranks_ = parallel::size(comm);
   TreeGeometry g;
   g.ndim = static_cast<int>(p.get_int("mesh.ndim"));
-  g.nroot = {static_cast<int>(p.get_int("mesh.nblockx")), static_cast<int>(p.get_int("mesh.nblocky")),
+  g.nroot = {static_cast<int>(p.get_int("mesh.nblockx")),
+             static_cast<int>(p.get_int("mesh.nblocky")),
              static_cast<int>(p.get_int("mesh.nblockz"))};
   for (int a = 0; a < 3; ++a) {
     const std::string ax(1, kAxis[a]);
@@ -97,12 +106,13 @@ Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int 
   if (nxb % 2 != 0) throw Error("mesh.nxb = " + std::to_string(nxb) + " must be even");
   if (2 * nguard > nxb)
     throw Error("mesh.nxb = " + std::to_string(nxb) + " is too small for " +
-                std::to_string(nguard) + " guard zones (need nxb >= " + std::to_string(2 * nguard) + ")");
+                std::to_string(nguard) + " guard zones (need nxb >= " + std::to_string(2 * nguard) +
+                ")");
   lrefine_min_ = static_cast<int>(p.get_int("mesh.lrefine_min"));
   lrefine_max_ = static_cast<int>(p.get_int("mesh.lrefine_max"));
   if (lrefine_max_ < lrefine_min_)
-    throw Error("mesh.lrefine_max = " + std::to_string(lrefine_max_) + " is below mesh.lrefine_min = " +
-                std::to_string(lrefine_min_));
+    throw Error("mesh.lrefine_max = " + std::to_string(lrefine_max_) +
+                " is below mesh.lrefine_min = " + std::to_string(lrefine_min_));
   round_robin_ = p.get_string("mesh.distribution") == "round_robin";
   BlockShape s;
   s.ndim = g.ndim;
@@ -338,7 +348,8 @@ bool Mesh::regrid(std::vector<Flag> flags) {
 
   TransferPlan plan;
   Box interior;
-  for (int a = 0; a < 3; ++a) interior.lo[a] = shape().g(a), interior.hi[a] = shape().g(a) + shape().ni(a);
+  for (int a = 0; a < 3; ++a)
+    interior.lo[a] = shape().g(a), interior.hi[a] = shape().g(a) + shape().ni(a);
   auto add = [&](TransferOp op, int src_old, int dst_new) {
     op.src_rank = tree_.node(src_old).owner;
     op.dst_rank = nt.node(dst_new).owner;
@@ -409,7 +420,8 @@ void Mesh::restrict_parents() {
   TESSERA_REGION("restrict_parents");
   const int nd = ndim(), nx = shape().nx, ng = shape().ng;
   Box interior;
-  for (int a = 0; a < 3; ++a) interior.lo[a] = shape().g(a), interior.hi[a] = shape().g(a) + shape().ni(a);
+  for (int a = 0; a < 3; ++a)
+    interior.lo[a] = shape().g(a), interior.hi[a] = shape().g(a) + shape().ni(a);
   for (int L = tree_.max_level() - 1; L >= 0; --L) {
     TransferPlan plan;
     for (int id = 0; id < tree_.size(); ++id) {

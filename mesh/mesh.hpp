@@ -3,12 +3,12 @@
 // between blocks (guard fills, regrid, parent restriction, flux correction). It knows
 // variables only by name and by whether they are a vector component (for reflecting
 // boundaries); it never names a physics module.
+#include <mpi.h>
+
 #include <array>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <mpi.h>
 
 #include "mesh/block_storage.hpp"
 #include "mesh/transfer.hpp"
@@ -22,8 +22,8 @@ namespace tessera::mesh {
 
 /// A variable held in `unk`, declared by the module that owns it.
 struct VarInfo {
-  std::string name;     ///< FLASH-style, at most 4 characters
-  int vector_axis = -1; ///< 0/1/2 if this is the x/y/z component of a vector, else -1
+  std::string name;      ///< FLASH-style, at most 4 characters
+  int vector_axis = -1;  ///< 0/1/2 if this is the x/y/z component of a vector, else -1
 };
 
 enum class Boundary { outflow, reflecting, periodic };

@@ -24,8 +24,7 @@ struct Source {
 
 Source block_source(const BlockStorage& st, int slot) {
   const auto& s = st.shape();
-  return Source{st.data(slot), long(s.cells()), long(s.n(0)) * s.n(1), long(s.n(0)),
-                IVec{0, 0, 0}};
+  return Source{st.data(slot), long(s.cells()), long(s.n(0)) * s.n(1), long(s.n(0)), IVec{0, 0, 0}};
 }
 
 Source buffer_source(const double* p, const Box& b) {

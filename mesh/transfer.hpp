@@ -6,10 +6,10 @@
 // every rank from the replicated tree; each rank keeps the ops it takes part in. Local
 // ops read the source block in place; remote ones are packed per peer rank in plan order
 // and moved with non-blocking MPI.
+#include <mpi.h>
+
 #include <cstdint>
 #include <vector>
-
-#include <mpi.h>
 
 #include "mesh/block_storage.hpp"
 #include "mesh/tree.hpp"

@@ -39,8 +39,8 @@ int Tree::max_level() const {
 }
 
 int Tree::num_leaves() const {
-  return static_cast<int>(std::count_if(nodes_.begin(), nodes_.end(),
-                                        [](const Node& n) { return n.leaf(); }));
+  return static_cast<int>(
+      std::count_if(nodes_.begin(), nodes_.end(), [](const Node& n) { return n.leaf(); }));
 }
 
 std::vector<int> Tree::leaves() const {
@@ -77,8 +77,7 @@ int Tree::find(int level, IVec p, IVec* shift) const {
 std::array<double, 3> Tree::block_size(int id) const {
   std::array<double, 3> w{};
   const Node& n = nodes_[id];
-  for (int a = 0; a < 3; ++a)
-    w[a] = (geom_.hi[a] - geom_.lo[a]) / geom_.nblocks_at(a, n.level);
+  for (int a = 0; a < 3; ++a) w[a] = (geom_.hi[a] - geom_.lo[a]) / geom_.nblocks_at(a, n.level);
   return w;
 }
 

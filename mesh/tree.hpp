@@ -16,22 +16,20 @@ using IVec = std::array<int, 3>;
 /// Geometry and topology shared by every tree of a run.
 struct TreeGeometry {
   int ndim = 3;
-  IVec nroot{1, 1, 1};        ///< root blocks per axis (1 for inactive axes)
+  IVec nroot{1, 1, 1};  ///< root blocks per axis (1 for inactive axes)
   std::array<bool, 3> periodic{false, false, false};
   std::array<double, 3> lo{0, 0, 0}, hi{1, 1, 1};
   int nchild() const { return 1 << ndim; }
   /// Number of block positions along `axis` at `level` (0-based levels).
-  int nblocks_at(int axis, int level) const {
-    return axis < ndim ? nroot[axis] << level : 1;
-  }
+  int nblocks_at(int axis, int level) const { return axis < ndim ? nroot[axis] << level : 1; }
 };
 
 struct Node {
-  int level = 0;       ///< 0-based (FLASH refine level = level + 1)
-  IVec pos{0, 0, 0};   ///< block coordinates at this level
+  int level = 0;      ///< 0-based (FLASH refine level = level + 1)
+  IVec pos{0, 0, 0};  ///< block coordinates at this level
   int parent = -1;
   std::array<int, 8> child{-1, -1, -1, -1, -1, -1, -1, -1};
-  int owner = -1;      ///< MPI rank that holds this node's data
+  int owner = -1;  ///< MPI rank that holds this node's data
   bool leaf() const { return child[0] < 0; }
 };
 
@@ -96,8 +94,8 @@ class Tree {
 
 struct Tree::Rebuilt {
   Tree tree;
-  std::vector<int> origin;             ///< per new node: old node id
-  std::vector<Tree::Origin> kind;      ///< per new node
+  std::vector<int> origin;         ///< per new node: old node id
+  std::vector<Tree::Origin> kind;  ///< per new node
 };
 
 }  // namespace tessera::mesh

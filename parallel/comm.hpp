@@ -1,10 +1,10 @@
 #pragma once
 // Thin MPI helpers: rank/size and a point-to-point buffer exchange in which both sides
 // know the message sizes in advance (they come from a plan built on the replicated tree).
+#include <mpi.h>
+
 #include <map>
 #include <vector>
-
-#include <mpi.h>
 
 namespace tessera::parallel {
 

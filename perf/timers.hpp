@@ -3,15 +3,15 @@
 // that closes at the end of the enclosing scope; nested regions form a tree (a region's
 // path is its parents' names joined by '/'). The tree is per thread (thread_local), so
 // an I/O thread keeps its own. Later work hangs hardware counters on the same regions.
+#include <mpi.h>
+
 #include <chrono>
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
-
-#include <mpi.h>
-#include <nlohmann/json_fwd.hpp>
 
 namespace tessera::perf {
 
@@ -87,5 +87,4 @@ std::vector<ReducedRow> merge_rows(const std::vector<std::vector<TimerTree::Row>
 #define TESSERA_CONCAT_IMPL(a, b) a##b
 #define TESSERA_CONCAT(a, b) TESSERA_CONCAT_IMPL(a, b)
 /// Time the rest of the enclosing scope as region `name` (a string literal).
-#define TESSERA_REGION(name) \
-  ::tessera::perf::Region TESSERA_CONCAT(tessera_region_, __LINE__)(name)
+#define TESSERA_REGION(name) ::tessera::perf::Region TESSERA_CONCAT(tessera_region_, __LINE__)(name)

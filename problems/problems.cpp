@@ -51,7 +51,8 @@ class Sedov final : public Problem {
     ctr_[1] = p.get_real("sedov.yctr");
     ctr_[2] = p.get_real("sedov.zctr");
     const double pi = std::numbers::pi;
-    const double vol = ndim_ == 1 ? 2.0 * r0_ : (ndim_ == 2 ? pi * r0_ * r0_ : 4.0 / 3.0 * pi * r0_ * r0_ * r0_);
+    const double vol =
+        ndim_ == 1 ? 2.0 * r0_ : (ndim_ == 2 ? pi * r0_ * r0_ : 4.0 / 3.0 * pi * r0_ * r0_ * r0_);
     p_exp_ = (gamma_ - 1.0) * e_ / vol;
   }
   std::string name() const override { return "sedov"; }
@@ -66,8 +67,10 @@ class Sedov final : public Problem {
         for (int b = 0; b < ns[1]; ++b)
           for (int a = 0; a < ns[0]; ++a) {
             const double x = g.lo[0] + (i + (a + 0.5) / ns[0]) * g.dx[0] - ctr_[0];
-            const double y = ndim_ > 1 ? g.lo[1] + (j + (b + 0.5) / ns[1]) * g.dx[1] - ctr_[1] : 0.0;
-            const double z = ndim_ > 2 ? g.lo[2] + (k + (c + 0.5) / ns[2]) * g.dx[2] - ctr_[2] : 0.0;
+            const double y =
+                ndim_ > 1 ? g.lo[1] + (j + (b + 0.5) / ns[1]) * g.dx[1] - ctr_[1] : 0.0;
+            const double z =
+                ndim_ > 2 ? g.lo[2] + (k + (c + 0.5) / ns[2]) * g.dx[2] - ctr_[2] : 0.0;
             const double r = std::sqrt(x * x + y * y + z * z);
             psum += r < r0_ ? p_exp_ : p_amb_;
           }
@@ -86,9 +89,12 @@ class Sod final : public Problem {
  public:
   explicit Sod(const base::Params& p)
       : gamma_(p.get_real("hydro.gamma")),
-        dl_(p.get_real("sod.rho_left")), dr_(p.get_real("sod.rho_right")),
-        pl_(p.get_real("sod.p_left")), pr_(p.get_real("sod.p_right")),
-        ul_(p.get_real("sod.u_left")), ur_(p.get_real("sod.u_right")),
+        dl_(p.get_real("sod.rho_left")),
+        dr_(p.get_real("sod.rho_right")),
+        pl_(p.get_real("sod.p_left")),
+        pr_(p.get_real("sod.p_right")),
+        ul_(p.get_real("sod.u_left")),
+        ur_(p.get_real("sod.u_right")),
         posn_(p.get_real("sod.posn")),
         ndim_(static_cast<int>(p.get_int("mesh.ndim"))) {
     const double th = p.get_real("sod.angle") * std::numbers::pi / 180.0;
@@ -136,18 +142,23 @@ class Sod final : public Problem {
 class SoundWave final : public Problem {
  public:
   explicit SoundWave(const base::Params& p)
-      : gamma_(p.get_real("hydro.gamma")), rho0_(p.get_real("sound_wave.rho0")),
-        p0_(p.get_real("sound_wave.p0")), amp_(p.get_real("sound_wave.amplitude")),
+      : gamma_(p.get_real("hydro.gamma")),
+        rho0_(p.get_real("sound_wave.rho0")),
+        p0_(p.get_real("sound_wave.p0")),
+        amp_(p.get_real("sound_wave.amplitude")),
         ndim_(static_cast<int>(p.get_int("mesh.ndim"))) {
     const char* n[3] = {"sound_wave.nx_waves", "sound_wave.ny_waves", "sound_wave.nz_waves"};
     const char* lo[3] = {"mesh.xmin", "mesh.ymin", "mesh.zmin"};
     const char* hi[3] = {"mesh.xmax", "mesh.ymax", "mesh.zmax"};
     double k2 = 0;
     for (int a = 0; a < 3; ++a) {
-      k_[a] = a < ndim_ ? 2.0 * std::numbers::pi * p.get_int(n[a]) / (p.get_real(hi[a]) - p.get_real(lo[a])) : 0.0;
+      k_[a] = a < ndim_ ? 2.0 * std::numbers::pi * p.get_int(n[a]) /
+                              (p.get_real(hi[a]) - p.get_real(lo[a]))
+                        : 0.0;
       k2 += k_[a] * k_[a];
     }
-    if (k2 == 0) throw Error("sound_wave: at least one of nx_waves, ny_waves, nz_waves must be non-zero");
+    if (k2 == 0)
+      throw Error("sound_wave: at least one of nx_waves, ny_waves, nz_waves must be non-zero");
     c_ = std::sqrt(gamma_ * p0_ / rho0_);
     for (int a = 0; a < 3; ++a) n_[a] = k_[a] / std::sqrt(k2);
   }
@@ -158,7 +169,8 @@ class SoundWave final : public Problem {
     double damp = 1.0;  // cell average of sin(k.x) = sin(k.x_c) prod sinc(k_a dx_a / 2)
     for (int a = 0; a < ndim_; ++a) damp *= sinc(0.5 * k_[a] * g.dx[a]);
     for_interior(s, [&](int i, int j, int k) {
-      const double ph = k_[0] * g.x(i) + (ndim_ > 1 ? k_[1] * g.y(j) : 0.0) + (ndim_ > 2 ? k_[2] * g.z(k) : 0.0);
+      const double ph =
+          k_[0] * g.x(i) + (ndim_ > 1 ? k_[1] * g.y(j) : 0.0) + (ndim_ > 2 ? k_[2] * g.z(k) : 0.0);
       const double w = amp_ * std::sin(ph) * damp;
       const double d = rho0_ * (1 + w);
       const double v = c_ * w;
@@ -192,7 +204,8 @@ void declare_params(base::Params& p) {
   p.declare_real("sod.u_left", 0.0, -1e300, 1e300, "velocity along the normal, left");
   p.declare_real("sod.u_right", 0.0, -1e300, 1e300, "velocity along the normal, right");
   p.declare_real("sod.posn", 0.5, -1e300, 1e300, "interface position on x at the y-centre");
-  p.declare_real("sod.angle", 0.0, -360.0, 360.0, "angle of the interface normal to x (degrees, 2-D)");
+  p.declare_real("sod.angle", 0.0, -360.0, 360.0,
+                 "angle of the interface normal to x (degrees, 2-D)");
   p.declare_real("sound_wave.rho0", 1.0, 1e-300, 1e300, "background density");
   p.declare_real("sound_wave.p0", 1.0 / 1.4, 1e-300, 1e300, "background pressure");
   p.declare_real("sound_wave.amplitude", 1e-6, 0.0, 0.5, "relative density amplitude");

@@ -21,10 +21,10 @@
 namespace tessera::hydro {
 
 struct Hydro::Scratch {
-  std::vector<double> w;      // primitives [5][N]: rho, vx, vy, vz, p
-  std::vector<double> dw;     // slopes [3][5][N]
-  std::vector<double> wh;     // Hancock half-step primitives [5][N]
-  std::vector<double> frow;   // fluxes along one row [5][n0+1]
+  std::vector<double> w;     // primitives [5][N]: rho, vx, vy, vz, p
+  std::vector<double> dw;    // slopes [3][5][N]
+  std::vector<double> wh;    // Hancock half-step primitives [5][N]
+  std::vector<double> frow;  // fluxes along one row [5][n0+1]
   std::size_t n = 0;
   void resize(std::size_t cells, int n0) {
     if (n == cells) return;
@@ -63,7 +63,9 @@ Hydro::Hydro(const base::Params& p)
     opt_.integrator = integ == "hancock" ? Integrator::hancock
                                          : (integ == "rk2" ? Integrator::rk2 : Integrator::rk3);
   if (opt_.integrator == Integrator::hancock && opt_.recon == Recon::ppm)
-    throw Error("hydro.integrator = \"hancock\" needs hydro.reconstruction = \"plm\" (use rk2 or rk3 with ppm)");
+    throw Error(
+        "hydro.integrator = \"hancock\" needs hydro.reconstruction = \"plm\" (use rk2 or rk3 with "
+        "ppm)");
   opt_.cfl = p.get_real("hydro.cfl");
   opt_.gamma = p.get_real("hydro.gamma");
   opt_.mu = p.get_real("hydro.mu");
@@ -75,9 +77,12 @@ Hydro::~Hydro() = default;
 
 int Hydro::stages() const {
   switch (opt_.integrator) {
-    case Integrator::hancock: return 1;
-    case Integrator::rk2: return 2;
-    default: return 3;
+    case Integrator::hancock:
+      return 1;
+    case Integrator::rk2:
+      return 2;
+    default:
+      return 3;
   }
 }
 
@@ -99,7 +104,8 @@ double Hydro::max_dt(mesh::Mesh& m) const {
   for (int id : m.local_leaves()) {
     const auto bg = m.geom(id);
     auto u = m.view(id);
-    const double idx[3] = {1.0 / bg.dx[0], nd > 1 ? 1.0 / bg.dx[1] : 0.0, nd > 2 ? 1.0 / bg.dx[2] : 0.0};
+    const double idx[3] = {1.0 / bg.dx[0], nd > 1 ? 1.0 / bg.dx[1] : 0.0,
+                           nd > 2 ? 1.0 / bg.dx[2] : 0.0};
     for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
       for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
         const double* d = u.row(DENS, j, k);
@@ -110,9 +116,11 @@ double Hydro::max_dt(mesh::Mesh& m) const {
         for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
           const double r = 1.0 / d[i];
           const double vx = mx[i] * r, vy = my[i] * r, vz = mz[i] * r;
-          const double p = std::max((g - 1.0) * (e[i] - 0.5 * d[i] * (vx * vx + vy * vy + vz * vz)), opt_.smallp);
+          const double p = std::max((g - 1.0) * (e[i] - 0.5 * d[i] * (vx * vx + vy * vy + vz * vz)),
+                                    opt_.smallp);
           const double c = std::sqrt(g * p * r);
-          const double q = (std::fabs(vx) + c) * idx[0] + (std::fabs(vy) + c) * idx[1] + (std::fabs(vz) + c) * idx[2];
+          const double q = (std::fabs(vx) + c) * idx[0] + (std::fabs(vy) + c) * idx[1] +
+                           (std::fabs(vz) + c) * idx[2];
           rate = std::max(rate, q);
         }
       }
@@ -123,7 +131,8 @@ double Hydro::max_dt(mesh::Mesh& m) const {
 namespace {
 
 template <Limiter L>
-void slopes(const double* w, double* dw, std::size_t N, std::size_t st, int n0, int n1, int n2, int axis) {
+void slopes(const double* w, double* dw, std::size_t N, std::size_t st, int n0, int n1, int n2,
+            int axis) {
   // Slopes on every cell that has both neighbours along `axis`.
   const int lo[3] = {axis == 0 ? 1 : 0, axis == 1 ? 1 : 0, axis == 2 ? 1 : 0};
   const int hi[3] = {axis == 0 ? n0 - 1 : n0, axis == 1 ? n1 - 1 : n1, axis == 2 ? n2 - 1 : n2};
@@ -187,9 +196,15 @@ void Hydro::block_update(mesh::Mesh& m, int node, double dt, bool predictor) {
     for (int a = 0; a < nd; ++a) {
       double* dw = S.dw.data() + std::size_t(a) * 5 * N;
       switch (opt_.limiter) {
-        case 0: slopes<Limiter::minmod>(W, dw, N, stride[a], n0, n1, n2, a); break;
-        case 1: slopes<Limiter::van_leer>(W, dw, N, stride[a], n0, n1, n2, a); break;
-        default: slopes<Limiter::mc>(W, dw, N, stride[a], n0, n1, n2, a); break;
+        case 0:
+          slopes<Limiter::minmod>(W, dw, N, stride[a], n0, n1, n2, a);
+          break;
+        case 1:
+          slopes<Limiter::van_leer>(W, dw, N, stride[a], n0, n1, n2, a);
+          break;
+        default:
+          slopes<Limiter::mc>(W, dw, N, stride[a], n0, n1, n2, a);
+          break;
       }
     }
   }
@@ -206,13 +221,15 @@ void Hydro::block_update(mesh::Mesh& m, int node, double dt, bool predictor) {
         const std::size_t b0 = (std::size_t(k) * n1 + j) * n0;
         for (int i = lo[0]; i < hi[0]; ++i) {
           const std::size_t c = b0 + i;
-          const double r = W[c], vx = W[N + c], vy = W[2 * N + c], vz = W[3 * N + c], p = W[4 * N + c];
+          const double r = W[c], vx = W[N + c], vy = W[2 * N + c], vz = W[3 * N + c],
+                       p = W[4 * N + c];
           const double v[3] = {vx, vy, vz};
           double hr = 0, hx = 0, hy = 0, hz = 0, hp = 0;
           for (int a = 0; a < nd; ++a) {
             const double* dw = S.dw.data() + std::size_t(a) * 5 * N;
             const double f = 0.5 * dt / bg.dx[a];
-            const double dr = dw[c], dx_ = dw[N + c], dy = dw[2 * N + c], dz = dw[3 * N + c], dp = dw[4 * N + c];
+            const double dr = dw[c], dx_ = dw[N + c], dy = dw[2 * N + c], dz = dw[3 * N + c],
+                         dp = dw[4 * N + c];
             const double dn = a == 0 ? dx_ : (a == 1 ? dy : dz);
             hr += f * (v[a] * dr + r * dn);
             hx += f * (v[a] * dx_ + (a == 0 ? dp / r : 0.0));
@@ -289,8 +306,10 @@ void Hydro::block_update(mesh::Mesh& m, int node, double dt, bool predictor) {
               l[v] = okl ? l[v] : Wv[v][cL];
               r[v] = okr ? r[v] : Wv[v][cR];
             }
-            const FaceState L{l[0], l[vn], l[vt1], l[vt2], l[4], l[4] * igm1, std::sqrt(g * l[4] / l[0])};
-            const FaceState R{r[0], r[vn], r[vt1], r[vt2], r[4], r[4] * igm1, std::sqrt(g * r[4] / r[0])};
+            const FaceState L{
+                l[0], l[vn], l[vt1], l[vt2], l[4], l[4] * igm1, std::sqrt(g * l[4] / l[0])};
+            const FaceState R{
+                r[0], r[vn], r[vt1], r[vt2], r[4], r[4] * igm1, std::sqrt(g * r[4] / r[0])};
             const Flux f = kHLLC ? hllc(L, R) : hlle(L, R);
             Fd[t] = f.d;
             Fn[t] = f.mn;
@@ -300,11 +319,15 @@ void Hydro::block_update(mesh::Mesh& m, int node, double dt, bool predictor) {
           }
         };
         if (ppm) {
-          if (use_hllc) riemann_row(std::true_type{}, std::true_type{});
-          else riemann_row(std::true_type{}, std::false_type{});
+          if (use_hllc)
+            riemann_row(std::true_type{}, std::true_type{});
+          else
+            riemann_row(std::true_type{}, std::false_type{});
         } else {
-          if (use_hllc) riemann_row(std::false_type{}, std::true_type{});
-          else riemann_row(std::false_type{}, std::false_type{});
+          if (use_hllc)
+            riemann_row(std::false_type{}, std::true_type{});
+          else
+            riemann_row(std::false_type{}, std::false_type{});
         }
         // Conservative update and the boundary fluxes for flux correction.
         if (a == 0) {
@@ -313,7 +336,8 @@ void Hydro::block_update(mesh::Mesh& m, int node, double dt, bool predictor) {
             const double* Fv = F + v * FN;
             for (int t = 0; t < nx; ++t) q[ng + t] += c_dt * (Fv[t] - Fv[t + 1]);
             const std::size_t fo = std::size_t(v) * (fr->face_size() / 5) +
-                                   std::size_t(nd > 2 ? k - ng : 0) * (nd > 1 ? nx : 1) + (nd > 1 ? j - ng : 0);
+                                   std::size_t(nd > 2 ? k - ng : 0) * (nd > 1 ? nx : 1) +
+                                   (nd > 1 ? j - ng : 0);
             fr->face(slot, 0)[fo] = Fv[0];
             fr->face(slot, 1)[fo] = Fv[nx];
           }
@@ -387,8 +411,11 @@ BadZone Hydro::check(mesh::Mesh& m) const {
         for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
           const double d = u(DENS, i, j, k);
           if (!(d > 0.0)) return {id, i - s.g(0), j - s.g(1), k - s.g(2), d, "density"};
-          const double ke = 0.5 * (u(MOMX, i, j, k) * u(MOMX, i, j, k) + u(MOMY, i, j, k) * u(MOMY, i, j, k) +
-                                   u(MOMZ, i, j, k) * u(MOMZ, i, j, k)) / d;
+          const double ke =
+              0.5 *
+              (u(MOMX, i, j, k) * u(MOMX, i, j, k) + u(MOMY, i, j, k) * u(MOMY, i, j, k) +
+               u(MOMZ, i, j, k) * u(MOMZ, i, j, k)) /
+              d;
           const double p = gm1 * (u(ETOT, i, j, k) - ke);
           if (!std::isfinite(p) || !std::isfinite(u(ETOT, i, j, k)))
             return {id, i - s.g(0), j - s.g(1), k - s.g(2), p, "pressure"};
@@ -408,16 +435,23 @@ bool Hydro::derived_full(const std::string& name, const mesh::BlockView<>& u,
     for (int j = 0; j < s.n(1); ++j)
       for (int i = 0; i < s.n(0); ++i, ++c) {
         const double d = u(DENS, i, j, k);
-        const double vx = u(MOMX, i, j, k) / d, vy = u(MOMY, i, j, k) / d, vz = u(MOMZ, i, j, k) / d;
+        const double vx = u(MOMX, i, j, k) / d, vy = u(MOMY, i, j, k) / d,
+                     vz = u(MOMZ, i, j, k) / d;
         const double ek = 0.5 * (vx * vx + vy * vy + vz * vz);
         const double e = u(ETOT, i, j, k) / d;
         double val = 0;
-        if (name == "pres") val = gm1 * d * (e - ek);
-        else if (name == "velx") val = vx;
-        else if (name == "vely") val = vy;
-        else if (name == "velz") val = vz;
-        else if (name == "eint") val = e - ek;
-        else val = e;
+        if (name == "pres")
+          val = gm1 * d * (e - ek);
+        else if (name == "velx")
+          val = vx;
+        else if (name == "vely")
+          val = vy;
+        else if (name == "velz")
+          val = vz;
+        else if (name == "eint")
+          val = e - ek;
+        else
+          val = e;
         out[c] = val;
       }
   return true;
@@ -437,12 +471,18 @@ void Hydro::derived(const std::string& name, const mesh::BlockView<>& u, const m
         const double ener = u(ETOT, i, j, k) / st.dens;
         st.eint = ener - 0.5 * (vx * vx + vy * vy + vz * vz);
         double val = 0;
-        if (name == "velx") val = vx;
-        else if (name == "vely") val = vy;
-        else if (name == "velz") val = vz;
-        else if (name == "ener") val = ener;
-        else if (name == "eint") val = st.eint;
-        else if (name == "gamc" || name == "game") val = g;
+        if (name == "velx")
+          val = vx;
+        else if (name == "vely")
+          val = vy;
+        else if (name == "velz")
+          val = vz;
+        else if (name == "ener")
+          val = ener;
+        else if (name == "eint")
+          val = st.eint;
+        else if (name == "gamc" || name == "game")
+          val = g;
         else {
           eos_.apply(eos::Mode::dens_ei, &st, 1);
           val = name == "pres" ? st.pres : st.temp;

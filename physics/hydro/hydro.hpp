@@ -76,8 +76,8 @@ class Hydro {
   void derived(const std::string& name, const mesh::BlockView<>& u, const mesh::BlockShape& s,
                double* out) const;
   /// Derived variable over the whole block array (guards included), for refinement.
-  bool derived_full(const std::string& name, const mesh::BlockView<>& u,
-                    const mesh::BlockShape& s, double* out) const;
+  bool derived_full(const std::string& name, const mesh::BlockView<>& u, const mesh::BlockShape& s,
+                    double* out) const;
 
  private:
   Options opt_;

@@ -100,6 +100,14 @@ def shock_radius_error(v):
     return abs(v["shock_radius_steepest"] - v["shock_radius_exact"]) / v["shock_radius_exact"]
 
 
+def test_sedov_1d_256_within_reference_and_front_position(tmp_path):
+    run("sedov_1d.toml", tmp_path)
+    v = verify(tmp_path)
+    # Reference (verification.md A): 5.1 % at 256 zones; a correct code lands within 1.5x.
+    assert v["l1_density"] <= 1.5 * 0.051
+    assert shock_radius_error(v) <= 0.02
+
+
 def test_sedov_2d_uniform_128(tmp_path):
     run("sedov_2d.toml", tmp_path)
     v = verify(tmp_path)
