@@ -119,7 +119,7 @@ void Simulation::mark_and_regrid() {
       if (c.var >= 0) {
         q = &u(c.var, 0, 0, 0);
       } else {
-        if (!hydro_->derived_full(c.name, u, s, scratch.data()))
+        if (!hydro_->derived(c.name, u, s, scratch.data(), true))
           throw Error("mesh.refine_var: unknown variable '" + c.name + "'");
         q = scratch.data();
       }
@@ -256,19 +256,21 @@ nlohmann::json Simulation::run() {
   const long zones_per_block = static_cast<long>(mesh_->shape().interior_cells());
   double zone_updates = 0;
   const auto t_loop = Clock::now();
-  double dt_prev = p_.get_real("driver.dtinit");
+  double dt_prev = p_.get_real("driver.dtinit");  // step 0: dtinit caps dt if set
   const double growth = p_.get_real("driver.dt_growth");
+  const double dtmax = p_.get_real("driver.dtmax");
+  const long inject_nan_step = p_.get_int("driver.inject_nan_step");
+  const bool write_final = p_.get_bool("io.write_final");
+  auto more_steps = [&] { return time_ < tmax * (1 - 1e-12) && step_ < nend; };
   auto t_last = Clock::now();
   double zu_last = 0;
-  while (time_ < tmax * (1 - 1e-12) && step_ < nend) {
+  while (more_steps()) {
     {
       TESSERA_REGION("dt");
       double dt = hydro_->max_dt(*mesh_);
       MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MIN, comm_);
-      if (dt_prev > 0)
-        dt =
-            std::min(dt, dt_prev * (step_ == 0 && p_.get_real("driver.dtinit") > 0 ? 1.0 : growth));
-      dt = std::min({dt, p_.get_real("driver.dtmax"), tmax - time_});
+      if (dt_prev > 0) dt = std::min(dt, dt_prev * (step_ == 0 ? 1.0 : growth));
+      dt = std::min({dt, dtmax, tmax - time_});
       dt_ = dt;
     }
     hydro_->advance(*mesh_, dt_);
@@ -276,8 +278,7 @@ nlohmann::json Simulation::run() {
     ++step_;
     zone_updates += double(mesh_->tree().num_leaves()) * zones_per_block;
     dt_prev = dt_;
-    if (step_ == p_.get_int("driver.inject_nan_step") && rank_ == nranks_ - 1 &&
-        !mesh_->local_leaves().empty()) {
+    if (step_ == inject_nan_step && rank_ == nranks_ - 1 && !mesh_->local_leaves().empty()) {
       const auto& s = mesh_->shape();
       mesh_->view(mesh_->local_leaves().back())(hydro::DENS, s.g(0), s.g(1), s.g(2)) =
           std::numeric_limits<double>::quiet_NaN();
@@ -295,8 +296,7 @@ nlohmann::json Simulation::run() {
       t_last = now;
       zu_last = zone_updates;
     }
-    const bool done = !(time_ < tmax * (1 - 1e-12) && step_ < nend);
-    if (done && p_.get_bool("io.write_final")) break;
+    if (!more_steps() && write_final) break;  // the final outputs follow the loop
     if ((plot_steps > 0 && step_ % plot_steps == 0) ||
         (plot_dt > 0 && time_ >= next_plot * (1 - 1e-12))) {
       write(false);
@@ -310,7 +310,7 @@ nlohmann::json Simulation::run() {
   }
   const double loop_seconds = std::chrono::duration<double>(Clock::now() - t_loop).count();
   const auto c1 = totals();
-  if (p_.get_bool("io.write_final")) {
+  if (write_final) {
     write(false);
     write(true);
   }

@@ -22,7 +22,6 @@ struct OutputInfo {
 };
 
 /// Collective: write every block (parents restricted first by the caller) to `path`.
-/// Returns the file size in bytes (rank 0; 0 elsewhere).
 void write_mesh_file(mesh::Mesh& m, const base::Params& p, const std::string& path,
                      bool double_precision, const std::vector<OutputVar>& vars,
                      const OutputInfo& info);

@@ -36,12 +36,7 @@ void FluxRegister::build(const Tree& t, const std::vector<int>& slot_of, int me)
         p[axis] += side ? 1 : -1;
         if (t.outside(n.level, p) || t.find(n.level, p) >= 0) continue;
         // Covered by a coarser leaf one level up (2:1).
-        IVec q = p;
-        for (int a = 0; a < nd; ++a) {
-          const int nb = t.geometry().nblocks_at(a, n.level);
-          q[a] = (((p[a] % nb) + nb) % nb) >> 1;
-        }
-        const int c = t.find(n.level - 1, q);
+        const int c = t.find_coarser(n.level, p);
         const Node& cn = t.node(c);
         if (n.owner != me && cn.owner != me) continue;
         int t1, t2;

@@ -37,7 +37,6 @@ class FluxRegister {
   };
   BlockShape shape_;
   std::size_t face_size_ = 0;
-  int nt1_ = 1, nt2_ = 1;  // unused: depends on axis only via active dims
   std::vector<double> data_;
   std::vector<FaceOp> ops_;
   int me_ = 0;

@@ -37,6 +37,36 @@ void guard_range(int d, int nx, int ng, int& lo, int& hi) {
 inline int floordiv2(int x) {
   return x >= 0 ? x / 2 : -((-x + 1) / 2);
 }
+
+// Keep op if this rank takes part in it, with the local slot of each side it owns.
+void push_op(TransferPlan& plan, TransferOp op, int me, int src_rank, int src_slot, int dst_rank,
+             int dst_slot) {
+  if (src_rank != me && dst_rank != me) return;
+  op.src_rank = src_rank;
+  op.dst_rank = dst_rank;
+  op.src_slot = src_rank == me ? src_slot : -1;
+  op.dst_slot = dst_rank == me ? dst_slot : -1;
+  plan.ops.push_back(op);
+}
+
+Box interior_box(const BlockShape& s) {
+  Box b;
+  for (int a = 0; a < 3; ++a) b.lo[a] = s.g(a), b.hi[a] = s.g(a) + s.ni(a);
+  return b;
+}
+
+// Child c's interior averaged into its octant of the parent's interior.
+TransferOp child_to_parent(const BlockShape& s, int c) {
+  TransferOp op;
+  op.kind = OpKind::restrict_avg;
+  op.src = interior_box(s);
+  op.dst = op.src;
+  for (int a = 0; a < s.ndim; ++a) {
+    op.dst.lo[a] = s.ng + ((c >> a) & 1) * s.nx / 2;
+    op.dst.hi[a] = op.dst.lo[a] + s.nx / 2;
+  }
+  return op;
+}
 }  // namespace
 
 void Mesh::declare_params(base::Params& p) {
@@ -196,13 +226,9 @@ void Mesh::build_guard_plan() {
           }
           IVec shift{0, 0, 0};
           const int nb = tree_.find(n.level, p, &shift);
-          auto add = [&](int stage, TransferOp op, int src_node) {
-            op.src_rank = tree_.node(src_node).owner;
-            op.dst_rank = n.owner;
-            if (op.src_rank != rank_ && op.dst_rank != rank_) return;
-            op.src_slot = op.src_rank == rank_ ? slot_[src_node] : -1;
-            op.dst_slot = op.dst_rank == rank_ ? slot_[id] : -1;
-            guard_stages_[stage].ops.push_back(op);
+          auto add = [&](int stage, const TransferOp& op, int src_node) {
+            push_op(guard_stages_[stage], op, rank_, tree_.node(src_node).owner, slot_[src_node],
+                    n.owner, slot_[id]);
           };
           if (nb >= 0 && tree_.node(nb).leaf()) {
             TransferOp op;
@@ -233,9 +259,7 @@ void Mesh::build_guard_plan() {
               if (!empty) add(0, op, nn.child[c]);
             }
           } else {
-            IVec q{0, 0, 0};
-            for (int a = 0; a < nd; ++a) q[a] = (p[a] + shift[a]) >> 1;
-            const int c = tree_.find(n.level - 1, q);
+            const int c = tree_.find_coarser(n.level, p);
             if (c < 0) throw Error("internal: tree is not 2:1 balanced");
             const Node& cn = tree_.node(c);
             TransferOp op;
@@ -347,16 +371,10 @@ bool Mesh::regrid(std::vector<Flag> flags) {
     if (nt.node(id).owner == rank_ && nslot[id] < 0) nslot[id] = storage_.acquire();
 
   TransferPlan plan;
-  Box interior;
-  for (int a = 0; a < 3; ++a)
-    interior.lo[a] = shape().g(a), interior.hi[a] = shape().g(a) + shape().ni(a);
-  auto add = [&](TransferOp op, int src_old, int dst_new) {
-    op.src_rank = tree_.node(src_old).owner;
-    op.dst_rank = nt.node(dst_new).owner;
-    if (op.src_rank != rank_ && op.dst_rank != rank_) return;
-    op.src_slot = op.src_rank == rank_ ? slot_[src_old] : -1;
-    op.dst_slot = op.dst_rank == rank_ ? nslot[dst_new] : -1;
-    plan.ops.push_back(op);
+  const Box interior = interior_box(shape());
+  auto add = [&](const TransferOp& op, int src_old, int dst_new) {
+    push_op(plan, op, rank_, tree_.node(src_old).owner, slot_[src_old], nt.node(dst_new).owner,
+            nslot[dst_new]);
   };
   for (int id = 0; id < nt.size(); ++id) {
     const Node& n = nt.node(id);
@@ -389,20 +407,8 @@ bool Mesh::regrid(std::vector<Flag> flags) {
       }
       case Tree::Origin::derefined_from_children: {
         const Node& pn = tree_.node(o);
-        for (int c = 0; c < tree_.geometry().nchild(); ++c) {
-          TransferOp op;
-          op.kind = OpKind::restrict_avg;
-          op.src = interior;
-          for (int a = 0; a < 3; ++a) {
-            if (a >= nd) {
-              op.dst.lo[a] = 0, op.dst.hi[a] = 1;
-              continue;
-            }
-            op.dst.lo[a] = ng + ((c >> a) & 1) * nx / 2;
-            op.dst.hi[a] = op.dst.lo[a] + nx / 2;
-          }
-          add(op, pn.child[c], id);
-        }
+        for (int c = 0; c < tree_.geometry().nchild(); ++c)
+          add(child_to_parent(shape(), c), pn.child[c], id);
         break;
       }
     }
@@ -418,10 +424,6 @@ bool Mesh::regrid(std::vector<Flag> flags) {
 
 void Mesh::restrict_parents() {
   TESSERA_REGION("restrict_parents");
-  const int nd = ndim(), nx = shape().nx, ng = shape().ng;
-  Box interior;
-  for (int a = 0; a < 3; ++a)
-    interior.lo[a] = shape().g(a), interior.hi[a] = shape().g(a) + shape().ni(a);
   for (int L = tree_.max_level() - 1; L >= 0; --L) {
     TransferPlan plan;
     for (int id = 0; id < tree_.size(); ++id) {
@@ -429,23 +431,8 @@ void Mesh::restrict_parents() {
       if (p.leaf() || p.level != L) continue;
       for (int c = 0; c < tree_.geometry().nchild(); ++c) {
         const int cid = p.child[c];
-        TransferOp op;
-        op.kind = OpKind::restrict_avg;
-        op.src = interior;
-        for (int a = 0; a < 3; ++a) {
-          if (a >= nd) {
-            op.dst.lo[a] = 0, op.dst.hi[a] = 1;
-            continue;
-          }
-          op.dst.lo[a] = ng + ((c >> a) & 1) * nx / 2;
-          op.dst.hi[a] = op.dst.lo[a] + nx / 2;
-        }
-        op.src_rank = tree_.node(cid).owner;
-        op.dst_rank = p.owner;
-        if (op.src_rank != rank_ && op.dst_rank != rank_) continue;
-        op.src_slot = op.src_rank == rank_ ? slot_[cid] : -1;
-        op.dst_slot = op.dst_rank == rank_ ? slot_[id] : -1;
-        plan.ops.push_back(op);
+        push_op(plan, child_to_parent(shape(), c), rank_, tree_.node(cid).owner, slot_[cid],
+                p.owner, slot_[id]);
       }
     }
     execute(plan, storage_, comm_, 300 + L);

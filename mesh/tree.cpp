@@ -74,6 +74,14 @@ int Tree::find(int level, IVec p, IVec* shift) const {
   return it == index_.end() ? -1 : it->second;
 }
 
+int Tree::find_coarser(int level, IVec p) const {
+  for (int a = 0; a < geom_.ndim; ++a) {
+    const int nb = geom_.nblocks_at(a, level);
+    p[a] = (((p[a] % nb) + nb) % nb) >> 1;
+  }
+  return find(level - 1, p);
+}
+
 std::array<double, 3> Tree::block_size(int id) const {
   std::array<double, 3> w{};
   const Node& n = nodes_[id];
@@ -101,8 +109,6 @@ void Tree::balance_flags(std::vector<Flag>& flags, int min_level, int max_level)
     if (flags[id] == Flag::refine && n.level >= max_level) flags[id] = Flag::keep;
     if (flags[id] == Flag::derefine && n.level <= min_level) flags[id] = Flag::keep;
   }
-  const int rng[2] = {-1, 1};
-  (void)rng;
   auto for_each_dir = [nd](auto&& f) {
     for (int dz = (nd > 2 ? -1 : 0); dz <= (nd > 2 ? 1 : 0); ++dz)
       for (int dy = (nd > 1 ? -1 : 0); dy <= (nd > 1 ? 1 : 0); ++dy)
@@ -122,15 +128,7 @@ void Tree::balance_flags(std::vector<Flag>& flags, int min_level, int max_level)
         if (outside(n.level, p)) return;
         if (find(n.level, p) >= 0) return;
         // Covered by a coarser leaf (2:1 holds in the old tree, so exactly one level up).
-        IVec q{p[0], p[1], p[2]};
-        for (int a = 0; a < nd; ++a) q[a] = p[a] >> 1;  // works after wrap below
-        IVec wrapped = p;
-        for (int a = 0; a < nd; ++a) {
-          const int nb = geom_.nblocks_at(a, n.level);
-          wrapped[a] = ((p[a] % nb) + nb) % nb;
-          q[a] = wrapped[a] >> 1;
-        }
-        const int c = find(n.level - 1, q);
+        const int c = find_coarser(n.level, p);
         if (c >= 0 && nodes_[c].leaf() && flags[c] != Flag::refine) {
           flags[c] = Flag::refine;
           changed = true;

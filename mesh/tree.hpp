@@ -54,6 +54,9 @@ class Tree {
   /// Node at (level, pos) after periodic wrapping, or -1 if absent or outside the domain
   /// on a non-periodic axis. `shift` receives the periodic shift applied, in blocks.
   int find(int level, IVec pos, IVec* shift = nullptr) const;
+  /// The node one level coarser that covers position pos at `level` (wrapped on periodic
+  /// axes; pos must be inside the domain), or -1.
+  int find_coarser(int level, IVec pos) const;
   /// True if pos (at level) lies outside the domain on a non-periodic axis.
   bool outside(int level, const IVec& pos) const;
 

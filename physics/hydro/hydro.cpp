@@ -424,71 +424,52 @@ BadZone Hydro::check(mesh::Mesh& m) const {
   return {};
 }
 
-bool Hydro::derived_full(const std::string& name, const mesh::BlockView<>& u,
-                         const mesh::BlockShape& s, double* out) const {
-  if (name != "pres" && name != "velx" && name != "vely" && name != "velz" && name != "eint" &&
-      name != "ener")
-    return false;
-  const double gm1 = opt_.gamma - 1.0;
+bool Hydro::derived(const std::string& name, const mesh::BlockView<>& u, const mesh::BlockShape& s,
+                    double* out, bool with_guards) const {
+  const auto& names = derived_names();
+  const auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) return false;
+  enum Which { velx, vely, velz, pres, ener, eint, temp, gamc, game };
+  const auto which = static_cast<Which>(it - names.begin());
+  int lo[3], hi[3];
+  for (int a = 0; a < 3; ++a) {
+    lo[a] = with_guards ? 0 : s.g(a);
+    hi[a] = with_guards ? s.n(a) : s.g(a) + s.ni(a);
+  }
   std::size_t c = 0;
-  for (int k = 0; k < s.n(2); ++k)
-    for (int j = 0; j < s.n(1); ++j)
-      for (int i = 0; i < s.n(0); ++i, ++c) {
-        const double d = u(DENS, i, j, k);
-        const double vx = u(MOMX, i, j, k) / d, vy = u(MOMY, i, j, k) / d,
-                     vz = u(MOMZ, i, j, k) / d;
-        const double ek = 0.5 * (vx * vx + vy * vy + vz * vz);
-        const double e = u(ETOT, i, j, k) / d;
-        double val = 0;
-        if (name == "pres")
-          val = gm1 * d * (e - ek);
-        else if (name == "velx")
-          val = vx;
-        else if (name == "vely")
-          val = vy;
-        else if (name == "velz")
-          val = vz;
-        else if (name == "eint")
-          val = e - ek;
-        else
-          val = e;
-        out[c] = val;
-      }
-  return true;
-}
-
-void Hydro::derived(const std::string& name, const mesh::BlockView<>& u, const mesh::BlockShape& s,
-                    double* out) const {
-  const double g = opt_.gamma;
-  std::size_t c = 0;
-  for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-    for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
-      for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i, ++c) {
+  for (int k = lo[2]; k < hi[2]; ++k)
+    for (int j = lo[1]; j < hi[1]; ++j)
+      for (int i = lo[0]; i < hi[0]; ++i, ++c) {
         eos::State st{};
         st.dens = u(DENS, i, j, k);
-        const double vx = u(MOMX, i, j, k) / st.dens, vy = u(MOMY, i, j, k) / st.dens,
-                     vz = u(MOMZ, i, j, k) / st.dens;
-        const double ener = u(ETOT, i, j, k) / st.dens;
-        st.eint = ener - 0.5 * (vx * vx + vy * vy + vz * vz);
-        double val = 0;
-        if (name == "velx")
-          val = vx;
-        else if (name == "vely")
-          val = vy;
-        else if (name == "velz")
-          val = vz;
-        else if (name == "ener")
-          val = ener;
-        else if (name == "eint")
-          val = st.eint;
-        else if (name == "gamc" || name == "game")
-          val = g;
-        else {
-          eos_.apply(eos::Mode::dens_ei, &st, 1);
-          val = name == "pres" ? st.pres : st.temp;
+        const double v[3] = {u(MOMX, i, j, k) / st.dens, u(MOMY, i, j, k) / st.dens,
+                             u(MOMZ, i, j, k) / st.dens};
+        const double e = u(ETOT, i, j, k) / st.dens;
+        st.eint = e - 0.5 * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        switch (which) {
+          case velx:
+          case vely:
+          case velz:
+            out[c] = v[which - velx];
+            break;
+          case ener:
+            out[c] = e;
+            break;
+          case eint:
+            out[c] = st.eint;
+            break;
+          case gamc:
+          case game:
+            out[c] = opt_.gamma;
+            break;
+          case pres:
+          case temp:
+            eos_.apply(eos::Mode::dens_ei, &st, 1);
+            out[c] = which == pres ? st.pres : st.temp;
+            break;
         }
-        out[c] = val;
       }
+  return true;
 }
 
 }  // namespace tessera::hydro

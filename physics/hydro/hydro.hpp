@@ -38,7 +38,6 @@ struct Options {
   double mu = 1.0;
   double smallp = 1e-30;
   double smalld = 1e-30;
-  bool flattening = true;
 };
 
 /// A NaN or non-positive density/pressure found after a step.
@@ -72,12 +71,10 @@ class Hydro {
 
   /// Derived variables FLASH files carry.
   static const std::vector<std::string>& derived_names();
-  /// Fill `out` (interior cells, x fastest) with derived variable `name` of block view u.
-  void derived(const std::string& name, const mesh::BlockView<>& u, const mesh::BlockShape& s,
-               double* out) const;
-  /// Derived variable over the whole block array (guards included), for refinement.
-  bool derived_full(const std::string& name, const mesh::BlockView<>& u, const mesh::BlockShape& s,
-                    double* out) const;
+  /// Fill `out` (x fastest) with derived variable `name` of block view u: interior cells,
+  /// or the whole block array with guards (for refinement). False if `name` is not one.
+  bool derived(const std::string& name, const mesh::BlockView<>& u, const mesh::BlockShape& s,
+               double* out, bool with_guards = false) const;
 
  private:
   Options opt_;
