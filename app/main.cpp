@@ -1,5 +1,6 @@
 // tessera: the executable. Subcommands:
-//   run FILE [--dir DIR] [section.key=value ...]   run a problem
+//   run FILE [--dir DIR] [--restart CHECKPOINT] [section.key=value ...]   run a problem
+//   check FILE...                                   verify output files (checksums)
 //   params                                          print every parameter with its doc
 // Any error: one line "tessera: error: <reason>" on stderr and a non-zero exit.
 #include <mpi.h>
@@ -7,53 +8,152 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "base/error.hpp"
 #include "base/params.hpp"
+#include "base/size.hpp"
 #include "driver/simulation.hpp"
+#include "io/flash_file.hpp"
 
 namespace {
 
-int run(const std::string& file, const std::string& dir,
-        const std::vector<std::string>& overrides) {
-  using namespace tessera;
+using namespace tessera;
+
+/// Set every declared parameter stored in the checkpoint (source "checkpoint").
+void apply_checkpoint_params(base::Params& params, const io::FlashFileSpec& f) {
+  std::map<std::string, base::ParamType> type;
+  for (const auto* s : params.all()) type[s->key] = s->type;
+  auto known = [&](const std::string& k) { return type.count(k) != 0; };
+  for (const auto& [k, v] : f.int_runtime)
+    if (known(k)) params.set(k, static_cast<std::int64_t>(v), "checkpoint");
+  for (const auto& [k, v] : f.real_runtime)
+    if (known(k)) params.set(k, v, "checkpoint");
+  for (const auto& [k, v] : f.log_runtime)
+    if (known(k)) params.set(k, v, "checkpoint");
+  for (const auto& [k, v] : f.str_runtime) {
+    if (!known(k)) continue;
+    if (type[k] == base::ParamType::StringList) {
+      std::vector<std::string> list;
+      std::size_t at = 0;
+      while (!v.empty() && at <= v.size()) {
+        const auto comma = v.find(',', at);
+        list.push_back(v.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+      }
+      params.set(k, list, "checkpoint");
+    } else {
+      params.set(k, v, "checkpoint");
+    }
+  }
+}
+
+int run(const std::string& file, const std::string& dir, const std::string& restart,
+        const std::vector<std::string>& overrides, bool thread_multiple) {
   base::Params params;
   driver::declare_all_params(params);
-  params.load_file(file);
-  for (const auto& o : overrides) params.apply_override(o);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  auto checkpoint = std::make_shared<io::FlashFileSpec>();
+  nlohmann::json from_checkpoint;
+  if (!restart.empty()) {
+    // Refuse a file that does not verify, with the first reason.
+    std::string why;
+    if (rank == 0) {
+      const auto c = io::check_flash_file(restart);
+      if (!c.ok) {
+        why = c.problems.front();
+        if (c.problems.size() > 1) why += " (+" + std::to_string(c.problems.size() - 1) + " more)";
+      }
+    }
+    int len = static_cast<int>(why.size());
+    MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    why.resize(static_cast<std::size_t>(len));
+    MPI_Bcast(why.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (!why.empty()) throw Error("refusing to restart from '" + restart + "': " + why);
+    *checkpoint = io::read_flash_file(restart);
+    apply_checkpoint_params(params, *checkpoint);
+    from_checkpoint = params.to_json();
+  }
+  params.load_file(file);
+  for (const auto& o : overrides) params.apply_override(o);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error("cannot create output directory '" + dir + "': " + ec.message());
   if (rank == 0) {
     std::cout << "tessera run " << file << " -> " << std::filesystem::absolute(dir).string()
               << "\n";
+    if (!restart.empty()) {
+      // Parameters in FILE or on the command line override the checkpoint's.
+      const auto now = params.to_json();
+      int changed = 0;
+      for (const auto* s : params.all()) {
+        if (now[s->key] == from_checkpoint[s->key]) continue;
+        if (changed++ == 0) std::cout << "restart: parameters changed from the checkpoint's:\n";
+        std::cout << "  " << s->key << ": " << from_checkpoint[s->key].dump() << " -> "
+                  << now[s->key].dump() << " (" << s->source << ")\n";
+      }
+      if (changed == 0) std::cout << "restart: no parameter differs from the checkpoint's\n";
+    }
     std::cout << "parameters in effect:\n";
     params.print_in_effect(std::cout);
     std::cout.flush();
   }
-  driver::Simulation sim(params, MPI_COMM_WORLD, dir);
+  driver::RunOptions opt;
+  opt.run_dir = dir;
+  if (!restart.empty()) opt.restart = checkpoint;
+  opt.restart_path = restart;
+  opt.thread_multiple = thread_multiple;
+  checkpoint.reset();  // the simulation holds the only reference and drops it after use
+  driver::Simulation sim(params, MPI_COMM_WORLD, std::move(opt));
   sim.run();
   return 0;
+}
+
+/// Verify each file; print one line per file (and one per problem). 0 only if all verify.
+int check(const std::vector<std::string>& files) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int bad = 0;
+  for (const auto& f : files) {
+    const auto c = io::check_flash_file(f);
+    if (rank != 0) continue;
+    if (c.ok) {
+      std::cout << f << ": OK (" << c.datasets_checked << " datasets, "
+                << format_bytes(static_cast<double>(c.bytes_checked)) << " verified)\n";
+    } else {
+      ++bad;
+      std::cout << f << ": FAILED\n";
+      for (const auto& p : c.problems) std::cout << "  " << p << "\n";
+    }
+  }
+  return bad == 0 ? 0 : 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // The asynchronous writer's I/O thread calls MPI (MPI-IO through HDF5) on its own
+  // communicator while the step loop communicates: that needs MPI_THREAD_MULTIPLE.
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   CLI::App app{"Tessera: block-structured AMR hydrodynamics"};
   app.require_subcommand(1);
-  std::string file, dir = ".";
-  std::vector<std::string> overrides;
+  std::string file, dir = ".", restart;
+  std::vector<std::string> overrides, check_files;
   auto* run_cmd = app.add_subcommand("run", "run a problem from a TOML parameter file");
   run_cmd->add_option("file", file, "parameter file")->required();
   run_cmd->add_option("overrides", overrides, "section.key=value overrides");
   run_cmd->add_option("--dir", dir, "output directory (default: current directory)");
+  run_cmd->add_option("--restart", restart,
+                      "continue from this checkpoint (FILE and overrides change its parameters)");
+  auto* check_cmd = app.add_subcommand("check", "verify output files against their checksums");
+  check_cmd->add_option("files", check_files, "FLASH HDF5 files written by tessera")->required();
   auto* params_cmd = app.add_subcommand("params", "print every runtime parameter with its doc");
   int rc = 0;
   try {
@@ -74,8 +174,10 @@ int main(int argc, char** argv) {
       tessera::base::Params p;
       tessera::driver::declare_all_params(p);
       if (rank == 0) p.print_reference(std::cout);
+    } else if (*check_cmd) {
+      rc = check(check_files);
     } else if (*run_cmd) {
-      rc = run(file, dir, overrides);
+      rc = run(file, dir, restart, overrides, provided >= MPI_THREAD_MULTIPLE);
     }
   } catch (const std::exception& e) {
     if (rank == 0) std::cerr << "tessera: error: " << e.what() << std::endl;

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,7 +15,10 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "driver/signals.hpp"
+#include "io/io_params.hpp"
 #include "io/mesh_output.hpp"
+#include "io/output_manager.hpp"
 #include "mesh/lohner.hpp"
 #include "mesh/mesh.hpp"
 #include "parallel/comm.hpp"
@@ -36,26 +42,14 @@ void declare_all_params(base::Params& p) {
   p.declare_int("driver.inject_nan_step", 0, 0, 2000000000,
                 "fault injection for tests: at this step the last rank's last leaf gets a NaN "
                 "density (0: off)");
-  p.declare_string("io.basename", "tessera", {}, "prefix of output file names");
-  p.declare_int("io.plotfile_interval_steps", 0, 0, 2000000000, "steps between plotfiles (0: off)");
-  p.declare_real("io.plotfile_interval_time", 0.0, 0.0, 1e300,
-                 "simulation time between plotfiles (0: off)");
-  p.declare_int("io.checkpoint_interval_steps", 0, 0, 2000000000,
-                "steps between checkpoints (0: off)");
-  p.declare_real("io.checkpoint_interval_time", 0.0, 0.0, 1e300,
-                 "simulation time between checkpoints (0: off)");
-  p.declare_bool("io.write_final", true, "write a plotfile and a checkpoint at the end");
-  p.declare_bool("io.write_initial", true,
-                 "write a plotfile and a checkpoint at step 0 when outputs are on");
-  p.declare_string_list("io.plot_vars", {"dens", "pres", "velx", "vely", "velz", "ener", "eint"},
-                        "variables in plotfiles (single precision)");
+  io::declare_params(p);
   mesh::Mesh::declare_params(p);
   hydro::Hydro::declare_params(p);
   problems::declare_params(p);
 }
 
-Simulation::Simulation(const base::Params& p, MPI_Comm comm, std::string run_dir)
-    : p_(p), comm_(comm), dir_(std::move(run_dir)) {
+Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
+    : p_(p), comm_(comm), opt_(std::move(opt)), dir_(opt_.run_dir) {
   rank_ = parallel::rank(comm);
   nranks_ = parallel::size(comm);
   hydro_ = std::make_unique<hydro::Hydro>(p);
@@ -66,6 +60,10 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, std::string run_dir
     for (const auto& d : hydro::Hydro::derived_names()) known |= d == v;
     if (!known) throw Error("io.plot_vars: unknown variable '" + v + "'");
   }
+  static_cast<void>(io::hints_from(p));  // validate before the run starts
+  out_ = std::make_unique<io::OutputManager>(comm, io::config_from(p, dir_, opt_.thread_multiple));
+  if (!out_->async_note().empty()) log("warning: " + out_->async_note());
+  install_signal_handlers();
 }
 
 Simulation::~Simulation() = default;
@@ -79,6 +77,12 @@ void Simulation::log(const std::string& line) const {
 
 void Simulation::initialise() {
   TESSERA_REGION("initialise");
+  if (opt_.restart) {
+    restore(*opt_.restart);
+    opt_.restart.reset();
+    restarted_ = true;
+    return;
+  }
   auto init_all = [&] {
     for (int id : mesh_->local_leaves())
       problem_->init_block(mesh_->view(id), mesh_->geom(id), mesh_->shape());
@@ -190,9 +194,90 @@ void Simulation::check_state() {
   throw Error(msg);
 }
 
-void Simulation::write(bool checkpoint) {
+
+void Simulation::restore(const io::FlashFileSpec& f) {
+  const std::string what = "cannot restart from '" + opt_.restart_path + "': ";
+  if (!f.double_precision)
+    throw Error(what + "it holds single-precision data (a plotfile?); restart needs a checkpoint");
+  if (f.ndim != mesh_->ndim())
+    throw Error(what + fmt::format("it is {}-D but mesh.ndim = {}", f.ndim, mesh_->ndim()));
+  if (f.nxb != mesh_->nxb())
+    throw Error(what + fmt::format("its blocks have nxb = {} but mesh.nxb = {}", f.nxb, mesh_->nxb()));
+  const auto& geo = mesh_->tree().geometry();
+  const std::size_t N = f.refine_level.size();
+  std::vector<std::pair<int, mesh::IVec>> refined;
+  std::vector<std::pair<int, mesh::IVec>> node(N);
+  for (std::size_t b = 0; b < N; ++b) {
+    mesh::IVec pos{0, 0, 0};
+    for (int a = 0; a < geo.ndim; ++a) {
+      const double w = f.block_size[b * 3 + a];
+      pos[a] = static_cast<int>(std::lround((f.bounding_box[b * 6 + a * 2] - geo.lo[a]) / w));
+    }
+    node[b] = {f.refine_level[b] - 1, pos};
+    if (f.node_type[b] != 1) refined.push_back(node[b]);
+  }
+  mesh_->restore(refined);
+  const auto& t = mesh_->tree();
+  if (static_cast<std::size_t>(t.size()) != N)
+    throw Error(what + fmt::format("its tree has {} blocks, rebuilt {} (different root blocks?)", N,
+                                   t.size()));
+  for (std::size_t b = 0; b < N; ++b) {
+    const auto& n = t.node(static_cast<int>(b));
+    if (n.level != node[b].first || n.pos != node[b].second)
+      throw Error(what + fmt::format("block {} is not where the canonical order puts it", b + 1));
+    const auto lo = t.block_lo(static_cast<int>(b));
+    const auto w = t.block_size(static_cast<int>(b));
+    for (int a = 0; a < geo.ndim; ++a)
+      if (std::abs(lo[a] - f.bounding_box[b * 6 + a * 2]) > 1e-12 * std::abs(w[a]) ||
+          std::abs(w[a] - f.block_size[b * 3 + a]) > 1e-12 * std::abs(w[a]))
+        throw Error(what + fmt::format("block {} does not match the domain of the parameters "
+                                       "(mesh.{}min/{}max or nblock{} changed?)",
+                                       b + 1, "xyz"[a], "xyz"[a], "xyz"[a]));
+  }
+  // Fields: every variable the mesh holds must be in the file.
+  const auto& s = mesh_->shape();
+  const std::size_t cells = s.interior_cells();
+  std::vector<std::size_t> src;
+  for (const auto& v : mesh_->vars()) {
+    const auto it = std::find(f.var_names.begin(), f.var_names.end(), v.name);
+    if (it == f.var_names.end()) throw Error(what + "variable '" + v.name + "' is missing");
+    src.push_back(static_cast<std::size_t>(it - f.var_names.begin()));
+  }
+  for (int id = 0; id < t.size(); ++id) {
+    if (mesh_->slot(id) < 0) continue;
+    auto u = mesh_->view(id);
+    for (std::size_t v = 0; v < src.size(); ++v) {
+      const double* q = f.data.data() + (src[v] * N + static_cast<std::size_t>(id)) * cells;
+      std::size_t c = 0;
+      for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+        for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
+          for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) u(static_cast<int>(v), i, j, k) = q[c++];
+    }
+  }
+  // Scalars.
+  auto real = [&](const char* name) {
+    for (const auto& [k, v] : f.real_scalars)
+      if (k == name) return v;
+    throw Error(what + "real scalar '" + name + "' is missing (not a tessera checkpoint?)");
+  };
+  auto integer = [&](const char* name) {
+    for (const auto& [k, v] : f.int_scalars)
+      if (k == name) return v;
+    throw Error(what + "integer scalar '" + name + "' is missing (not a tessera checkpoint?)");
+  };
+  time_ = real("time");
+  dt_ = real("dt");
+  dt_prev_ = real("dtold");
+  step_ = integer("nstep");
+  chk_count_ = integer("checkpointfilenumber");
+  plot_count_ = integer("plotfilenumber");
+  next_plot_time_ = real("nextplotfiletime");
+  next_chk_time_ = real("nextcheckpointtime");
+  totals0_ = {real("mass_initial"), real("energy_initial")};
+}
+
+void Simulation::write(bool checkpoint, bool force_sync) {
   TESSERA_REGION(checkpoint ? "io/checkpoint" : "io/plotfile");
-  mesh_->restrict_parents();
   const auto& s = mesh_->shape();
   std::vector<io::OutputVar> vars;
   std::vector<std::string> names;
@@ -224,17 +309,90 @@ void Simulation::write(bool checkpoint) {
   const auto& base = p_.get_string("io.basename");
   const std::string fname = checkpoint ? fmt::format("{}_hdf5_chk_{:04d}", base, chk_count_++)
                                        : fmt::format("{}_hdf5_plt_cnt_{:04d}", base, plot_count_++);
-  io::write_mesh_file(*mesh_, p_, (fs::path(dir_) / fname).string(), checkpoint, vars,
-                      io::OutputInfo{time_, dt_, step_});
+  // Everything a restart needs besides the tree, the fields and the parameters.
+  io::OutputInfo info;
+  info.time = time_;
+  info.dt = dt_;
+  info.step = step_;
+  info.int_state = {{"checkpointfilenumber", chk_count_}, {"plotfilenumber", plot_count_}};
+  info.real_state = {{"dtold", dt_prev_},
+                     {"nextplotfiletime", next_plot_time_},
+                     {"nextcheckpointtime", next_chk_time_},
+                     {"mass_initial", totals0_[0]},
+                     {"energy_initial", totals0_[1]}};
+  const int deflate = checkpoint ? 0 : static_cast<int>(p_.get_int("io.plotfile_deflate"));
+  const auto hints = io::hints_from(p_);
+  out_->write(
+      checkpoint ? io::OutputKind::checkpoint : io::OutputKind::plotfile, fname,
+      io::snapshot_bytes(*mesh_, vars.size()),
+      [&] {
+        mesh_->restrict_parents();
+        io::FlashFileSpec f = io::mesh_file_spec(*mesh_, p_, checkpoint, vars, info);
+        f.hints = hints;
+        f.deflate = deflate;
+        return f;
+      },
+      force_sync);
   outputs_.push_back(fname);
-  log(fmt::format("  wrote {}", fname));
+  log(fmt::format("  {} {}", out_->async() && !force_sync ? "queued" : "wrote", fname));
+}
+
+void Simulation::raise_io_errors(bool local_failed) {
+  const std::string err = out_->local_error();
+  const int mine = (local_failed || !err.empty()) ? rank_ : nranks_;
+  int first = nranks_;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm_);
+  if (first == nranks_) return;
+  std::string text = err;
+  int len = static_cast<int>(text.size());
+  MPI_Bcast(&len, 1, MPI_INT, first, comm_);
+  text.resize(static_cast<std::size_t>(len));
+  MPI_Bcast(text.data(), len, MPI_CHAR, first, comm_);
+  throw Error(fmt::format("output failed on rank {}: {}", first, text));
+}
+
+std::array<bool, 3> Simulation::control(double& wall_next_chk, double wall_interval,
+                                        Clock::time_point t0) {
+  TESSERA_REGION("control");
+  int flags[6] = {0, 0, 0, 0, 0, 0};
+  flags[0] = out_->local_error().empty() ? 0 : 1;
+  flags[1] = pending_signal();
+  if (rank_ == 0) {
+    // FLASH's convention: files dropped into the run directory.
+    auto take = [&](const char* name) {
+      std::error_code ec;
+      const auto f = fs::path(dir_) / name;
+      if (!fs::exists(f, ec)) return 0;
+      fs::remove(f, ec);
+      return 1;
+    };
+    flags[2] = take(".dump_checkpoint");
+    flags[3] = take(".dump_plotfile");
+    flags[4] = take(".kill");
+    const double now = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (wall_interval > 0 && now >= wall_next_chk) {
+      flags[5] = 1;
+      while (wall_next_chk <= now) wall_next_chk += wall_interval;
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, flags, 6, MPI_INT, MPI_MAX, comm_);
+  if (flags[0]) raise_io_errors(false);
+  if (flags[1]) {
+    stopped_by_ = flags[1] == SIGTERM ? "SIGTERM" : (flags[1] == SIGUSR1 ? "SIGUSR1" : "signal");
+  } else if (flags[4]) {
+    stopped_by_ = ".kill";
+  }
+  if (flags[2]) log("  .dump_checkpoint found: writing a checkpoint");
+  if (flags[3]) log("  .dump_plotfile found: writing a plotfile");
+  if (!stopped_by_.empty()) log("  " + stopped_by_ + ": checkpoint, then stop");
+  return {flags[2] != 0 || flags[5] != 0, flags[3] != 0, !stopped_by_.empty()};
 }
 
 nlohmann::json Simulation::run() {
   const auto t_start = Clock::now();
   perf::TimerTree::local().reset();
   initialise();
-  const auto c0 = totals();
+  const bool restarted = restarted_;
   const double tmax = p_.get_real("driver.tmax");
   const long nend = p_.get_int("driver.nend");
   const int nrefs = static_cast<int>(p_.get_int("mesh.nrefs"));
@@ -243,20 +401,30 @@ nlohmann::json Simulation::run() {
   const int chk_steps = static_cast<int>(p_.get_int("io.checkpoint_interval_steps"));
   const double plot_dt = p_.get_real("io.plotfile_interval_time");
   const double chk_dt = p_.get_real("io.checkpoint_interval_time");
-  double next_plot = plot_dt, next_chk = chk_dt;
+  const double chk_wall = p_.get_real("io.checkpoint_interval_wall");
+  double wall_next_chk = chk_wall;
   const bool any_plot = plot_steps > 0 || plot_dt > 0, any_chk = chk_steps > 0 || chk_dt > 0;
-  if (p_.get_bool("io.write_initial")) {
-    if (any_plot) write(false);
-    if (any_chk) write(true);
+  if (!restarted) {
+    totals0_ = totals();
+    next_plot_time_ = plot_dt;
+    next_chk_time_ = chk_dt;
+    dt_prev_ = p_.get_real("driver.dtinit");  // step 0: dtinit caps dt if set
+    if (p_.get_bool("io.write_initial")) {
+      if (any_plot) write(false);
+      if (any_chk) write(true);
+    }
   }
-  log(fmt::format("{} {}-D on {} rank(s): {} leaf blocks of {}^{} zones, levels {}..{}",
+  const auto c0 = totals0_;
+  if (restarted)
+    log(fmt::format("restarted from {} at step {}, t = {:.6e}", opt_.restart_path, step_, time_));
+  log(fmt::format("{} {}-D on {} rank(s): {} leaf blocks of {}^{} zones, levels {}..{}{}",
                   problem_->name(), mesh_->ndim(), nranks_, mesh_->tree().num_leaves(),
-                  mesh_->nxb(), mesh_->ndim(), 1, mesh_->tree().max_level() + 1));
+                  mesh_->nxb(), mesh_->ndim(), 1, mesh_->tree().max_level() + 1,
+                  out_->async() ? ", asynchronous I/O" : ""));
   log(fmt::format("{:>7} {:>12} {:>11} {:>7} {:>11}", "step", "time", "dt", "leaves", "zones/s"));
   const long zones_per_block = static_cast<long>(mesh_->shape().interior_cells());
   double zone_updates = 0;
   const auto t_loop = Clock::now();
-  double dt_prev = p_.get_real("driver.dtinit");  // step 0: dtinit caps dt if set
   const double growth = p_.get_real("driver.dt_growth");
   const double dtmax = p_.get_real("driver.dtmax");
   const long inject_nan_step = p_.get_int("driver.inject_nan_step");
@@ -264,12 +432,13 @@ nlohmann::json Simulation::run() {
   auto more_steps = [&] { return time_ < tmax * (1 - 1e-12) && step_ < nend; };
   auto t_last = Clock::now();
   double zu_last = 0;
+  bool stop = false;
   while (more_steps()) {
     {
       TESSERA_REGION("dt");
       double dt = hydro_->max_dt(*mesh_);
       MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MIN, comm_);
-      if (dt_prev > 0) dt = std::min(dt, dt_prev * (step_ == 0 ? 1.0 : growth));
+      if (dt_prev_ > 0) dt = std::min(dt, dt_prev_ * (step_ == 0 ? 1.0 : growth));
       dt = std::min({dt, dtmax, tmax - time_});
       dt_ = dt;
     }
@@ -277,7 +446,7 @@ nlohmann::json Simulation::run() {
     time_ += dt_;
     ++step_;
     zone_updates += double(mesh_->tree().num_leaves()) * zones_per_block;
-    dt_prev = dt_;
+    dt_prev_ = dt_;
     if (step_ == inject_nan_step && rank_ == nranks_ - 1 && !mesh_->local_leaves().empty()) {
       const auto& s = mesh_->shape();
       mesh_->view(mesh_->local_leaves().back())(hydro::DENS, s.g(0), s.g(1), s.g(2)) =
@@ -296,24 +465,29 @@ nlohmann::json Simulation::run() {
       t_last = now;
       zu_last = zone_updates;
     }
+    const auto [want_chk, want_plot, stop_now] = control(wall_next_chk, chk_wall, t_start);
+    if (stop_now) {
+      stop = true;
+      break;  // the final checkpoint follows the loop
+    }
     if (!more_steps() && write_final) break;  // the final outputs follow the loop
-    if ((plot_steps > 0 && step_ % plot_steps == 0) ||
-        (plot_dt > 0 && time_ >= next_plot * (1 - 1e-12))) {
-      write(false);
-      while (plot_dt > 0 && next_plot <= time_ * (1 + 1e-12)) next_plot += plot_dt;
-    }
-    if ((chk_steps > 0 && step_ % chk_steps == 0) ||
-        (chk_dt > 0 && time_ >= next_chk * (1 - 1e-12))) {
-      write(true);
-      while (chk_dt > 0 && next_chk <= time_ * (1 + 1e-12)) next_chk += chk_dt;
-    }
+    // Advance the next output times before writing, so a checkpoint stores the schedule
+    // a restart continues with.
+    const bool plot_due = want_plot || (plot_steps > 0 && step_ % plot_steps == 0) ||
+                          (plot_dt > 0 && time_ >= next_plot_time_ * (1 - 1e-12));
+    while (plot_dt > 0 && next_plot_time_ <= time_ * (1 + 1e-12)) next_plot_time_ += plot_dt;
+    const bool chk_due = want_chk || (chk_steps > 0 && step_ % chk_steps == 0) ||
+                         (chk_dt > 0 && time_ >= next_chk_time_ * (1 - 1e-12));
+    while (chk_dt > 0 && next_chk_time_ <= time_ * (1 + 1e-12)) next_chk_time_ += chk_dt;
+    if (plot_due) write(false);
+    if (chk_due) write(true);
   }
   const double loop_seconds = std::chrono::duration<double>(Clock::now() - t_loop).count();
   const auto c1 = totals();
-  if (write_final) {
-    write(false);
-    write(true);
-  }
+  if (write_final && !stop) write(false);
+  if (write_final || stop) write(true, /*force_sync=*/true);  // the last one is synchronous
+  out_->drain();
+  raise_io_errors(false);
   const double wall = std::chrono::duration<double>(Clock::now() - t_start).count();
 
   const auto rows = perf::reduce_timers(comm_);
@@ -341,14 +515,22 @@ nlohmann::json Simulation::run() {
                        {"mass_rel_change", (c1[0] - c0[0]) / c0[0]},
                        {"energy_rel_change", (c1[1] - c0[1]) / c0[1]}};
   s["timers"] = perf::timers_to_json(rows);
-  s["outputs"] = outputs_;
+  s["outputs"] = out_->published();
+  s["io"] = out_->stats_json(comm_);
+  s["mpi_thread_multiple"] = opt_.thread_multiple;
+  if (restarted) s["restarted_from"] = opt_.restart_path;
+  if (!stopped_by_.empty()) s["stopped_by"] = stopped_by_;
   s["parameters"] = p_.to_json();
   if (rank_ == 0) {
     std::ostringstream os;
     perf::print_summary_table(os, rows, wall, nranks_);
     std::cout << os.str();
-    std::ofstream(fs::path(dir_) / "summary.json") << s.dump(2) << '\n';
-    std::cout << fmt::format("summary: {}\n", (fs::path(dir_) / "summary.json").string());
+    // summary.json is published like an output: a crash never leaves half of one.
+    const auto path = fs::path(dir_) / "summary.json";
+    const auto tmp = fs::path(dir_) / "summary.json.tmp";
+    std::ofstream(tmp) << s.dump(2) << '\n';
+    fs::rename(tmp, path);
+    std::cout << fmt::format("summary: {}\n", path.string());
   }
   return s;
 }

@@ -3,12 +3,15 @@
 // steps, outputs when due, one log line per step, and summary.json at the end.
 #include <mpi.h>
 
+#include <array>
+#include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "base/params.hpp"
+#include "io/flash_file.hpp"
 
 namespace tessera::mesh {
 class Mesh;
@@ -19,38 +22,67 @@ class Hydro;
 namespace tessera::problems {
 class Problem;
 }
+namespace tessera::io {
+class OutputManager;
+enum class OutputKind;
+}
 
 namespace tessera::driver {
 
 /// Declare every module's parameters (driver, io, mesh, hydro, problems).
 void declare_all_params(base::Params& p);
 
+/// How the run was started and what the process may do.
+struct RunOptions {
+  std::string run_dir = ".";
+  /// Restart: the checkpoint, read and verified (null: fresh start). Released once the
+  /// mesh holds its contents.
+  std::shared_ptr<io::FlashFileSpec> restart;
+  std::string restart_path;
+  bool thread_multiple = false;  ///< MPI provides MPI_THREAD_MULTIPLE
+};
+
 class Simulation {
  public:
-  /// Collective. `run_dir` receives every output.
-  Simulation(const base::Params& p, MPI_Comm comm, std::string run_dir);
+  /// Collective.
+  Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt);
   ~Simulation();
-  /// Collective: run to driver.tmax or driver.nend; returns summary.json's content.
+  /// Collective: run to driver.tmax or driver.nend (or until a stop request); returns
+  /// summary.json's content.
   nlohmann::json run();
 
  private:
   const base::Params& p_;
   MPI_Comm comm_;
   int rank_ = 0, nranks_ = 1;
+  RunOptions opt_;
   std::string dir_;
   std::unique_ptr<hydro::Hydro> hydro_;
   std::unique_ptr<problems::Problem> problem_;
   std::unique_ptr<mesh::Mesh> mesh_;
-  double time_ = 0, dt_ = 0;
+  std::unique_ptr<io::OutputManager> out_;
+  // State that a checkpoint carries (besides the tree and the fields).
+  double time_ = 0, dt_ = 0, dt_prev_ = 0;
   int step_ = 0;
   int plot_count_ = 0, chk_count_ = 0;
+  double next_plot_time_ = 0, next_chk_time_ = 0;
+  std::array<double, 2> totals0_{};  ///< mass and energy at step 0 (kept across restarts)
   std::vector<std::string> outputs_;
+  std::string stopped_by_;
+  bool restarted_ = false;
 
   void initialise();
+  void restore(const io::FlashFileSpec& f);
   void mark_and_regrid();
   void check_state();
   std::array<double, 2> totals();  ///< mass, total energy (rank-independent sum)
-  void write(bool checkpoint);
+  void write(bool checkpoint, bool force_sync = false);
+  /// Collective, once per step: I/O errors from any rank, signals, .dump_* / .kill files,
+  /// the wall-clock checkpoint schedule. Returns {want_checkpoint, want_plotfile, stop}.
+  std::array<bool, 3> control(double& wall_next_chk, double wall_interval,
+                              std::chrono::steady_clock::time_point t0);
+  /// Collective: if any rank's I/O failed, every rank throws the first one's message.
+  void raise_io_errors(bool local_failed);
   void log(const std::string& line) const;
 };
 

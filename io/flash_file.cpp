@@ -9,8 +9,12 @@
 #include "io/flash_file.hpp"
 
 #include <hdf5.h>
+#include <zlib.h>
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <array>
 #include <cstring>
 #include <ctime>
@@ -401,6 +405,7 @@ class Writer {
     write_sim_info();
     write_unknown_names();
     for (std::size_t v = 0; v < s_.var_names.size(); ++v) write_variable(v);
+    write_manifest();
     dxpl_.close();
     c_.check(file_.close(), "H5Fclose");
   }
@@ -431,7 +436,14 @@ class Writer {
     std::string why;
     try {
       Handle fapl = c_.check(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate");
-      c_.check(H5Pset_fapl_mpio(fapl.get(), comm_, MPI_INFO_NULL), "H5Pset_fapl_mpio");
+      MPI_Info info = MPI_INFO_NULL;
+      if (!s_.hints.empty()) {
+        MPI_Info_create(&info);
+        for (const auto& [key, value] : s_.hints) MPI_Info_set(info, key.c_str(), value.c_str());
+      }
+      const herr_t rc = H5Pset_fapl_mpio(fapl.get(), comm_, info);
+      if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+      c_.check(rc, "H5Pset_fapl_mpio");
       file_ = c_.check(H5Fcreate(s_.path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose,
                        "H5Fcreate");
     } catch (const Error& e) {
@@ -440,13 +452,23 @@ class Writer {
     agree(comm_, why);
   }
 
-  Handle create_dataset(const std::string& name, hid_t file_type,
-                        const std::vector<hsize_t>& dims) const {
+  Handle create_dataset(const std::string& name, hid_t file_type, const std::vector<hsize_t>& dims,
+                        int deflate = 0) const {
     Handle space = c_.check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
                             H5Sclose, "H5Screate_simple" + quoted(name));
     Handle dcpl = c_.check(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "H5Pcreate");
     // Every element is written below, so skip the fill pass.
     c_.check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
+    if (deflate > 0) {
+      // One block per chunk: each rank compresses its own rows (parallel HDF5 >= 1.10.2
+      // supports filters with collective writes).
+      std::vector<hsize_t> chunk(dims);
+      chunk[0] = 1;
+      c_.check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()),
+               "H5Pset_chunk" + quoted(name));
+      c_.check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(deflate)),
+               "H5Pset_deflate" + quoted(name));
+    }
     return c_.check(H5Dcreate2(file_.get(), name.c_str(), file_type, space.get(), H5P_DEFAULT,
                                dcpl.get(), H5P_DEFAULT),
                     H5Dclose, "H5Dcreate2" + quoted(name));
@@ -463,6 +485,49 @@ class Writer {
     }
     c_.check(H5Dwrite(dset.get(), mem_type, mspace.get(), fspace.get(), dxpl_.get(), buf),
              "H5Dwrite" + quoted(name));
+    if (rank_ == 0) {
+      // Memory and file types have the same bytes here (little-endian, packed records).
+      const hssize_t n = H5Sget_simple_extent_npoints(fspace.get());
+      const std::size_t bytes = static_cast<std::size_t>(n) * H5Tget_size(mem_type);
+      manifest_.push_back({name, crc_of(buf, bytes), bytes});
+    }
+  }
+
+  static std::uint32_t crc_of(const void* buf, std::size_t bytes) {
+    uLong crc = crc32_z(0L, Z_NULL, 0);
+    return static_cast<std::uint32_t>(
+        crc32_z(crc, static_cast<const Bytef*>(buf), static_cast<z_size_t>(bytes)));
+  }
+
+  /// Collective: the manifest (a JSON string) as the last dataset, written by rank 0.
+  void write_manifest() const {
+    std::string text;
+    if (rank_ == 0) {
+      nlohmann::json j;
+      j["format"] = "tessera-manifest-1";
+      j["algorithm"] = "crc32";
+      j["datasets"] = nlohmann::json::array();
+      for (const auto& e : manifest_)
+        j["datasets"].push_back({{"name", e.name}, {"crc32", e.crc32}, {"bytes", e.bytes}});
+      text = j.dump();
+    }
+    unsigned long len = text.size();
+    MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG, 0, comm_);
+    text.resize(len);
+    MPI_Bcast(text.data(), static_cast<int>(len), MPI_CHAR, 0, comm_);
+    Handle type = string_type(c_, std::max<std::size_t>(len, 1));
+    Handle space = c_.check(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate" + quoted(kManifestName));
+    Handle dset = c_.check(H5Dcreate2(file_.get(), kManifestName, type.get(), space.get(),
+                                      H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                           H5Dclose, std::string("H5Dcreate2") + quoted(kManifestName));
+    Handle fspace = c_.check(H5Dget_space(dset.get()), H5Sclose, "H5Dget_space");
+    Handle mspace = c_.check(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate");
+    if (rank_ != 0) {
+      c_.check(H5Sselect_none(fspace.get()), "H5Sselect_none");
+      c_.check(H5Sselect_none(mspace.get()), "H5Sselect_none");
+    }
+    c_.check(H5Dwrite(dset.get(), type.get(), mspace.get(), fspace.get(), dxpl_.get(), text.data()),
+             std::string("H5Dwrite") + quoted(kManifestName));
   }
 
   void write_ints(const std::string& name, const std::vector<int>& values,
@@ -590,7 +655,7 @@ class Writer {
     MPI_Allreduce(MPI_IN_PLACE, extrema.data(), 2, MPI_DOUBLE, MPI_MIN, comm_);
 
     Handle dset = create_dataset(name, s_.double_precision ? H5T_IEEE_F64LE : H5T_IEEE_F32LE,
-                                 std::vector<hsize_t>(dims.begin(), dims.end()));
+                                 std::vector<hsize_t>(dims.begin(), dims.end()), s_.deflate);
     Handle fspace = c_.check(H5Dget_space(dset.get()), H5Sclose, "H5Dget_space" + quoted(name));
     select_rows(fspace, name);
     const hsize_t mdim = std::max<hsize_t>(count, 1);
@@ -607,6 +672,26 @@ class Writer {
 
     write_attribute(dset, name, "minimum", extrema[0]);
     write_attribute(dset, name, "maximum", -extrema[1]);
+
+    // Checksum of the whole dataset in file order: each rank checksums its rows, the
+    // row checksums are summed (one contributor per row) and chained with crc32_combine,
+    // so the result does not depend on how rows are spread over ranks.
+    const std::size_t elem = s_.double_precision ? sizeof(double) : sizeof(float);
+    const std::size_t row_bytes = cells * elem;
+    std::vector<unsigned long long> row_crc(n, 0);
+    for (std::size_t r = 0; r < s_.local_rows.size(); ++r) {
+      const void* p = s_.double_precision ? static_cast<const void*>(values + r * cells)
+                                          : static_cast<const void*>(single.data() + r * cells);
+      row_crc[static_cast<std::size_t>(s_.local_rows[r])] = crc_of(p, row_bytes);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, row_crc.data(), static_cast<int>(n), MPI_UNSIGNED_LONG_LONG,
+                  MPI_SUM, comm_);
+    if (rank_ == 0) {
+      uLong crc = crc32_z(0L, Z_NULL, 0);
+      for (const auto rc : row_crc)
+        crc = crc32_combine(crc, static_cast<uLong>(rc), static_cast<z_off_t>(row_bytes));
+      manifest_.push_back({name, static_cast<std::uint32_t>(crc), row_bytes * n});
+    }
   }
 
   /// This rank's rows as a union of hyperslabs, one per run of consecutive rows.
@@ -649,6 +734,7 @@ class Writer {
   int rank_ = 0;
   Handle file_;  // declared before dxpl_ so it is closed after it
   Handle dxpl_;
+  mutable std::vector<ManifestEntry> manifest_;  ///< rank 0 only
 };
 
 // ---------------------------------------------------------------------------------------
@@ -877,6 +963,146 @@ void write_flash_file(MPI_Comm comm, const FlashFileSpec& spec) {
 FlashFileSpec read_flash_file(const std::string& path) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   return Reader(path).run();
+}
+
+namespace {
+
+herr_t collect_name(hid_t, const char* name, const H5L_info_t*, void* out) {
+  static_cast<std::vector<std::string>*>(out)->push_back(name);
+  return 0;
+}
+
+/// CRC-32 of a dataset's elements as stored, read in slabs of whole rows.
+/// Returns false (and sets why) if HDF5 cannot read it.
+bool dataset_crc(hid_t dset, std::uint32_t& crc_out, std::uint64_t& bytes_out, std::string& why) {
+  Handle ftype(H5Dget_type(dset), H5Tclose);
+  Handle space(H5Dget_space(dset), H5Sclose);
+  if (ftype.get() < 0 || space.get() < 0) {
+    why = "cannot read its type or shape";
+    return false;
+  }
+  const std::size_t elem = H5Tget_size(ftype.get());
+  const int nd = H5Sget_simple_extent_ndims(space.get());
+  std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(nd, 0)));
+  if (nd > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  hsize_t row_elems = 1;
+  for (int d = 1; d < nd; ++d) row_elems *= dims[static_cast<std::size_t>(d)];
+  const hsize_t nrows = nd > 0 ? dims[0] : 1;
+  bytes_out = static_cast<std::uint64_t>(nrows * row_elems * elem);
+  uLong crc = crc32_z(0L, Z_NULL, 0);
+  const hsize_t slab = std::max<hsize_t>(1, (hsize_t(64) << 20) / std::max<hsize_t>(1, row_elems * elem));
+  std::vector<unsigned char> buf;
+  for (hsize_t r0 = 0; r0 < nrows; r0 += slab) {
+    const hsize_t rows = std::min(slab, nrows - r0);
+    const hsize_t count = rows * row_elems;
+    buf.resize(static_cast<std::size_t>(count * elem));
+    herr_t rc;
+    if (nd == 0) {
+      rc = H5Dread(dset, ftype.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data());
+    } else {
+      std::vector<hsize_t> start(dims.size(), 0), block(dims);
+      start[0] = r0;
+      block[0] = rows;
+      Handle fs(H5Scopy(space.get()), H5Sclose);
+      H5Sselect_hyperslab(fs.get(), H5S_SELECT_SET, start.data(), nullptr, block.data(), nullptr);
+      Handle ms(H5Screate_simple(1, &count, nullptr), H5Sclose);
+      rc = H5Dread(dset, ftype.get(), ms.get(), fs.get(), H5P_DEFAULT, buf.data());
+    }
+    if (rc < 0) {
+      why = "HDF5 cannot read rows " + std::to_string(r0) + ".." + std::to_string(r0 + rows - 1) +
+            " (damaged data or metadata)";
+      return false;
+    }
+    crc = crc32_z(crc, buf.data(), buf.size());
+  }
+  crc_out = static_cast<std::uint32_t>(crc);
+  return true;
+}
+
+}  // namespace
+
+FileCheck check_flash_file(const std::string& path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  FileCheck out;
+  auto problem = [&](std::string s) { out.problems.push_back(std::move(s)); };
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    problem("no such file");
+    return out;
+  }
+  const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
+  if (is_hdf5 <= 0) {
+    problem(is_hdf5 == 0 ? "not an HDF5 file (truncated or overwritten?)"
+                         : "cannot read the file signature");
+    return out;
+  }
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (file.get() < 0) {
+    problem("HDF5 cannot open the file (damaged metadata)");
+    return out;
+  }
+  if (H5Lexists(file.get(), kManifestName, H5P_DEFAULT) <= 0) {
+    problem(std::string("no checksum manifest ('") + kManifestName +
+            "' is missing): not written by tessera, or the write did not finish");
+    return out;
+  }
+  nlohmann::json manifest;
+  {
+    Handle dset(H5Dopen2(file.get(), kManifestName, H5P_DEFAULT), H5Dclose);
+    Handle type(dset.get() >= 0 ? H5Dget_type(dset.get()) : -1, H5Tclose);
+    std::string text;
+    if (type.get() >= 0) text.resize(H5Tget_size(type.get()));
+    if (dset.get() < 0 || type.get() < 0 ||
+        H5Dread(dset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()) < 0) {
+      problem("the checksum manifest cannot be read");
+      return out;
+    }
+    text.resize(strnlen(text.data(), text.size()));
+    manifest = nlohmann::json::parse(text, nullptr, false);
+    if (manifest.is_discarded() || !manifest.contains("datasets")) {
+      problem("the checksum manifest is not valid JSON");
+      return out;
+    }
+  }
+  std::set<std::string> listed{kManifestName};
+  for (const auto& e : manifest["datasets"]) {
+    const std::string name = e.value("name", "");
+    listed.insert(name);
+    if (H5Lexists(file.get(), name.c_str(), H5P_DEFAULT) <= 0) {
+      problem("dataset '" + name + "' is missing");
+      continue;
+    }
+    Handle dset(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
+    std::uint32_t crc = 0;
+    std::uint64_t bytes = 0;
+    std::string why;
+    if (dset.get() < 0) {
+      problem("dataset '" + name + "' cannot be opened");
+      continue;
+    }
+    if (!dataset_crc(dset.get(), crc, bytes, why)) {
+      problem("dataset '" + name + "': " + why);
+      continue;
+    }
+    ++out.datasets_checked;
+    out.bytes_checked += bytes;
+    const auto want_bytes = e.value("bytes", std::uint64_t{0});
+    const auto want_crc = e.value("crc32", std::uint32_t{0});
+    char hex[64];
+    if (bytes != want_bytes) {
+      problem("dataset '" + name + "' holds " + std::to_string(bytes) + " bytes, manifest says " +
+              std::to_string(want_bytes));
+    } else if (crc != want_crc) {
+      std::snprintf(hex, sizeof hex, "stored %08x, computed %08x", want_crc, crc);
+      problem("dataset '" + name + "': checksum mismatch (" + hex + ")");
+    }
+  }
+  std::vector<std::string> names;
+  H5Literate(file.get(), H5_INDEX_NAME, H5_ITER_NATIVE, nullptr, collect_name, &names);
+  for (const auto& n : names)
+    if (listed.count(n) == 0) problem("dataset '" + n + "' is not in the checksum manifest");
+  out.ok = out.problems.empty();
+  return out;
 }
 
 }  // namespace tessera::io

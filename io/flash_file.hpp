@@ -45,7 +45,37 @@ struct FlashFileSpec {
   std::vector<std::string> var_names;
   std::vector<int> local_rows;
   std::vector<double> data;
+
+  // Writing options (not stored in the file as such).
+  /// MPI-IO hints (romio_cb_write, cb_buffer_size, cb_nodes, ...) for the file access.
+  std::vector<std::pair<std::string, std::string>> hints;
+  /// HDF5 deflate level 1..9 for the variables (chunked one block per chunk); 0: off.
+  int deflate = 0;
 };
+
+/// One entry of the checksum manifest that every written file carries in the dataset
+/// `tessera manifest` (a JSON string): CRC-32 (zlib) of the dataset's elements as stored
+/// (file datatype, row-major, uncompressed), and their size in bytes.
+struct ManifestEntry {
+  std::string name;
+  std::uint32_t crc32 = 0;
+  std::uint64_t bytes = 0;
+};
+
+/// Name of the manifest dataset (written last).
+inline constexpr const char* kManifestName = "tessera manifest";
+
+/// What `tessera check` reports for one file.
+struct FileCheck {
+  bool ok = false;
+  int datasets_checked = 0;
+  std::uint64_t bytes_checked = 0;
+  std::vector<std::string> problems;  ///< one line each; empty when ok
+};
+
+/// Serial: recompute every manifest entry's checksum and compare; report missing,
+/// extra or unreadable datasets. Never throws for a bad file (it reports it).
+FileCheck check_flash_file(const std::string& path);
 
 /// Collective over comm: write spec.path. Throws tessera::Error naming the file and the
 /// failing HDF5 call on any error (every rank throws).

@@ -16,14 +16,18 @@ int bc_code(mesh::Boundary b) {
 }
 }  // namespace
 
-void write_mesh_file(mesh::Mesh& m, const base::Params& p, const std::string& path,
-                     bool double_precision, const std::vector<OutputVar>& vars,
-                     const OutputInfo& info) {
-  TESSERA_REGION("io/write");
+std::size_t snapshot_bytes(const mesh::Mesh& m, std::size_t nvars) {
+  std::size_t rows = 0;
+  for (const auto& n : m.tree().nodes()) rows += n.owner == m.rank();
+  return rows * m.shape().interior_cells() * nvars * sizeof(double);
+}
+
+FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool double_precision,
+                             const std::vector<OutputVar>& vars, const OutputInfo& info) {
+  TESSERA_REGION("io/snapshot");
   const auto& t = m.tree();
   const int nd = m.ndim(), nx = m.nxb(), N = t.size();
   FlashFileSpec f;
-  f.path = path;
   f.double_precision = double_precision;
   f.ndim = nd;
   f.nxb = nx;
@@ -125,6 +129,8 @@ void write_mesh_file(mesh::Mesh& m, const base::Params& p, const std::string& pa
                    {"globalnumblocks", N}, {"nstep", info.step}, {"dimensionality", nd},
                    {"nprocs", m.nranks()}};
   f.str_scalars = {{"geometry", "cartesian"}};
+  for (const auto& kv : info.int_state) f.int_scalars.push_back(kv);
+  for (const auto& kv : info.real_state) f.real_scalars.push_back(kv);
 
   // This rank's rows: every node it owns, in file (canonical) order.
   const std::size_t cells = std::size_t(f.nxb) * f.nyb * f.nzb;
@@ -135,7 +141,7 @@ void write_mesh_file(mesh::Mesh& m, const base::Params& p, const std::string& pa
   for (std::size_t v = 0; v < vars.size(); ++v)
     for (std::size_t r = 0; r < f.local_rows.size(); ++r)
       vars[v].fill(f.local_rows[r], f.data.data() + (v * f.local_rows.size() + r) * cells);
-  write_flash_file(m.comm(), f);
+  return f;
 }
 
 }  // namespace tessera::io

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/params.hpp"
+#include "io/flash_file.hpp"
 #include "mesh/mesh.hpp"
 
 namespace tessera::io {
@@ -19,11 +20,19 @@ struct OutputVar {
 struct OutputInfo {
   double time = 0, dt = 0;
   int step = 0;
+  /// Further state for restart (output counters, next output times, ...), stored in
+  /// `integer scalars` / `real scalars` under these names.
+  std::vector<std::pair<std::string, int>> int_state;
+  std::vector<std::pair<std::string, double>> real_state;
 };
 
-/// Collective: write every block (parents restricted first by the caller) to `path`.
-void write_mesh_file(mesh::Mesh& m, const base::Params& p, const std::string& path,
-                     bool double_precision, const std::vector<OutputVar>& vars,
-                     const OutputInfo& info);
+/// The snapshot of every block (parents restricted first by the caller) as a FLASH file
+/// description: this rank's rows, tree, parameters. Local (no communication); the copy
+/// it makes is what an asynchronous write holds on to.
+FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool double_precision,
+                             const std::vector<OutputVar>& vars, const OutputInfo& info);
+
+/// Bytes of the variable data this rank's snapshot holds for `nvars` variables.
+std::size_t snapshot_bytes(const mesh::Mesh& m, std::size_t nvars);
 
 }  // namespace tessera::io

@@ -439,4 +439,34 @@ void Mesh::restrict_parents() {
   }
 }
 
+void Mesh::restore(const std::vector<std::pair<int, IVec>>& refined) {
+  Tree t(tree_.geometry());
+  std::vector<std::vector<IVec>> by_level;
+  for (const auto& [level, pos] : refined) {
+    if (level < 0) throw Error("restart: negative refinement level in the tree");
+    if (level >= static_cast<int>(by_level.size())) by_level.resize(level + 1);
+    by_level[level].push_back(pos);
+  }
+  for (int L = 0; L < static_cast<int>(by_level.size()); ++L) {
+    std::vector<Flag> flags(t.size(), Flag::keep);
+    for (const auto& pos : by_level[L]) {
+      const int id = t.find(L, pos);
+      if (id < 0 || t.node(id).level != L || !t.node(id).leaf())
+        throw Error("restart: the checkpoint's tree refines a block at level " +
+                    std::to_string(L + 1) + " that does not exist");
+      flags[id] = Flag::refine;
+    }
+    t = t.rebuild(flags).tree;
+  }
+  t.distribute(nranks_, round_robin_);
+  check_maxblocks(t);
+  for (int id = 0; id < tree_.size(); ++id)
+    if (slot_[id] >= 0) storage_.release(slot_[id]);
+  tree_ = std::move(t);
+  slot_.assign(tree_.size(), -1);
+  for (int id = 0; id < tree_.size(); ++id)
+    if (tree_.node(id).owner == rank_) slot_[id] = storage_.acquire();
+  after_tree_change();
+}
+
 }  // namespace tessera::mesh

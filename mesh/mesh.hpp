@@ -85,6 +85,13 @@ class Mesh {
   /// Collective: fill every parent block with the average of its children, finest first.
   void restrict_parents();
 
+  /// Collective (restart): replace the tree by the one in which exactly the nodes listed
+  /// in `refined` ((0-based level, position) of every node with children) are refined.
+  /// Built from the roots level by level, so node ids come out in canonical order;
+  /// distributed as a fresh run on this many ranks would be. Block contents are zeroed;
+  /// the caller fills every owned node. Throws if a listed node does not exist.
+  void restore(const std::vector<std::pair<int, IVec>>& refined);
+
   FluxRegister& flux_register() { return *fluxreg_; }
 
  private:

@@ -1,0 +1,243 @@
+#include "io/output_manager.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "base/error.hpp"
+#include "io/publish.hpp"
+#include "perf/timers.hpp"
+
+namespace tessera::io {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+}  // namespace
+
+OutputManager::OutputManager(MPI_Comm comm, OutputConfig cfg) : cfg_(std::move(cfg)) {
+  MPI_Comm_rank(comm, &rank_);
+  MPI_Comm_dup(comm, &comm_);
+  if (cfg_.async && !cfg_.thread_multiple) {
+    cfg_.async = false;
+    note_ = "io.async requested but MPI does not provide MPI_THREAD_MULTIPLE: writing synchronously";
+  }
+  if (!cfg_.stage_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(cfg_.stage_dir, ec);
+    if (ec)
+      throw Error("io.stage_dir: cannot create '" + cfg_.stage_dir + "': " + ec.message());
+  }
+  if (cfg_.async || !cfg_.stage_dir.empty()) thread_ = std::thread([this] { loop(); });
+}
+
+OutputManager::~OutputManager() {
+  {
+    std::lock_guard<std::mutex> lk(m_);
+    stop_ = true;  // the loop finishes the queue first: nothing queued is lost
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  MPI_Comm_free(&comm_);
+}
+
+void OutputManager::loop() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lk(m_);
+      cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stop_ and nothing left
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    try {
+      if (job.type == Job::write) {
+        TESSERA_REGION(job.kind == OutputKind::checkpoint ? "io_thread/checkpoint"
+                                                          : "io_thread/plotfile");
+        execute(job);
+      } else {
+        do_drain(job.staged, job.name, job.kind);
+      }
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lk(m_);
+      if (error_.empty()) error_ = e.what();
+    }
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      if (job.type == Job::write) {
+        in_flight_[static_cast<int>(job.kind)] = false;
+        held_bytes_ -= job.bytes;
+      }
+      done_id_ = job.id;
+    }
+    cv_.notify_all();
+  }
+}
+
+void OutputManager::execute(Job& job) {
+  const auto t0 = Clock::now();
+  const std::string final_path = (fs::path(cfg_.dir) / job.name).string();
+  const std::string written = write_and_publish(comm_, job.spec, final_path, cfg_.stage_dir);
+  job.spec = FlashFileSpec{};  // release the snapshot before the (slow) drain
+  const double sec = since(t0);
+  const int k = static_cast<int>(job.kind);
+  {
+    std::lock_guard<std::mutex> lk(m_);
+    stats_[k].write_seconds += sec;
+    stats_[k].count += 1;
+    if (rank_ == 0) stats_[k].bytes += file_bytes(written);
+  }
+  if (cfg_.stage_dir.empty()) {
+    if (rank_ == 0) published_one(job.name, job.kind);
+    return;
+  }
+  if (rank_ != 0) return;
+  if (cfg_.async) {
+    do_drain(written, job.name, job.kind);  // already on the I/O thread
+  } else {
+    Job d;
+    d.type = Job::drain;
+    d.kind = job.kind;
+    d.name = job.name;
+    d.staged = written;
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      d.id = next_id_++;
+      queue_.push_back(std::move(d));
+    }
+    cv_.notify_all();
+  }
+}
+
+void OutputManager::do_drain(const std::string& staged, const std::string& name, OutputKind kind) {
+  const auto t0 = Clock::now();
+  drain_staged(staged, (fs::path(cfg_.dir) / name).string());
+  {
+    std::lock_guard<std::mutex> lk(m_);
+    stats_[static_cast<int>(kind)].drain_seconds += since(t0);
+  }
+  published_one(name, kind);
+}
+
+void OutputManager::published_one(const std::string& name, OutputKind kind) {
+  std::vector<std::string> remove;
+  {
+    std::lock_guard<std::mutex> lk(m_);
+    published_.push_back(name);
+    if (kind == OutputKind::checkpoint && cfg_.keep_checkpoints > 0) {
+      std::vector<std::string> chk;
+      for (const auto& p : published_)
+        if (p.find("_hdf5_chk_") != std::string::npos) chk.push_back(p);
+      const int extra = static_cast<int>(chk.size()) - cfg_.keep_checkpoints;
+      for (int i = 0; i < extra; ++i) remove.push_back(chk[static_cast<std::size_t>(i)]);
+      for (const auto& r : remove) published_.erase(std::find(published_.begin(), published_.end(), r));
+    }
+  }
+  for (const auto& r : remove) ::unlink((fs::path(cfg_.dir) / r).c_str());
+}
+
+void OutputManager::write(OutputKind kind, const std::string& name, std::size_t estimate_bytes,
+                          const std::function<FlashFileSpec()>& assemble, bool force_sync) {
+  const auto t0 = Clock::now();
+  const int k = static_cast<int>(kind);
+  if (!cfg_.async) {
+    Job job;
+    job.kind = kind;
+    job.name = name;
+    job.spec = assemble();
+    execute(job);
+    std::lock_guard<std::mutex> lk(m_);
+    stats_[k].blocked_seconds += since(t0);
+    return;
+  }
+  bool sync = force_sync;
+  std::unique_lock<std::mutex> lk(m_);
+  // At most one output of each kind in flight.
+  cv_.wait(lk, [&] { return !in_flight_[k]; });
+  if (!sync && held_bytes_ + estimate_bytes > cfg_.budget) {
+    if (cfg_.overflow_wait) {
+      ++stats_[k].budget_waits;
+      cv_.wait(lk, [&] { return held_bytes_ == 0; });
+    }
+    if (!cfg_.overflow_wait || estimate_bytes > cfg_.budget) {
+      sync = true;
+      ++stats_[k].sync_fallbacks;
+    }
+  }
+  lk.unlock();
+  Job job;
+  job.kind = kind;
+  job.name = name;
+  job.spec = assemble();  // the staging copy, made by the step loop
+  job.bytes = sync ? 0 : estimate_bytes;
+  lk.lock();
+  job.id = next_id_++;
+  const std::uint64_t id = job.id;
+  in_flight_[k] = true;
+  held_bytes_ += job.bytes;
+  queue_.push_back(std::move(job));
+  lk.unlock();
+  cv_.notify_all();
+  if (sync) {
+    lk.lock();
+    cv_.wait(lk, [&] { return done_id_ >= id; });
+    lk.unlock();
+  }
+  lk.lock();
+  stats_[k].blocked_seconds += since(t0);
+}
+
+void OutputManager::drain() {
+  std::unique_lock<std::mutex> lk(m_);
+  cv_.wait(lk, [&] { return queue_.empty() && done_id_ + 1 >= next_id_; });
+}
+
+std::string OutputManager::local_error() const {
+  std::lock_guard<std::mutex> lk(m_);
+  return error_;
+}
+
+std::vector<std::string> OutputManager::published() const {
+  std::lock_guard<std::mutex> lk(m_);
+  return published_;
+}
+
+nlohmann::json OutputManager::stats_json(MPI_Comm comm) const {
+  OutputStats s[2];
+  {
+    std::lock_guard<std::mutex> lk(m_);
+    s[0] = stats_[0];
+    s[1] = stats_[1];
+  }
+  nlohmann::json j;
+  const char* names[2] = {"checkpoint", "plotfile"};
+  for (int k = 0; k < 2; ++k) {
+    double t[3] = {s[k].blocked_seconds, s[k].write_seconds, s[k].drain_seconds};
+    MPI_Allreduce(MPI_IN_PLACE, t, 3, MPI_DOUBLE, MPI_MAX, comm);
+    const double hidden = t[1] > 0 ? std::clamp(1.0 - t[0] / t[1], 0.0, 1.0) : 0.0;
+    j[names[k]] = {{"count", s[k].count},
+                   {"bytes", s[k].bytes},
+                   {"blocked_seconds", t[0]},
+                   {"write_seconds", t[1]},
+                   {"drain_seconds", t[2]},
+                   {"sync_fallbacks", s[k].sync_fallbacks},
+                   {"budget_waits", s[k].budget_waits},
+                   {"hidden_fraction", hidden}};
+  }
+  j["async"] = cfg_.async;
+  j["budget_bytes"] = cfg_.budget;
+  j["overflow"] = cfg_.overflow_wait ? "wait" : "sync";
+  j["stage_dir"] = cfg_.stage_dir;
+  if (!note_.empty()) j["note"] = note_;
+  return j;
+}
+
+}  // namespace tessera::io

@@ -1,0 +1,114 @@
+#pragma once
+// Every output of a run goes through the OutputManager. Synchronous mode writes on the
+// calling thread. Asynchronous mode (io.async) hands a snapshot to one I/O thread per
+// rank, which owns every HDF5 call (Debian's parallel HDF5 is not thread-safe) and
+// writes on a duplicated communicator (MPI_THREAD_MULTIPLE):
+//   - the step loop copies what must be written into a staging snapshot, under a byte
+//     budget (io.async_budget); when the budget would be exceeded it waits for earlier
+//     outputs to finish ("wait") or writes this one synchronously ("sync"), and counts it;
+//   - at most one output of each kind is in flight;
+//   - an error on any rank's I/O thread is reported by local_error(); the driver turns it
+//     into an error on every rank at the next step (a collective check);
+//   - the destructor (and drain()) finish every queued output, so nothing is lost.
+// With io.stage_dir the file is written to the staging directory and rank 0 drains it to
+// the run directory in the background (same atomic publish at the destination).
+#include <mpi.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "io/flash_file.hpp"
+
+namespace tessera::io {
+
+enum class OutputKind { checkpoint = 0, plotfile = 1 };
+
+struct OutputConfig {
+  std::string dir;                 ///< run directory (final names)
+  std::string stage_dir;           ///< empty: no staging
+  bool async = false;
+  std::size_t budget = std::size_t(1) << 30;  ///< staging bytes held by queued outputs
+  bool overflow_wait = true;       ///< budget exceeded: wait (true) or write synchronously
+  int keep_checkpoints = 0;        ///< rolling checkpoints: keep the newest K (0: all)
+  bool thread_multiple = false;    ///< MPI provides MPI_THREAD_MULTIPLE
+};
+
+struct OutputStats {
+  int count = 0;
+  std::uint64_t bytes = 0;        ///< bytes of the published files
+  double blocked_seconds = 0;     ///< step loop time spent in output (snapshot + waits)
+  double write_seconds = 0;       ///< time the writes took (write + fsync + publish)
+  double drain_seconds = 0;       ///< staging drain (rank 0)
+  int sync_fallbacks = 0;         ///< written synchronously although io.async was on
+  int budget_waits = 0;           ///< waited for earlier outputs because of the budget
+};
+
+class OutputManager {
+ public:
+  /// Collective over comm (duplicates it for the I/O thread).
+  OutputManager(MPI_Comm comm, OutputConfig cfg);
+  ~OutputManager();
+  OutputManager(const OutputManager&) = delete;
+  OutputManager& operator=(const OutputManager&) = delete;
+
+  /// Collective (every rank calls it for the same outputs in the same order). Writes the
+  /// snapshot that `assemble` returns as `<dir>/<name>`. `estimate_bytes` is the snapshot
+  /// size, checked against the budget before assembling. `force_sync`: wait until it is
+  /// published (final checkpoint, signals).
+  void write(OutputKind kind, const std::string& name, std::size_t estimate_bytes,
+             const std::function<FlashFileSpec()>& assemble, bool force_sync);
+
+  /// Wait until every queued write and drain has finished (local).
+  void drain();
+  /// Non-empty if this rank's I/O thread (or drain) failed: the first error's message.
+  std::string local_error() const;
+  /// Published files in order (rank 0's view; names only).
+  std::vector<std::string> published() const;
+  bool async() const { return cfg_.async; }
+  std::string async_note() const { return note_; }  ///< why async fell back, if it did
+  /// Collective: {"checkpoint": {...}, "plotfile": {...}, "async": bool, ...}; blocked and
+  /// write seconds are the maximum over ranks.
+  nlohmann::json stats_json(MPI_Comm comm) const;
+
+ private:
+  struct Job {
+    enum Type { write, drain } type = write;
+    OutputKind kind = OutputKind::checkpoint;
+    std::string name;      ///< final file name (no directory)
+    std::string staged;    ///< drain: staged path
+    FlashFileSpec spec;
+    std::size_t bytes = 0;  ///< budget bytes held
+    std::uint64_t id = 0;
+  };
+  MPI_Comm comm_ = MPI_COMM_NULL;  ///< the I/O thread's communicator
+  int rank_ = 0;
+  OutputConfig cfg_;
+  std::string note_;
+  mutable std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<Job> queue_;
+  bool stop_ = false;
+  bool in_flight_[2] = {false, false};
+  std::size_t held_bytes_ = 0;
+  std::uint64_t next_id_ = 1, done_id_ = 0;
+  std::string error_;
+  std::vector<std::string> published_;
+  OutputStats stats_[2];
+  std::thread thread_;
+
+  void loop();
+  /// Write + publish (+ drain when staging in async mode). Runs on the I/O thread in
+  /// async mode, on the caller otherwise.
+  void execute(Job& job);
+  void do_drain(const std::string& staged, const std::string& name, OutputKind kind);
+  void published_one(const std::string& name, OutputKind kind);
+};
+
+}  // namespace tessera::io

@@ -1,0 +1,139 @@
+#include "io/publish.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "base/error.hpp"
+
+namespace tessera::io {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string errno_text() { return std::strerror(errno); }
+
+/// Collective: if any rank has a message, every rank throws the lowest rank's.
+void agree(MPI_Comm comm, const std::string& message) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int mine = message.empty() ? size : rank;
+  int first = size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == size) return;
+  std::string text = message;
+  int len = static_cast<int>(text.size());
+  MPI_Bcast(&len, 1, MPI_INT, first, comm);
+  text.resize(static_cast<std::size_t>(len));
+  MPI_Bcast(text.data(), len, MPI_CHAR, first, comm);
+  throw Error(text);
+}
+
+}  // namespace
+
+void fsync_path(const std::string& path, bool directory) {
+  const int fd = ::open(path.c_str(), directory ? (O_RDONLY | O_DIRECTORY) : O_RDONLY);
+  if (fd < 0) throw Error("cannot open '" + path + "' to fsync it: " + errno_text());
+  const int rc = ::fsync(fd);
+  const std::string why = rc != 0 ? errno_text() : "";
+  ::close(fd);
+  if (rc != 0) throw Error("fsync of '" + path + "' failed: " + why);
+}
+
+std::uint64_t file_bytes(const std::string& path) {
+  std::error_code ec;
+  const auto n = fs::file_size(path, ec);
+  return ec ? 0 : static_cast<std::uint64_t>(n);
+}
+
+std::string write_and_publish(MPI_Comm comm, FlashFileSpec& spec, const std::string& final_path,
+                              const std::string& stage_dir) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const fs::path final_p(final_path);
+  const std::string target =
+      stage_dir.empty() ? final_path : (fs::path(stage_dir) / final_p.filename()).string();
+  const std::string tmp = target + ".tmp";
+  spec.path = tmp;
+  std::string why;
+  try {
+    write_flash_file(comm, spec);
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  try {
+    agree(comm, why);
+  } catch (...) {
+    if (rank == 0) ::unlink(tmp.c_str());
+    throw;
+  }
+  // Every rank's part is in the file. Rank 0 makes it durable and visible.
+  why.clear();
+  if (rank == 0) {
+    try {
+      fsync_path(tmp, false);
+      if (::rename(tmp.c_str(), target.c_str()) != 0)
+        throw Error("cannot rename '" + tmp + "' to '" + target + "': " + errno_text());
+      const fs::path dir = fs::path(target).parent_path();
+      fsync_path(dir.empty() ? std::string(".") : dir.string(), true);
+    } catch (const std::exception& e) {
+      why = e.what();
+      ::unlink(tmp.c_str());
+    }
+  }
+  agree(comm, why);
+  return target;
+}
+
+void drain_staged(const std::string& staged_path, const std::string& final_path) {
+  const std::string tmp = final_path + ".tmp";
+  const int in = ::open(staged_path.c_str(), O_RDONLY);
+  if (in < 0) throw Error("cannot open staged file '" + staged_path + "': " + errno_text());
+  const int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (out < 0) {
+    const std::string e = errno_text();
+    ::close(in);
+    throw Error("cannot create '" + tmp + "': " + e);
+  }
+  std::vector<char> buf(std::size_t(8) << 20);
+  std::string why;
+  for (;;) {
+    const ssize_t n = ::read(in, buf.data(), buf.size());
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      why = "reading '" + staged_path + "' failed: " + errno_text();
+      break;
+    }
+    for (ssize_t off = 0; off < n;) {
+      const ssize_t w = ::write(out, buf.data() + off, static_cast<std::size_t>(n - off));
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        why = "writing '" + tmp + "' failed: " + errno_text();
+        break;
+      }
+      off += w;
+    }
+    if (!why.empty()) break;
+  }
+  if (why.empty() && ::fsync(out) != 0) why = "fsync of '" + tmp + "' failed: " + errno_text();
+  ::close(in);
+  if (::close(out) != 0 && why.empty()) why = "closing '" + tmp + "' failed: " + errno_text();
+  if (why.empty() && ::rename(tmp.c_str(), final_path.c_str()) != 0)
+    why = "cannot rename '" + tmp + "' to '" + final_path + "': " + errno_text();
+  if (!why.empty()) {
+    ::unlink(tmp.c_str());
+    throw Error(why);
+  }
+  const fs::path dir = fs::path(final_path).parent_path();
+  fsync_path(dir.empty() ? std::string(".") : dir.string(), true);
+  ::unlink(staged_path.c_str());
+}
+
+}  // namespace tessera::io
