@@ -44,6 +44,9 @@ void declare_params(base::Params& p) {
                    "MPI-IO hint cb_buffer_size in bytes (K/M/G suffixes); empty: MPI's default");
   p.declare_int("io.cb_nodes", 0, 0, 1000000, "MPI-IO hint cb_nodes (aggregators; 0: MPI's default)");
   p.declare_string_list("io.mpi_hints", {}, "further MPI-IO hints as \"key=value\"");
+  p.declare_int("io.inject_write_error", 0, 0, 2000000000,
+                "fault injection for tests: the N-th output of the run fails on the last rank "
+                "after its data is written (0: off)");
 }
 
 OutputConfig config_from(const base::Params& p, const std::string& run_dir, bool thread_multiple) {
@@ -59,6 +62,7 @@ OutputConfig config_from(const base::Params& p, const std::string& run_dir, bool
   c.overflow_wait = p.get_string("io.async_overflow") == "wait";
   c.keep_checkpoints = static_cast<int>(p.get_int("io.checkpoint_keep"));
   c.thread_multiple = thread_multiple;
+  c.inject_write_error = static_cast<int>(p.get_int("io.inject_write_error"));
   return c;
 }
 

@@ -85,7 +85,8 @@ void OutputManager::loop() {
 void OutputManager::execute(Job& job) {
   const auto t0 = Clock::now();
   const std::string final_path = (fs::path(cfg_.dir) / job.name).string();
-  const std::string written = write_and_publish(comm_, job.spec, final_path, cfg_.stage_dir);
+  const std::string written =
+      write_and_publish(comm_, job.spec, final_path, cfg_.stage_dir, job.inject);
   job.spec = FlashFileSpec{};  // release the snapshot before the (slow) drain
   const double sec = since(t0);
   const int k = static_cast<int>(job.kind);
@@ -148,10 +149,12 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
                           const std::function<FlashFileSpec()>& assemble, bool force_sync) {
   const auto t0 = Clock::now();
   const int k = static_cast<int>(kind);
+  const bool inject = ++submitted_ == cfg_.inject_write_error;
   if (!cfg_.async) {
     Job job;
     job.kind = kind;
     job.name = name;
+    job.inject = inject;
     job.spec = assemble();
     execute(job);
     std::lock_guard<std::mutex> lk(m_);
@@ -176,6 +179,7 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
   Job job;
   job.kind = kind;
   job.name = name;
+  job.inject = inject;
   job.spec = assemble();  // the staging copy, made by the step loop
   job.bytes = sync ? 0 : estimate_bytes;
   lk.lock();

@@ -38,6 +38,7 @@ struct OutputConfig {
   bool overflow_wait = true;       ///< budget exceeded: wait (true) or write synchronously
   int keep_checkpoints = 0;        ///< rolling checkpoints: keep the newest K (0: all)
   bool thread_multiple = false;    ///< MPI provides MPI_THREAD_MULTIPLE
+  int inject_write_error = 0;      ///< tests: the N-th output fails on the last rank (0: off)
 };
 
 struct OutputStats {
@@ -86,6 +87,7 @@ class OutputManager {
     FlashFileSpec spec;
     std::size_t bytes = 0;  ///< budget bytes held
     std::uint64_t id = 0;
+    bool inject = false;
   };
   MPI_Comm comm_ = MPI_COMM_NULL;  ///< the I/O thread's communicator
   int rank_ = 0;
@@ -98,6 +100,7 @@ class OutputManager {
   bool in_flight_[2] = {false, false};
   std::size_t held_bytes_ = 0;
   std::uint64_t next_id_ = 1, done_id_ = 0;
+  int submitted_ = 0;
   std::string error_;
   std::vector<std::string> published_;
   OutputStats stats_[2];

@@ -53,9 +53,10 @@ std::uint64_t file_bytes(const std::string& path) {
 }
 
 std::string write_and_publish(MPI_Comm comm, FlashFileSpec& spec, const std::string& final_path,
-                              const std::string& stage_dir) {
-  int rank = 0;
+                              const std::string& stage_dir, bool inject_failure) {
+  int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
   const fs::path final_p(final_path);
   const std::string target =
       stage_dir.empty() ? final_path : (fs::path(stage_dir) / final_p.filename()).string();
@@ -64,6 +65,9 @@ std::string write_and_publish(MPI_Comm comm, FlashFileSpec& spec, const std::str
   std::string why;
   try {
     write_flash_file(comm, spec);
+    if (inject_failure && rank == size - 1)
+      why = "cannot write '" + tmp + "' on rank " + std::to_string(rank) +
+            ": injected failure (io.inject_write_error)";
   } catch (const std::exception& e) {
     why = e.what();
   }

@@ -23,8 +23,9 @@ namespace tessera::io {
 /// `final_path`, or, when `stage_dir` is not empty, as `<stage_dir>/<file name>` ready to
 /// be drained (returned path). Returns the path written. Throws tessera::Error on every
 /// rank on failure; nothing partial is left under a final name.
+/// `inject_failure` (tests): the last rank reports a failure after writing its part.
 std::string write_and_publish(MPI_Comm comm, FlashFileSpec& spec, const std::string& final_path,
-                              const std::string& stage_dir);
+                              const std::string& stage_dir, bool inject_failure = false);
 
 /// Rank 0 only (no MPI, no HDF5): copy a staged file to `<final_path>.tmp`, fsync,
 /// rename to `final_path`, fsync the directory, remove the staged file. Throws

@@ -1,0 +1,353 @@
+"""Production I/O (issue "Production I/O"): bitwise restart, sync vs async identity,
+crash safety under kill -9, write failures, corrupted files, the async budget, signals,
+FLASH's .dump_* files, rolling checkpoints and staging.
+
+Datasets compared "bitwise" are every dataset of the file except:
+- `sim info`: it holds the file creation time;
+- `tessera manifest`: checksums of the above;
+- `processor number` and the `nprocs` integer scalar when the rank counts differ;
+- in the runtime-parameter lists, only the parameters the two runs were given differently
+  (asserted to be exactly those).
+"""
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXE = os.environ.get("TESSERA_EXE", str(ROOT / "build" / "bin" / "tessera"))
+MPIRUN = ["mpirun", "--oversubscribe", "--allow-run-as-root"]
+pytestmark = pytest.mark.skipif(not Path(EXE).exists(), reason="tessera executable not built")
+
+AMR2D = ["driver.nend=20", "io.plotfile_interval_steps=0", "io.checkpoint_interval_steps=10"]
+
+
+def cmd(problem, out, *overrides, ranks=1, restart=None):
+    c = [EXE, "run", str(ROOT / "problems" / problem), "--dir", str(out), *overrides]
+    if restart:
+        c += ["--restart", str(restart)]
+    if ranks > 1:
+        c = MPIRUN + ["-n", str(ranks)] + c
+    return c
+
+
+def run(problem, out, *overrides, ranks=1, restart=None, check=True):
+    p = subprocess.run(cmd(problem, out, *overrides, ranks=ranks, restart=restart),
+                       capture_output=True, text=True, timeout=600)
+    if check:
+        assert p.returncode == 0, p.stdout[-1500:] + p.stderr[-1500:]
+    return p
+
+
+def error_line(p):
+    """The executable's one-line reason (mpirun may append its own trailer)."""
+    lines = [l for l in p.stderr.splitlines() if l.startswith("tessera: error:")]
+    assert len(lines) == 1, p.stderr[-2000:]
+    return lines[0]
+
+
+def check(path):
+    return subprocess.run([EXE, "check", str(path)], capture_output=True, text=True)
+
+
+def params_of(f):
+    out = {}
+    for name in ("integer runtime parameters", "real runtime parameters",
+                 "string runtime parameters", "logical runtime parameters"):
+        if name in f:
+            for rec in f[name][()]:
+                out[rec["name"].decode().strip()] = rec["value"]
+    return out
+
+
+def differing_datasets(a, b, allowed_params=(), same_ranks=True):
+    """Names of datasets that differ (see the module doc for what is excluded)."""
+    skip = {"sim info", "tessera manifest"}
+    if not same_ranks:
+        skip.add("processor number")
+    bad = []
+    with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb:
+        if set(fa) != set(fb):
+            return ["dataset sets differ: %s" % (set(fa) ^ set(fb))]
+        for k in fa:
+            if k in skip or "runtime parameters" in k:
+                continue
+            x, y = fa[k][()], fb[k][()]
+            if k == "integer scalars" and not same_ranks:
+                x = x[[r["name"].strip() != b"nprocs" for r in x]]
+                y = y[[r["name"].strip() != b"nprocs" for r in y]]
+            if x.dtype != y.dtype or x.shape != y.shape or x.tobytes() != y.tobytes():
+                bad.append(k)
+        pa, pb = params_of(fa), params_of(fb)
+        diff = {k for k in set(pa) | set(pb) if pa.get(k) != pb.get(k)}
+        if not diff <= set(allowed_params):
+            bad.append("runtime parameters: %s" % sorted(diff - set(allowed_params)))
+    return bad
+
+
+# ---------------------------------------------------------------- restart
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    d = tmp_path_factory.mktemp("full")
+    run("sedov_2d_amr.toml", d, *AMR2D)
+    return d
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_restart_at_step_10_is_bitwise_identical_to_the_uninterrupted_run(
+        uninterrupted, tmp_path, ranks):
+    chk = uninterrupted / "sedov_2d_amr_hdf5_chk_0001"
+    with h5py.File(chk, "r") as f:
+        nstep = dict((r["name"].strip(), r["value"]) for r in f["integer scalars"][()])[b"nstep"]
+    assert nstep == 10
+    p = run("sedov_2d_amr.toml", tmp_path, *AMR2D, ranks=ranks, restart=chk)
+    assert "restarted from" in p.stdout
+    final = "sedov_2d_amr_hdf5_chk_0002"
+    assert not differing_datasets(uninterrupted / final, tmp_path / final,
+                                  same_ranks=ranks == 1)
+    with h5py.File(tmp_path / final, "r") as f:
+        assert f["dens"].shape[0] > 4  # AMR: many blocks, regridded after the restart
+
+
+def test_restart_logs_the_parameters_that_override_the_checkpoint(uninterrupted, tmp_path):
+    chk = uninterrupted / "sedov_2d_amr_hdf5_chk_0001"
+    p = run("sedov_2d_amr.toml", tmp_path, *AMR2D[:-1], "io.checkpoint_interval_steps=0",
+            "driver.nend=12", restart=chk)
+    assert "io.checkpoint_interval_steps: 10 -> 0 (command line)" in p.stdout
+    assert "driver.nend: 20 -> 12 (command line)" in p.stdout
+    assert json.loads((tmp_path / "summary.json").read_text())["steps"] == 12
+
+
+def test_restart_refuses_a_corrupted_checkpoint_naming_the_dataset(uninterrupted, tmp_path):
+    src = uninterrupted / "sedov_2d_amr_hdf5_chk_0001"
+    bad = tmp_path / "corrupt_chk"
+    data = bytearray(src.read_bytes())
+    with h5py.File(src, "r") as f:
+        offset = f["dens"].id.get_offset()
+    data[offset + 1000] ^= 0x40  # flip one bit inside the density dataset
+    bad.write_bytes(bytes(data))
+    c = check(bad)
+    assert c.returncode != 0
+    assert "dataset 'dens': checksum mismatch" in c.stdout
+    p = run("sedov_2d_amr.toml", tmp_path / "r", *AMR2D, restart=bad, check=False)
+    assert p.returncode != 0
+    line = error_line(p)
+    assert line.startswith("tessera: error: refusing to restart") and "'dens'" in line
+
+
+def test_check_accepts_every_published_file_and_rejects_non_files(uninterrupted, tmp_path):
+    files = sorted(uninterrupted.glob("*_hdf5_*"))
+    assert len(files) >= 4
+    for f in files:
+        c = check(f)
+        assert c.returncode == 0 and ": OK (" in c.stdout, c.stdout
+    (tmp_path / "junk").write_bytes(b"not hdf5")
+    assert check(tmp_path / "junk").returncode != 0
+    assert check(tmp_path / "missing").returncode != 0
+    # A truncated file (a crash without atomic publish would leave one) fails.
+    t = tmp_path / "truncated"
+    t.write_bytes(files[-1].read_bytes()[:20000])
+    assert check(t).returncode != 0
+
+
+# ---------------------------------------------------------------- sync vs async
+
+def test_async_outputs_are_identical_to_sync_outputs_on_two_ranks(tmp_path):
+    common = ["driver.nend=30", "io.plotfile_interval_steps=5", "io.checkpoint_interval_steps=5"]
+    run("sedov_2d_amr.toml", tmp_path / "sync", *common, ranks=2)
+    run("sedov_2d_amr.toml", tmp_path / "async", *common, "io.async=true", ranks=2)
+    files = sorted(p.name for p in (tmp_path / "sync").glob("*_hdf5_*"))
+    assert len(files) == 14  # steps 0, 5, ..., 25 and the final step 30
+    assert files == sorted(p.name for p in (tmp_path / "async").glob("*_hdf5_*"))
+    for name in files:
+        assert not differing_datasets(tmp_path / "sync" / name, tmp_path / "async" / name,
+                                      allowed_params={"io.async"}), name
+    s = json.loads((tmp_path / "async" / "summary.json").read_text())
+    io = s["io"]
+    assert io["async"] is True
+    for kind in ("checkpoint", "plotfile"):
+        for key in ("count", "bytes", "blocked_seconds", "write_seconds", "sync_fallbacks",
+                    "hidden_fraction"):
+            assert key in io[kind]
+        assert io[kind]["count"] == 7
+        assert io[kind]["sync_fallbacks"] == 0
+        assert 0.0 <= io[kind]["hidden_fraction"] <= 1.0
+
+
+def test_budget_smaller_than_one_output_falls_back_and_counts(tmp_path):
+    for mode in ("sync", "wait"):
+        out = tmp_path / mode
+        run("sedov_2d_amr.toml", out, "driver.nend=12", "io.plotfile_interval_steps=4",
+            "io.checkpoint_interval_steps=4", "io.async=true", "io.async_budget=16K",
+            f"io.async_overflow={mode}", ranks=2)
+        io = json.loads((out / "summary.json").read_text())["io"]
+        # outputs at steps 0, 4, 8 go through the budget; the final checkpoint is always
+        # synchronous and the final plotfile too falls back.
+        assert io["plotfile"]["sync_fallbacks"] == 4, io
+        assert io["checkpoint"]["sync_fallbacks"] == 3, io
+        assert io["budget_bytes"] == 16384
+        for f in out.glob("*_hdf5_*"):
+            assert check(f).returncode == 0
+
+
+# ---------------------------------------------------------------- failures
+
+def test_injected_write_failure_stops_every_rank_and_publishes_nothing_partial(tmp_path):
+    for extra in ([], ["io.async=true"]):
+        out = tmp_path / ("async" if extra else "sync")
+        p = run("sedov_2d_amr.toml", out, "driver.nend=20", "io.plotfile_interval_steps=0",
+                "io.checkpoint_interval_steps=5", "io.inject_write_error=3", *extra,
+                ranks=2, check=False)
+        assert p.returncode != 0
+        line = error_line(p)
+        assert "injected failure" in line and "rank 1" in line, line
+        names = sorted(f.name for f in out.iterdir())
+        assert not [n for n in names if n.endswith(".tmp")], names
+        # outputs 1 and 2 (the initial plotfile and checkpoint) are published and verify;
+        # the third (checkpoint 1, at step 5) never appears, nor anything after it
+        assert "sedov_2d_amr_hdf5_chk_0000" in names
+        assert "sedov_2d_amr_hdf5_chk_0001" not in names
+        for f in out.glob("*_hdf5_*"):
+            assert check(f).returncode == 0
+
+
+def test_full_disk_gives_a_clear_error_and_no_partial_file(tmp_path):
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(mnt)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here: " + r.stderr.strip())
+    try:
+        p = run("sedov_2d_amr.toml", mnt / "run", "driver.nend=10",
+                "io.checkpoint_interval_steps=5", ranks=2, check=False)
+        assert p.returncode != 0
+        assert "cannot write FLASH file" in error_line(p)
+        for f in (mnt / "run").iterdir():
+            assert not f.name.endswith(".tmp")
+            if "_hdf5_" in f.name:
+                assert check(f).returncode == 0
+    finally:
+        subprocess.run(["umount", str(mnt)])
+
+
+def test_kill_9_at_random_moments_leaves_only_verifiable_checkpoints(tmp_path):
+    """kill -9 the run at random moments while it checkpoints every step; every published
+    checkpoint verifies and the newest restarts. Counts the kills that landed inside a
+    write (a .tmp file left behind)."""
+    rng = random.Random(20261120)
+    inside = 0
+    trials = 8
+    for t in range(trials):
+        out = tmp_path / f"k{t}"
+        c = cmd("sedov_2d_amr.toml", out, "driver.nend=100000", "driver.tmax=1",
+                "io.plotfile_interval_steps=0", "io.checkpoint_interval_steps=1",
+                "io.checkpoint_keep=3")
+        proc = subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1.0 + rng.random() * 1.5)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        names = [f.name for f in out.iterdir()]
+        inside += any(n.endswith(".tmp") for n in names)
+        chks = sorted(out.glob("*_hdf5_chk_????"))
+        assert chks, names
+        assert len(chks) <= 4  # rolling: keep 3 (+1 published while deleting)
+        for f in chks:
+            r = check(f)
+            assert r.returncode == 0, (f.name, r.stdout)
+    print(f"\nkill -9: {inside} of {trials} kills landed inside a checkpoint write")
+    # the newest checkpoint of the last trial restarts and runs on
+    newest = chks[-1]
+    run("sedov_2d_amr.toml", tmp_path / "resumed", "io.plotfile_interval_steps=0",
+        "io.checkpoint_interval_steps=0", "io.checkpoint_keep=0", "driver.tmax=1",
+        f"driver.nend={5 + int(newest.name[-4:]) + 1}", restart=newest)
+    assert inside >= 1, "no kill landed inside a write: the test did not exercise the writer"
+
+
+# ---------------------------------------------------------------- schedule
+
+def test_sigterm_writes_a_checkpoint_and_exits_cleanly(tmp_path):
+    c = cmd("sedov_2d_amr.toml", tmp_path, "driver.nend=100000", "driver.tmax=1",
+            "io.plotfile_interval_steps=0", "io.checkpoint_interval_steps=0")
+    proc = subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert "SIGTERM: checkpoint, then stop" in out
+    s = json.loads((tmp_path / "summary.json").read_text())
+    assert s["stopped_by"] == "SIGTERM"
+    chks = sorted(tmp_path.glob("*_hdf5_chk_*"))
+    assert chks and check(chks[-1]).returncode == 0
+    with h5py.File(chks[-1], "r") as f:
+        nstep = dict((r["name"].strip(), r["value"]) for r in f["integer scalars"][()])[b"nstep"]
+    assert nstep == s["steps"] > 0
+
+
+def test_dump_files_and_kill_file_are_honoured(tmp_path):
+    c = cmd("sedov_2d_amr.toml", tmp_path, "driver.nend=100000", "driver.tmax=1",
+            "io.plotfile_interval_steps=0", "io.checkpoint_interval_steps=0",
+            "io.write_initial=false", "io.write_final=false", ranks=2)
+    proc = subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)
+    (tmp_path / ".dump_plotfile").touch()
+    (tmp_path / ".dump_checkpoint").touch()
+    deadline = time.time() + 60
+    while (tmp_path / ".dump_checkpoint").exists() and time.time() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)
+    (tmp_path / ".kill").touch()
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert ".dump_plotfile found" in out and ".dump_checkpoint found" in out
+    names = sorted(f.name for f in tmp_path.glob("*_hdf5_*"))
+    # the dumped plotfile and checkpoint, then the checkpoint written on .kill
+    assert names == ["sedov_2d_amr_hdf5_chk_0000", "sedov_2d_amr_hdf5_chk_0001",
+                     "sedov_2d_amr_hdf5_plt_cnt_0000"], names
+    assert json.loads((tmp_path / "summary.json").read_text())["stopped_by"] == ".kill"
+
+
+def test_rolling_checkpoints_keep_the_newest_k(tmp_path):
+    run("sedov_2d_amr.toml", tmp_path, "driver.nend=12", "io.plotfile_interval_steps=0",
+        "io.checkpoint_interval_steps=2", "io.checkpoint_keep=2")
+    names = sorted(f.name for f in tmp_path.glob("*_hdf5_chk_*"))
+    # steps 0, 2, ..., 10 give checkpoints 0..5, the final step 12 gives 6
+    assert names == ["sedov_2d_amr_hdf5_chk_0005", "sedov_2d_amr_hdf5_chk_0006"], names
+
+
+def test_staging_directory_drains_to_the_run_directory(tmp_path):
+    stage = tmp_path / "stage"
+    for extra in ([], ["io.async=true"]):
+        out = tmp_path / ("async" if extra else "sync")
+        run("sedov_2d_amr.toml", out, "driver.nend=10", "io.plotfile_interval_steps=5",
+            "io.checkpoint_interval_steps=5", f"io.stage_dir={stage}", *extra, ranks=2)
+        names = sorted(f.name for f in out.glob("*_hdf5_*"))
+        assert len(names) == 6, names
+        for f in out.glob("*_hdf5_*"):
+            assert check(f).returncode == 0
+        assert not list(stage.iterdir())  # drained and removed
+        io = json.loads((out / "summary.json").read_text())["io"]
+        assert io["checkpoint"]["drain_seconds"] > 0
+
+
+def test_compressed_plotfile_and_mpi_hints(tmp_path):
+    run("sedov_2d_amr.toml", tmp_path / "z", "driver.nend=4", "io.plotfile_interval_steps=0",
+        "io.checkpoint_interval_steps=0", "io.plotfile_deflate=6", "io.romio_cb_write=enable",
+        "io.cb_buffer_size=4M", "io.mpi_hints=cb_nodes=1", ranks=2)
+    run("sedov_2d_amr.toml", tmp_path / "p", "driver.nend=4", "io.plotfile_interval_steps=0",
+        "io.checkpoint_interval_steps=0", ranks=2)
+    z = tmp_path / "z" / "sedov_2d_amr_hdf5_plt_cnt_0001"
+    p = tmp_path / "p" / "sedov_2d_amr_hdf5_plt_cnt_0001"
+    assert check(z).returncode == 0
+    with h5py.File(z, "r") as fz, h5py.File(p, "r") as fp:
+        assert fz["dens"].compression == "gzip"
+        assert np.array_equal(fz["dens"][()], fp["dens"][()])
+    assert z.stat().st_size < p.stat().st_size
