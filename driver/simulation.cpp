@@ -22,6 +22,7 @@
 #include "mesh/lohner.hpp"
 #include "mesh/mesh.hpp"
 #include "parallel/comm.hpp"
+#include "perf/counters.hpp"
 #include "perf/timers.hpp"
 #include "physics/hydro/hydro.hpp"
 #include "problems/problem.hpp"
@@ -43,6 +44,7 @@ void declare_all_params(base::Params& p) {
                 "fault injection for tests: at this step the last rank's last leaf gets a NaN "
                 "density (0: off)");
   io::declare_params(p);
+  perf::declare_params(p);
   mesh::Mesh::declare_params(p);
   hydro::Hydro::declare_params(p);
   problems::declare_params(p);
@@ -64,6 +66,8 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
   out_ = std::make_unique<io::OutputManager>(comm, io::config_from(p, dir_, opt_.thread_multiple));
   if (!out_->async_note().empty()) log("warning: " + out_->async_note());
   install_signal_handlers();
+  // A bad counter name fails here, before the run; a missing counter never does.
+  perf::configure_counters(p.get_string_list("perf.counters"));
 }
 
 Simulation::~Simulation() = default;
@@ -491,6 +495,7 @@ nlohmann::json Simulation::run() {
   const double wall = std::chrono::duration<double>(Clock::now() - t_start).count();
 
   const auto rows = perf::reduce_timers(comm_);
+  const auto counters = perf::reduce_counters(comm_);
   nlohmann::json s;
   s["problem"] = problem_->name();
   s["ndim"] = mesh_->ndim();
@@ -515,6 +520,8 @@ nlohmann::json Simulation::run() {
                        {"mass_rel_change", (c1[0] - c0[0]) / c0[0]},
                        {"energy_rel_change", (c1[1] - c0[1]) / c0[1]}};
   s["timers"] = perf::timers_to_json(rows);
+  s["counters"] = perf::counters_to_json(counters);
+  s["counter_backends"] = perf::counter_backends_to_json(counters);
   s["outputs"] = out_->published();
   s["io"] = out_->stats_json(comm_);
   s["mpi_thread_multiple"] = opt_.thread_multiple;
@@ -524,6 +531,7 @@ nlohmann::json Simulation::run() {
   if (rank_ == 0) {
     std::ostringstream os;
     perf::print_summary_table(os, rows, wall, nranks_);
+    perf::print_counter_table(os, counters);
     std::cout << os.str();
     // summary.json is published like an output: a crash never leaves half of one.
     const auto path = fs::path(dir_) / "summary.json";

@@ -56,22 +56,6 @@ std::vector<TimerTree::Row> deserialize(const char* p, const char* end) {
   return rows;
 }
 
-// A region's own name is its path less its parent's path: names may contain '/'
-// ("hydro/riemann"), so splitting the path would be wrong.
-std::vector<std::string> leaf_names(const std::vector<ReducedRow>& rows) {
-  std::vector<std::string> names;
-  std::vector<const std::string*> ancestors;
-  for (const auto& r : rows) {
-    ancestors.resize(std::min<std::size_t>(ancestors.size(), std::max(r.depth, 0)));
-    const std::string* parent = ancestors.empty() ? nullptr : ancestors.back();
-    const bool under = parent && r.path.size() > parent->size() &&
-                       r.path.compare(0, parent->size() + 1, *parent + "/") == 0;
-    names.push_back(under ? r.path.substr(parent->size() + 1) : r.path);
-    ancestors.push_back(&r.path);
-  }
-  return names;
-}
-
 }  // namespace
 
 TimerNode* TimerNode::child(const std::string& n) {
@@ -91,23 +75,81 @@ TimerTree& TimerTree::local() {
 
 void TimerTree::push(const char* name) {
   current_ = current_->child(name);
-  current_->started = Clock::now();
   ++current_->calls;
+  // Counters are read before the clock starts and after it stops, so a region's seconds
+  // do not include its own counter reads.
+  if (counters_ != nullptr) [[unlikely]]
+    start_counts(*current_);
+  current_->started = Clock::now();
 }
 
 void TimerTree::pop() {
   // A reset() inside open regions leaves their pops unmatched; they end at the root.
   if (current_ == &root_) return;
   current_->seconds += seconds_between(current_->started, Clock::now());
+  if (counters_ != nullptr) [[unlikely]]
+    stop_counts(*current_);
   current_ = current_->parent;
+}
+
+void TimerTree::start_counts(TimerNode& n) {
+  if (n.counts.size() != reading_.size()) {  // first push since the counters were attached
+    n.counts.assign(reading_.size(), 0);
+    n.counts_started.resize(reading_.size());
+  }
+  counters_->read(n.counts_started.data());
+}
+
+void TimerTree::stop_counts(TimerNode& n) {
+  counters_->read(reading_.data());
+  for (std::size_t i = 0; i < reading_.size(); ++i)
+    n.counts[i] += reading_[i] - n.counts_started[i];
 }
 
 void TimerTree::reset() {
   root_.children.clear();
   root_.seconds = 0.0;
   root_.calls = 0;
-  root_.started = Clock::now();
   current_ = &root_;
+  attach_counters(counters_);  // the root's counts restart too
+  root_.started = Clock::now();
+}
+
+void TimerTree::attach_counters(CounterSource* src) {
+  counters_ = src;
+  const std::size_t n = src != nullptr ? src->size() : 0;
+  reading_.assign(n, 0);
+  if (src != nullptr) src->read(reading_.data());
+  // Open regions count from now on; closed ones start again at their next push.
+  auto walk = [&](auto&& self, TimerNode& node) -> void {
+    node.counts.assign(n, 0);
+    node.counts_started.assign(n, 0);
+    for (auto& c : node.children) self(self, *c);
+  };
+  walk(walk, root_);
+  for (TimerNode* p = current_; p != nullptr; p = p->parent) p->counts_started = reading_;
+}
+
+std::vector<TimerTree::CounterRow> TimerTree::counter_rows() const {
+  std::vector<CounterRow> out;
+  if (counters_ == nullptr) return out;
+  std::vector<std::uint64_t> now(reading_.size());
+  counters_->read(now.data());
+  auto is_open = [this](const TimerNode* n) {
+    for (const TimerNode* p = current_; p != nullptr; p = p->parent)
+      if (p == n) return true;
+    return false;
+  };
+  auto walk = [&](auto&& self, const TimerNode& n, const std::string& path) -> void {
+    CounterRow row{path, n.counts};
+    row.counts.resize(now.size(), 0);  // a region never entered since the attach
+    if (is_open(&n))
+      for (std::size_t i = 0; i < now.size(); ++i) row.counts[i] += now[i] - n.counts_started[i];
+    out.push_back(std::move(row));
+    for (const auto& c : n.children) self(self, *c, path + "/" + c->name);
+  };
+  walk(walk, root_, root_.name);
+  return out;
 }
 
 std::vector<TimerTree::Row> TimerTree::rows() const {
@@ -129,6 +171,20 @@ std::vector<TimerTree::Row> TimerTree::rows() const {
 }
 
 namespace detail {
+
+std::vector<std::string> leaf_names(const std::vector<ReducedRow>& rows) {
+  std::vector<std::string> names;
+  std::vector<const std::string*> ancestors;
+  for (const auto& r : rows) {
+    ancestors.resize(std::min<std::size_t>(ancestors.size(), std::max(r.depth, 0)));
+    const std::string* parent = ancestors.empty() ? nullptr : ancestors.back();
+    const bool under = parent && r.path.size() > parent->size() &&
+                       r.path.compare(0, parent->size() + 1, *parent + "/") == 0;
+    names.push_back(under ? r.path.substr(parent->size() + 1) : r.path);
+    ancestors.push_back(&r.path);
+  }
+  return names;
+}
 
 std::vector<ReducedRow> merge_rows(const std::vector<std::vector<TimerTree::Row>>& per_rank) {
   struct Node {
@@ -202,7 +258,7 @@ std::vector<ReducedRow> reduce_timers(MPI_Comm comm) {
 
 void print_summary_table(std::ostream& os, const std::vector<ReducedRow>& rows,
                          double total_seconds, int nranks) {
-  const auto names = leaf_names(rows);
+  const auto names = detail::leaf_names(rows);
   std::size_t width = 24;
   for (std::size_t i = 0; i < rows.size(); ++i)
     width = std::max(width, 2 * static_cast<std::size_t>(rows[i].depth) + names[i].size());
@@ -227,7 +283,7 @@ void print_summary_table(std::ostream& os, const std::vector<ReducedRow>& rows,
 
 nlohmann::json timers_to_json(const std::vector<ReducedRow>& rows) {
   if (rows.empty()) return nlohmann::json::object();
-  const auto names = leaf_names(rows);
+  const auto names = detail::leaf_names(rows);
   nlohmann::json top;
   // Pointers to the open ancestors stay valid: only the newest array is appended to.
   std::vector<nlohmann::json*> ancestors;

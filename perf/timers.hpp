@@ -2,10 +2,13 @@
 // Scoped regions and the timer tree. TESSERA_REGION("hydro/riemann") opens a region
 // that closes at the end of the enclosing scope; nested regions form a tree (a region's
 // path is its parents' names joined by '/'). The tree is per thread (thread_local), so
-// an I/O thread keeps its own. Later work hangs hardware counters on the same regions.
+// an I/O thread keeps its own. When counters are attached (perf/counters.hpp), every
+// region also accumulates the counter deltas between its push and its pop; when they are
+// not, the only cost is one branch per push and per pop.
 #include <mpi.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
@@ -22,7 +25,21 @@ struct TimerNode {
   std::chrono::steady_clock::time_point started;
   TimerNode* parent = nullptr;
   std::vector<std::unique_ptr<TimerNode>> children;
-  TimerNode* child(const std::string& n);  ///< find or create
+  std::vector<std::uint64_t> counts;          ///< per attached counter, summed over calls
+  std::vector<std::uint64_t> counts_started;  ///< counter readings at the last push
+  TimerNode* child(const std::string& n);     ///< find or create
+};
+
+/// Reads the calling thread's counters. Implemented by perf/counters.cpp; the timer tree
+/// only needs these two calls, so it does not depend on any counter backend.
+class CounterSource {
+ public:
+  virtual ~CounterSource() = default;
+  /// Number of counters read().
+  virtual std::size_t size() const = 0;
+  /// Writes size() cumulative values to out. Each value never decreases between calls on
+  /// the same thread (a counter that cannot be read stays 0), so deltas are never negative.
+  virtual void read(std::uint64_t* out) = 0;
 };
 
 /// The calling thread's timer tree. Not shared between threads.
@@ -31,8 +48,23 @@ class TimerTree {
   static TimerTree& local();
   void push(const char* name);
   void pop();
+  /// Forgets every region; attached counters stay attached and restart from zero.
   void reset();
   const TimerNode& root() const { return root_; }
+
+  /// Attach `src` (not owned; nullptr detaches) to this tree: every region's counts restart
+  /// from zero, and regions open now count from now on. The caller keeps `src` alive until
+  /// it detaches it.
+  void attach_counters(CounterSource* src);
+  CounterSource* counters() const { return counters_; }
+  /// Per region (depth-first, same order as rows()), the counter deltas summed over its
+  /// calls; open regions (the root always is) include their running interval up to now.
+  /// Empty when no counters are attached.
+  struct CounterRow {
+    std::string path;
+    std::vector<std::uint64_t> counts;
+  };
+  std::vector<CounterRow> counter_rows() const;
   /// Flattened (path, seconds, calls), depth-first, children in first-seen order.
   struct Row {
     std::string path;
@@ -45,8 +77,13 @@ class TimerTree {
  private:
   // Every field named: -Wextra warns on a partial aggregate initializer. The root's clock
   // starts with the tree; it is never pushed or popped.
-  TimerNode root_{"total", 0.0, 0, std::chrono::steady_clock::now(), nullptr, {}};
+  TimerNode root_{"total", 0.0, 0, std::chrono::steady_clock::now(), nullptr, {}, {}, {}};
   TimerNode* current_ = &root_;
+  CounterSource* counters_ = nullptr;
+  std::vector<std::uint64_t> reading_;  // scratch for pop(), sized at attach
+
+  void start_counts(TimerNode& n);
+  void stop_counts(TimerNode& n);
 };
 
 /// RAII region.
@@ -77,6 +114,9 @@ void print_summary_table(std::ostream& os, const std::vector<ReducedRow>& rows,
 nlohmann::json timers_to_json(const std::vector<ReducedRow>& rows);
 
 namespace detail {
+/// Each row's own region name: its path less its parent's path (a name may contain '/',
+/// as in "hydro/riemann", so splitting the path would be wrong). rows are depth-first.
+std::vector<std::string> leaf_names(const std::vector<ReducedRow>& rows);
 /// The rank-independent half of reduce_timers: per_rank[r] is rank r's rows(). Exposed so
 /// that the merge can be unit-tested without several ranks.
 std::vector<ReducedRow> merge_rows(const std::vector<std::vector<TimerTree::Row>>& per_rank);

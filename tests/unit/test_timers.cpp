@@ -99,6 +99,66 @@ TEST_F(TimersTest, EachThreadHasItsOwnTree) {
             (std::vector<std::string>{"total", "total/main_thread"}));
 }
 
+// A counter whose value the test sets: one reading per read() call.
+class FakeCounters : public CounterSource {
+ public:
+  std::uint64_t value = 0;
+  int reads = 0;
+  std::size_t size() const override { return 2; }
+  void read(std::uint64_t* out) override {
+    ++reads;
+    out[0] = value;
+    out[1] = 2 * value;
+  }
+};
+
+TEST_F(TimersTest, WithoutCountersAttachedRegionsNeverReadAnyAndCarryNoCounts) {
+  FakeCounters fake;
+  { TESSERA_REGION("a"); }
+  EXPECT_EQ(TimerTree::local().counters(), nullptr);
+  EXPECT_TRUE(TimerTree::local().counter_rows().empty());
+  EXPECT_TRUE(TimerTree::local().root().children[0]->counts.empty());
+  EXPECT_EQ(fake.reads, 0);
+}
+
+TEST_F(TimersTest, AttachedCountersSumTheirDeltasPerRegionOverCallsAndNest) {
+  FakeCounters fake;
+  fake.value = 100;  // counts before the attach are not the tree's
+  TimerTree::local().attach_counters(&fake);
+  for (int call = 0; call < 2; ++call) {
+    TESSERA_REGION("step");
+    fake.value += 1;
+    {
+      TESSERA_REGION("hydro");
+      fake.value += 10;
+    }
+    fake.value += 1;
+  }
+  fake.value += 1000;  // outside every region but the root
+  const auto rows = TimerTree::local().counter_rows();
+  TimerTree::local().attach_counters(nullptr);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].path, "total");
+  EXPECT_EQ(rows[1].path, "total/step");
+  EXPECT_EQ(rows[2].path, "total/step/hydro");
+  EXPECT_EQ(rows[2].counts, (std::vector<std::uint64_t>{20, 40}));
+  EXPECT_EQ(rows[1].counts, (std::vector<std::uint64_t>{24, 48}));
+  EXPECT_EQ(rows[0].counts, (std::vector<std::uint64_t>{1024, 2048}));  // the open root
+}
+
+TEST_F(TimersTest, AnOpenRegionCountsUpToNowAndARegionOpenAtTheAttachCountsFromThere) {
+  FakeCounters fake;
+  TESSERA_REGION("open_before_attach");
+  fake.value = 7;
+  TimerTree::local().attach_counters(&fake);
+  fake.value = 12;
+  const auto rows = TimerTree::local().counter_rows();
+  TimerTree::local().attach_counters(nullptr);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].path, "total/open_before_attach");
+  EXPECT_EQ(rows[1].counts[0], 5u);
+}
+
 TEST_F(TimersTest, ReducingOnOneRankGivesEqualMaxMinAndAvg) {
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
