@@ -1,6 +1,8 @@
 // tessera: the executable. Subcommands:
 //   run FILE [--dir DIR] [--restart CHECKPOINT] [section.key=value ...]   run a problem
 //   check FILE...                                   verify output files (checksums)
+//   plan FILE [--ranks N] [--ranks-per-node N] [--memory-per-node SIZE] [--blocks N] [--json]
+//                                                   predict per-rank memory
 //   params                                          print every parameter with its doc
 // Any error: one line "tessera: error: <reason>" on stderr and a non-zero exit.
 #include <mpi.h>
@@ -17,6 +19,7 @@
 #include "base/size.hpp"
 #include "driver/simulation.hpp"
 #include "io/flash_file.hpp"
+#include "memory/planner.hpp"
 
 namespace {
 
@@ -133,6 +136,34 @@ int check(const std::vector<std::string>& files) {
   return bad == 0 ? 0 : 1;
 }
 
+/// Predict the memory of the run FILE describes.
+int plan(const std::string& file, const std::vector<std::string>& overrides, int ranks,
+         int ranks_per_node, const std::string& memory_per_node, long blocks, bool json) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  base::Params params;
+  driver::declare_all_params(params);
+  params.load_file(file);
+  for (const auto& o : overrides) params.apply_override(o);
+  std::size_t mem = 0;
+  if (!memory_per_node.empty()) {
+    try {
+      mem = parse_bytes(memory_per_node);
+    } catch (const Error& e) {
+      throw Error(std::string("--memory-per-node: ") + e.what());
+    }
+  }
+  const auto p = memory::plan_memory(params, ranks, ranks_per_node, mem, blocks);
+  if (rank == 0) {
+    if (json) {
+      std::cout << p.dump(2) << "\n";
+    } else {
+      memory::print_plan(std::cout, p);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -155,6 +186,20 @@ int main(int argc, char** argv) {
   auto* check_cmd = app.add_subcommand("check", "verify output files against their checksums");
   check_cmd->add_option("files", check_files, "FLASH HDF5 files written by tessera")->required();
   auto* params_cmd = app.add_subcommand("params", "print every runtime parameter with its doc");
+  auto* plan_cmd = app.add_subcommand("plan", "predict per-rank memory and the blocks that fit");
+  std::string plan_file, plan_mem;
+  std::vector<std::string> plan_overrides;
+  int plan_ranks = 1, plan_rpn = 0;
+  long plan_blocks = 0;
+  bool plan_json = false;
+  plan_cmd->add_option("file", plan_file, "parameter file")->required();
+  plan_cmd->add_option("overrides", plan_overrides, "section.key=value overrides");
+  plan_cmd->add_option("--ranks", plan_ranks, "MPI ranks of the run (default 1)");
+  plan_cmd->add_option("--ranks-per-node", plan_rpn, "ranks per node (default: all on one)");
+  plan_cmd->add_option("--memory-per-node", plan_mem, "node memory, e.g. 27G (default: MemTotal)");
+  plan_cmd->add_option("--blocks", plan_blocks,
+                       "blocks per rank (default: refined everywhere to lrefine_max)");
+  plan_cmd->add_flag("--json", plan_json, "print the prediction as JSON");
   int rc = 0;
   try {
     try {
@@ -174,6 +219,8 @@ int main(int argc, char** argv) {
       tessera::base::Params p;
       tessera::driver::declare_all_params(p);
       if (rank == 0) p.print_reference(std::cout);
+    } else if (*plan_cmd) {
+      rc = plan(plan_file, plan_overrides, plan_ranks, plan_rpn, plan_mem, plan_blocks, plan_json);
     } else if (*check_cmd) {
       rc = check(check_files);
     } else if (*run_cmd) {

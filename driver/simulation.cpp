@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/size.hpp"
 #include "driver/signals.hpp"
 #include "io/io_params.hpp"
 #include "io/mesh_output.hpp"
@@ -22,6 +23,8 @@
 #include "mesh/lohner.hpp"
 #include "mesh/mesh.hpp"
 #include "parallel/comm.hpp"
+#include "memory/arena.hpp"
+#include "memory/planner.hpp"
 #include "perf/counters.hpp"
 #include "perf/timers.hpp"
 #include "physics/hydro/hydro.hpp"
@@ -45,6 +48,7 @@ void declare_all_params(base::Params& p) {
                 "density (0: off)");
   io::declare_params(p);
   perf::declare_params(p);
+  memory::declare_params(p);
   mesh::Mesh::declare_params(p);
   hydro::Hydro::declare_params(p);
   problems::declare_params(p);
@@ -54,8 +58,12 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
     : p_(p), comm_(comm), opt_(std::move(opt)), dir_(opt_.run_dir) {
   rank_ = parallel::rank(comm);
   nranks_ = parallel::size(comm);
+  memory::check_params(p);
   hydro_ = std::make_unique<hydro::Hydro>(p);
   problem_ = problems::make(p);
+  // The planner's prediction, made before anything large is allocated (its baseline is
+  // this process's RSS now); summary.json sets it beside the measured peak.
+  plan_ = memory::plan_memory(p, nranks_, nranks_, 0);
   mesh_ = std::make_unique<mesh::Mesh>(p, comm, hydro::Hydro::variables(), hydro_->nguard());
   for (const auto& v : p.get_string_list("io.plot_vars")) {
     bool known = mesh_->var_index(v) >= 0;
@@ -65,6 +73,13 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
   static_cast<void>(io::hints_from(p));  // validate before the run starts
   out_ = std::make_unique<io::OutputManager>(comm, io::config_from(p, dir_, opt_.thread_multiple));
   if (!out_->async_note().empty()) log("warning: " + out_->async_note());
+  for (const auto& a : memory::report_all()) {
+    log(fmt::format("memory: arena {} {} pages={} (requested {}), {} in huge pages", a.name,
+                    format_bytes(double(a.bytes)), memory::to_string(a.policy_achieved),
+                    memory::to_string(a.policy_requested),
+                    format_bytes(double(a.huge_bytes))));
+    if (!a.warning.empty()) log("warning: memory: arena " + a.name + ": " + a.warning);
+  }
   install_signal_handlers();
   // A bad counter name fails here, before the run; a missing counter never does.
   perf::configure_counters(p.get_string_list("perf.counters"));
@@ -520,6 +535,21 @@ nlohmann::json Simulation::run() {
                        {"mass_rel_change", (c1[0] - c0[0]) / c0[0]},
                        {"energy_rel_change", (c1[1] - c0[1]) / c0[1]}};
   s["timers"] = perf::timers_to_json(rows);
+  {
+    // Peak RSS: the maximum over ranks (the planner predicts one rank).
+    std::uint64_t peak = memory::peak_rss_bytes();
+    MPI_Allreduce(MPI_IN_PLACE, &peak, 1, MPI_UINT64_T, MPI_MAX, comm_);
+    nlohmann::json arenas = nlohmann::json::array();
+    for (const auto& a : memory::report_all()) arenas.push_back(memory::to_json(a));
+    nlohmann::json meminfo;
+    memory::to_json(meminfo, memory::read_meminfo());
+    const auto predicted = plan_["per_rank"]["peak_rss_bytes"].get<double>();
+    s["memory"] = {{"arenas", arenas},
+                   {"peak_rss_bytes", peak},
+                   {"predicted_bytes", predicted},
+                   {"prediction_error", (predicted - double(peak)) / double(peak)},
+                   {"meminfo", meminfo}};
+  }
   s["counters"] = perf::counters_to_json(counters);
   s["counter_backends"] = perf::counter_backends_to_json(counters);
   s["outputs"] = out_->published();

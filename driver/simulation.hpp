@@ -69,6 +69,7 @@ class Simulation {
   std::array<double, 2> totals0_{};  ///< mass and energy at step 0 (kept across restarts)
   std::vector<std::string> outputs_;
   std::string stopped_by_;
+  nlohmann::json plan_;  ///< the memory planner's prediction for this run
   bool restarted_ = false;
 
   void initialise();

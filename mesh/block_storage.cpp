@@ -1,6 +1,5 @@
 #include "mesh/block_storage.hpp"
 
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -8,22 +7,16 @@
 
 namespace tessera::mesh {
 
-void BlockStorage::FreeDeleter::operator()(double* p) const {
-  std::free(p);
-}
-
-BlockStorage::BlockStorage(const BlockShape& shape, int maxblocks, int rank)
+BlockStorage::BlockStorage(const BlockShape& shape, int maxblocks, int rank,
+                           memory::ArenaConfig cfg)
     : shape_(shape), maxblocks_(maxblocks), rank_(rank) {
-  // 2 MiB alignment so a later page policy (THP / hugetlb arenas) can back it whole.
-  constexpr std::size_t align = std::size_t(2) << 20;
-  std::size_t bytes = this->bytes();
-  bytes = (bytes + align - 1) / align * align;
-  void* p = std::aligned_alloc(align, bytes == 0 ? align : bytes);
-  if (!p)
-    throw Error("rank " + std::to_string(rank) + ": cannot allocate block storage of " +
-                std::to_string(bytes) + " bytes (mesh.maxblocks = " + std::to_string(maxblocks) +
-                ")");
-  base_.reset(static_cast<double*>(p));
+  try {
+    arena_ = memory::Arena("unk", bytes(), cfg);
+  } catch (const Error& e) {
+    throw Error("rank " + std::to_string(rank) +
+                ": cannot allocate block storage (mesh.maxblocks = " + std::to_string(maxblocks) +
+                "): " + e.what());
+  }
   free_.reserve(maxblocks);
   for (int s = maxblocks - 1; s >= 0; --s) free_.push_back(s);
 }

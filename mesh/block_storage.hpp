@@ -1,11 +1,13 @@
 #pragma once
 // Block storage (`unk`): one arena per rank holding `maxblocks` slots of
-// shape.doubles() each. Slots are handed out and returned by the mesh; running out is an
-// Error naming the rank, the count and `mesh.maxblocks`.
+// shape.doubles() each, allocated with the page policy of memory.pages_unk (or
+// memory.pages) and pre-faulted, so its resident size is its full size from the start.
+// Slots are handed out and returned by the mesh; running out is an Error naming the
+// rank, the count and `mesh.maxblocks`.
 #include <cstddef>
-#include <memory>
 #include <vector>
 
+#include "memory/arena.hpp"
 #include "mesh/block_view.hpp"
 
 namespace tessera::mesh {
@@ -13,27 +15,29 @@ namespace tessera::mesh {
 class BlockStorage {
  public:
   BlockStorage() = default;
-  BlockStorage(const BlockShape& shape, int maxblocks, int rank);
+  /// Maps the arena "unk" (maxblocks * shape.doubles() doubles) with policy cfg; a policy
+  /// that cannot be had falls back as memory::Arena does (see arena().warning()).
+  BlockStorage(const BlockShape& shape, int maxblocks, int rank, memory::ArenaConfig cfg = {});
   const BlockShape& shape() const { return shape_; }
   int maxblocks() const { return maxblocks_; }
   int used() const { return maxblocks_ - static_cast<int>(free_.size()); }
   /// A free slot (zeroed); throws tessera::Error when all maxblocks are in use.
   int acquire();
   void release(int slot);
-  double* data(int slot) { return base_.get() + std::size_t(slot) * shape_.doubles(); }
-  const double* data(int slot) const { return base_.get() + std::size_t(slot) * shape_.doubles(); }
+  double* data(int slot) { return base() + std::size_t(slot) * shape_.doubles(); }
+  const double* data(int slot) const { return base() + std::size_t(slot) * shape_.doubles(); }
   BlockView<> view(int slot) { return BlockView<>(data(slot), shape_); }
   std::size_t bytes() const { return std::size_t(maxblocks_) * shape_.doubles() * sizeof(double); }
+  /// The arena behind the slots: requested and achieved page policy, smaps report.
+  const memory::Arena& arena() const { return arena_; }
 
  private:
   BlockShape shape_;
   int maxblocks_ = 0;
   int rank_ = 0;
-  struct FreeDeleter {
-    void operator()(double* p) const;
-  };
-  std::unique_ptr<double[], FreeDeleter> base_;
+  memory::Arena arena_;
   std::vector<int> free_;  ///< stack, lowest slot on top
+  double* base() const { return static_cast<double*>(arena_.data()); }
 };
 
 }  // namespace tessera::mesh

@@ -91,7 +91,7 @@ void Mesh::declare_params(base::Params& p) {
   p.declare_int("mesh.lrefine_min", 1, 1, 30, "coarsest refinement level of any leaf (1 = root)");
   p.declare_int("mesh.lrefine_max", 1, 1, 30, "finest refinement level allowed");
   p.declare_int("mesh.nrefs", 2, 1, 1000000, "steps between refinement checks");
-  p.declare_int("mesh.maxblocks", 4000, 1, 100000000, "block slots per rank (leaves and parents)");
+  p.declare_int("mesh.maxblocks", 1000, 1, 100000000, "block slots per rank (leaves and parents)");
   p.declare_string("mesh.distribution", "morton", {"morton", "round_robin"},
                    "how leaf blocks are spread over ranks");
   for (int n = 1; n <= 4; ++n) {
@@ -152,7 +152,7 @@ Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int 
   const int maxblocks = static_cast<int>(p.get_int("mesh.maxblocks"));
   tree_ = Tree(g);
   tree_.distribute(nranks_, round_robin_);
-  storage_ = BlockStorage(s, maxblocks, rank_);
+  storage_ = BlockStorage(s, maxblocks, rank_, memory::config_for(p, "unk"));
   fluxreg_ = std::make_unique<FluxRegister>(s, maxblocks);
   check_maxblocks(tree_);
   slot_.assign(tree_.size(), -1);

@@ -1,0 +1,170 @@
+#pragma once
+// Arenas: large, long-lived, 2 MiB-aligned anonymous mappings (block storage, fluxes,
+// scratch, I/O staging) allocated with a page policy, pre-faulted, and verified. What a
+// run asked for and what the kernel really gave are both reported: `achieved` says which
+// policy was applied after any fallback (hugetlb -> thp -> none, each fallback recorded
+// as a one-line warning), and report() reads /proc/self/smaps at the time of the call
+// for the bytes actually backed by huge pages.
+//
+// Linux only (mmap, madvise, /proc, /sys).
+#include <cstddef>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tessera::base {
+class Params;
+}
+
+namespace tessera::memory {
+
+inline constexpr std::size_t kMiB = std::size_t(1) << 20;
+inline constexpr std::size_t kGiB = std::size_t(1) << 30;
+
+/// How an arena's pages are backed.
+///   none    - base pages; MADV_NOHUGEPAGE so THP "always" mode does not change it;
+///   thp     - transparent huge pages (MADV_HUGEPAGE), size rounded to the THP size;
+///   hugetlb - pages from the hugetlbfs pool (MAP_HUGETLB), 2 MiB or 1 GiB.
+enum class PagePolicy { none, thp, hugetlb };
+
+/// "none" | "thp" | "hugetlb". Throws tessera::Error naming the bad value and the choices.
+PagePolicy parse_policy(const std::string& text);
+/// The name parse_policy accepts.
+std::string to_string(PagePolicy p);
+
+/// What a module asks of one arena. hugepage_size is used by hugetlb only (THP always
+/// uses the kernel's PMD size, 2 MiB on x86-64).
+struct ArenaConfig {
+  PagePolicy policy = PagePolicy::none;
+  std::size_t hugepage_size = 2 * kMiB;
+};
+
+/// One arena as it stands now (smaps read at the time of the report).
+struct ArenaReport {
+  std::string name;
+  std::size_t bytes = 0;         ///< usable size, as requested
+  std::size_t mapped_bytes = 0;  ///< size of the mapping (rounded to the page size in use)
+  PagePolicy policy_requested = PagePolicy::none;
+  PagePolicy policy_achieved = PagePolicy::none;
+  /// Bytes of the mapping backed by huge pages: AnonHugePages + Private_Hugetlb +
+  /// Shared_Hugetlb of the smaps entries that overlap it.
+  std::size_t huge_bytes = 0;
+  /// Huge page size in effect: the hugetlb page size, the THP size, or 0 for none.
+  std::size_t hugepage_size = 0;
+  /// Resident bytes of the mapping: Rss plus hugetlb pages (which smaps keeps out of Rss).
+  std::size_t rss_bytes = 0;
+  std::string vm_flags;  ///< smaps VmFlags of the mapping ("hg" = MADV_HUGEPAGE, "nh", "ht")
+  std::string warning;   ///< empty, or the one-line reason a fallback happened
+};
+
+/// Keys name, bytes, policy_requested, policy_achieved, huge_bytes; extras
+/// mapped_bytes, hugepage_size, rss_bytes, vm_flags, warning.
+nlohmann::json to_json(const ArenaReport& r);
+void to_json(nlohmann::json& j, const ArenaReport& r);  ///< for nlohmann's conversions
+
+/// A pre-faulted anonymous mapping with a page policy. Move-only; the destructor unmaps.
+/// Every constructed arena is listed by report_all() until it is destroyed (or moved
+/// from). Construction and destruction may happen on any thread; one Arena object is not
+/// itself safe to move or destroy while another thread uses it.
+class Arena {
+ public:
+  Arena() = default;
+  /// Maps at least `bytes` bytes, 2 MiB-aligned (hugetlb: aligned to its page size),
+  /// writes every page once (so RSS is real and a hugetlb fault cannot SIGBUS later), and
+  /// registers the arena. Falls back hugetlb -> thp -> none when a policy cannot be had,
+  /// recording why in warning(). Throws tessera::Error if no memory can be mapped at all.
+  Arena(std::string name, std::size_t bytes, PagePolicy requested,
+        std::size_t hugepage_size = 2 * kMiB);
+  Arena(std::string name, std::size_t bytes, const ArenaConfig& cfg)
+      : Arena(std::move(name), bytes, cfg.policy, cfg.hugepage_size) {}
+  ~Arena();
+  Arena(Arena&& other) noexcept;
+  Arena& operator=(Arena&& other) noexcept;
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+
+  void* data() const { return addr_; }  ///< nullptr when empty (bytes() == 0)
+  std::size_t bytes() const { return bytes_; }
+  std::size_t mapped_bytes() const { return mapped_; }
+  const std::string& name() const { return name_; }
+  PagePolicy requested() const { return requested_; }
+  PagePolicy achieved() const { return achieved_; }
+  std::size_t hugepage_size() const { return hugepage_size_; }  ///< as in ArenaReport
+  const std::string& warning() const { return warning_; }
+
+  /// Reads /proc/self/smaps now. Cost grows with the number of mappings in the process
+  /// (milliseconds); call it for reports, not in loops.
+  ArenaReport report() const;
+
+  /// The size of the mapping an arena of `bytes` gets under `policy` when that policy is
+  /// achieved: what the memory planner charges. 0 for 0.
+  static std::size_t mapped_size(std::size_t bytes, PagePolicy policy,
+                                 std::size_t hugepage_size = 2 * kMiB);
+
+ private:
+  std::string name_;
+  void* addr_ = nullptr;
+  std::size_t bytes_ = 0, mapped_ = 0;
+  std::size_t unmap_bytes_ = 0;  ///< mapped_ plus a trailing PROT_NONE guard page
+  std::size_t hugepage_size_ = 0;
+  PagePolicy requested_ = PagePolicy::none, achieved_ = PagePolicy::none;
+  std::string warning_;
+  bool registered_ = false;
+  void release() noexcept;
+  void take(Arena& other) noexcept;  ///< caller holds the registry lock
+};
+
+/// Reports of every live arena, in construction order; one smaps read. Thread-safe.
+std::vector<ArenaReport> report_all();
+
+/// System-wide huge page state from /proc/meminfo (counts are of the default huge page
+/// size, Hugepagesize). Sizes in bytes.
+struct MemInfo {
+  std::size_t hugepages_total = 0, hugepages_free = 0, hugepages_rsvd = 0, hugepages_surp = 0;
+  std::size_t hugepagesize = 0;
+  std::size_t anon_huge_bytes = 0;  ///< AnonHugePages: THP in use, whole system
+  std::size_t hugetlb_bytes = 0;    ///< Hugetlb: pool pages of every size, whole system
+  std::size_t mem_total = 0, mem_available = 0;
+};
+MemInfo read_meminfo();
+void to_json(nlohmann::json& j, const MemInfo& m);
+
+/// One hugetlb pool (/sys/kernel/mm/hugepages/hugepages-<N>kB). offered = the kernel
+/// has pages of this size; available() = pages a new reserving mmap may take.
+struct HugePool {
+  std::size_t page_size = 0;
+  bool offered = false;
+  std::size_t total = 0, free = 0, resv = 0, surplus = 0, overcommit = 0;
+  std::size_t available() const {
+    const std::size_t unreserved = free > resv ? free - resv : 0;
+    return unreserved + (overcommit > surplus ? overcommit - surplus : 0);
+  }
+};
+HugePool read_pool(std::size_t page_size);
+/// Huge page sizes this kernel offers, ascending (empty without hugetlb support).
+std::vector<std::size_t> offered_hugepage_sizes();
+/// The THP size (hpage_pmd_size), 2 MiB if the kernel does not say.
+std::size_t thp_size();
+/// "2 MiB", "1 GiB", "64 KiB": a page size in words.
+std::string page_size_text(std::size_t bytes);
+
+/// Peak resident set of this process (VmHWM), bytes; 0 if /proc is unreadable.
+std::size_t peak_rss_bytes();
+/// Current resident set of this process (VmRSS), bytes; 0 if /proc is unreadable.
+std::size_t current_rss_bytes();
+
+/// Declare memory.* parameters: memory.pages, memory.hugepage_size and the per-arena
+/// overrides memory.pages_unk, memory.pages_scratch, memory.pages_staging.
+void declare_params(base::Params& p);
+/// The configuration of arena `arena_name`: memory.pages_<name> if that key is declared
+/// and not empty, else memory.pages; memory.hugepage_size. Throws tessera::Error for a
+/// bad policy or a size that does not parse, and, when the policy is hugetlb, for a size
+/// this kernel does not offer. Without memory.* declared (some unit tests) it returns
+/// ArenaConfig{} (none).
+ArenaConfig config_for(const base::Params& p, const std::string& arena_name);
+/// config_for every arena that has an override key, so a bad value stops the run before
+/// it starts.
+void check_params(const base::Params& p);
+
+}  // namespace tessera::memory

@@ -1,0 +1,75 @@
+#pragma once
+// The memory planner (`tessera plan`): per-rank bytes of a run predicted from its
+// parameters, item by item, and how many blocks fit in a node's memory.
+//
+// Every item says when its memory becomes resident, because that decides what a
+// measured peak RSS (VmHWM) sees:
+//   "measured"   - the process baseline: this process's RSS when the plan is made
+//                  (libraries, MPI, parameters), the same binary after MPI_Init;
+//   "prefaulted" - an arena, written page by page when it is created (its full size);
+//   "touched"    - a std::vector that is value-initialised when allocated (full size
+//                  from its first use, kept for the run);
+//   "transient"  - allocated and freed within one phase (a step's guard exchange, a
+//                  regrid, an output); only the largest phase counts toward the peak.
+// Items backed by hugetlb pages are marked in_rss = false: the kernel keeps hugetlb
+// pages out of VmRSS/VmHWM, so a comparison with the measured peak must leave them out
+// (per_rank.peak_rss_bytes does).
+//
+// The planner knows the allocations of mesh/, physics/hydro and io/ by their formulas
+// (documented beside each item in planner.cpp); it reads parameters only, never those
+// modules, so it can run before anything is allocated.
+#include <cstddef>
+#include <iosfwd>
+#include <nlohmann/json_fwd.hpp>
+
+namespace tessera::base {
+class Params;
+}
+
+namespace tessera::memory {
+
+/// Predicts per-rank memory for the run `p` describes on `nranks` ranks,
+/// `ranks_per_node` of them per node (<= 0: all on one node) with `memory_per_node`
+/// bytes each (0: this machine's MemTotal). `blocks_per_rank` > 0 overrides the
+/// estimate of blocks a rank holds (default: the tree refined everywhere to
+/// mesh.lrefine_max, capped by mesh.maxblocks, shared evenly). Reads this process's RSS
+/// as the baseline, so call it in the process whose footprint the run will share (after
+/// MPI_Init). Throws tessera::Error for an invalid argument or memory.* parameter.
+///
+/// Result: {"inputs", "assumptions", "items": [{name, bytes, phase, residency, scales,
+/// in_rss, formula}], "phases", "per_rank": {steady_bytes, peak_bytes, peak_phase,
+/// peak_rss_bytes, ...}, "per_node", "capacity": {max_blocks_per_rank,
+/// max_blocks_per_node, bytes_per_block}, "notes"}.
+nlohmann::json plan_memory(const base::Params& p, int nranks, int ranks_per_node,
+                           std::size_t memory_per_node, long blocks_per_rank = 0);
+
+/// The plan as a table for people (sizes via format_bytes).
+void print_plan(std::ostream& os, const nlohmann::json& plan);
+
+namespace detail {
+// Sizes of the per-node structures the planner charges (x86-64, libstdc++). Unit tests
+// check the first two against the real types.
+inline constexpr std::size_t kNodeBytes = 56;        ///< sizeof(mesh::Node)
+inline constexpr std::size_t kTransferOpBytes = 80;  ///< sizeof(mesh::TransferOp)
+inline constexpr std::size_t kFaceOpBytes = 36;      ///< sizeof(mesh::FluxRegister::FaceOp)
+/// Tree::index_ (unordered_map<uint64_t, int>): a 24-byte hash node in a 32-byte malloc
+/// chunk, plus 8-byte buckets, reserved at 2 per node.
+inline constexpr std::size_t kIndexBytesPerNode = 32 + 2 * 8;
+/// Variables a checkpoint writes besides unk's: hydro's derived outputs
+/// (Hydro::derived_names: velx vely velz pres ener eint temp gamc game).
+inline constexpr int kCheckpointDerivedVars = 9;
+/// hydro's conserved variables in unk (dens momx momy momz etot).
+inline constexpr int kHydroVars = 5;
+/// Share of a rank's blocks assumed to change owner in one regrid (rebalancing after
+/// refinement moves the Morton cut points; an estimate, not a bound).
+inline constexpr double kMigratingShare = 0.25;
+/// What the HDF5 library (and MPI-IO) add while a file is written, measured on Debian
+/// 12 (HDF5 1.10, Open MPI 4.1): peak RSS of runs with outputs minus runs without, less
+/// the snapshot. Recalibrate with `tessera plan` against a measured run elsewhere.
+inline constexpr std::size_t kHdf5Bytes = 4608 * 1024;
+/// A Morton run of blocks has a larger surface than a cube of the same volume; factor
+/// applied to the cube's surface for remote guard cells.
+inline constexpr double kMortonSurfaceFactor = 2.0;
+}  // namespace detail
+
+}  // namespace tessera::memory
