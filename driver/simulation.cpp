@@ -297,8 +297,6 @@ void Simulation::restore(const io::FlashFileSpec& f) {
 
 void Simulation::write(bool checkpoint, bool force_sync) {
   TESSERA_REGION(checkpoint ? "io/checkpoint" : "io/plotfile");
-  const auto& s = mesh_->shape();
-  std::vector<io::OutputVar> vars;
   std::vector<std::string> names;
   if (checkpoint) {
     for (const auto& v : mesh_->vars()) names.push_back(v.name);
@@ -306,25 +304,56 @@ void Simulation::write(bool checkpoint, bool force_sync) {
   } else {
     names = p_.get_string_list("io.plot_vars");
   }
-  for (const auto& name : names) {
-    const int vi = mesh_->var_index(name);
+  // The step loop snapshots unk's variables only (a copy); derived variables are computed
+  // from that snapshot by whoever writes the file (the I/O thread in asynchronous mode),
+  // with the same function on the same doubles, so sync and async files are identical.
+  bool any_derived = false;
+  for (const auto& n : names) any_derived |= mesh_->var_index(n) < 0;
+  std::vector<io::OutputVar> stored;
+  for (int v = 0; v < static_cast<int>(mesh_->vars().size()); ++v) {
+    const std::string& name = mesh_->vars()[v].name;
+    const bool wanted = std::find(names.begin(), names.end(), name) != names.end();
+    if (!wanted && !any_derived) continue;
     io::OutputVar ov;
     ov.name = name;
-    if (vi >= 0) {
-      ov.fill = [this, vi, &s](int node, double* out) {
-        auto u = mesh_->view(node);
-        std::size_t c = 0;
-        for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-          for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
-            for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) out[c++] = u(vi, i, j, k);
-      };
-    } else {
-      ov.fill = [this, name, &s](int node, double* out) {
-        hydro_->derived(name, mesh_->view(node), s, out);
-      };
-    }
-    vars.push_back(std::move(ov));
+    ov.fill = [this, v](int node, double* out) {
+      const auto& s = mesh_->shape();
+      auto u = mesh_->view(node);
+      std::size_t c = 0;
+      for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+        for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
+          for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) out[c++] = u(v, i, j, k);
+    };
+    stored.push_back(std::move(ov));
   }
+  // Runs on the writer: rebuild data in the order of `names`, deriving what is missing.
+  const hydro::Hydro* hydro = hydro_.get();
+  mesh::BlockShape interior = mesh_->shape();
+  interior.ng = 0;
+  const int nstored = static_cast<int>(stored.size());
+  auto prepare = [hydro, names, interior, nstored](io::FlashFileSpec& f) {
+    const std::size_t rows = f.local_rows.size();
+    const std::size_t cells = interior.interior_cells();
+    std::vector<double> data(names.size() * rows * cells);
+    for (std::size_t n = 0; n < names.size(); ++n) {
+      double* dst = data.data() + n * rows * cells;
+      const auto it = std::find(f.var_names.begin(), f.var_names.end(), names[n]);
+      if (it != f.var_names.end()) {
+        const double* src = f.data.data() + std::size_t(it - f.var_names.begin()) * rows * cells;
+        std::copy(src, src + rows * cells, dst);
+        continue;
+      }
+      for (std::size_t r = 0; r < rows; ++r) {
+        // A view of row r of the snapshot: unk's variables are nstored planes apart.
+        mesh::BlockView<> u(f.data.data() + r * cells, interior);
+        u.sv = rows * cells;
+        u.nvar = nstored;
+        hydro->derived(names[n], u, interior, dst + r * cells);
+      }
+    }
+    f.var_names = names;
+    f.data = std::move(data);
+  };
   const auto& base = p_.get_string("io.basename");
   const std::string fname = checkpoint ? fmt::format("{}_hdf5_chk_{:04d}", base, chk_count_++)
                                        : fmt::format("{}_hdf5_plt_cnt_{:04d}", base, plot_count_++);
@@ -343,12 +372,13 @@ void Simulation::write(bool checkpoint, bool force_sync) {
   const auto hints = io::hints_from(p_);
   out_->write(
       checkpoint ? io::OutputKind::checkpoint : io::OutputKind::plotfile, fname,
-      io::snapshot_bytes(*mesh_, vars.size()),
+      io::snapshot_bytes(*mesh_, std::max(names.size(), stored.size())),
       [&] {
         mesh_->restrict_parents();
-        io::FlashFileSpec f = io::mesh_file_spec(*mesh_, p_, checkpoint, vars, info);
+        io::FlashFileSpec f = io::mesh_file_spec(*mesh_, p_, checkpoint, stored, info);
         f.hints = hints;
         f.deflate = deflate;
+        f.prepare = prepare;
         return f;
       },
       force_sync);

@@ -394,6 +394,12 @@ class Writer {
     MPI_Comm_rank(comm, &rank_);
   }
 
+  /// A collective write's status, agreed: if it failed on any rank (a full disk may fail
+  /// one rank's part only), every rank throws, so no rank waits in the next collective.
+  void agreed(herr_t rc, const std::string& call) const {
+    agree(comm_, rc < 0 ? c_.message(call + " failed") : std::string());
+  }
+
   void run() {
     agree(comm_, validate());
     agree(comm_, check_rows());
@@ -407,7 +413,7 @@ class Writer {
     for (std::size_t v = 0; v < s_.var_names.size(); ++v) write_variable(v);
     write_manifest();
     dxpl_.close();
-    c_.check(file_.close(), "H5Fclose");
+    agreed(file_.close(), "H5Fclose");
   }
 
  private:
@@ -483,8 +489,8 @@ class Writer {
       c_.check(H5Sselect_none(fspace.get()), "H5Sselect_none" + quoted(name));
       c_.check(H5Sselect_none(mspace.get()), "H5Sselect_none" + quoted(name));
     }
-    c_.check(H5Dwrite(dset.get(), mem_type, mspace.get(), fspace.get(), dxpl_.get(), buf),
-             "H5Dwrite" + quoted(name));
+    agreed(H5Dwrite(dset.get(), mem_type, mspace.get(), fspace.get(), dxpl_.get(), buf),
+           "H5Dwrite" + quoted(name));
     if (rank_ == 0) {
       // Memory and file types have the same bytes here (little-endian, packed records).
       const hssize_t n = H5Sget_simple_extent_npoints(fspace.get());
@@ -526,8 +532,8 @@ class Writer {
       c_.check(H5Sselect_none(fspace.get()), "H5Sselect_none");
       c_.check(H5Sselect_none(mspace.get()), "H5Sselect_none");
     }
-    c_.check(H5Dwrite(dset.get(), type.get(), mspace.get(), fspace.get(), dxpl_.get(), text.data()),
-             std::string("H5Dwrite") + quoted(kManifestName));
+    agreed(H5Dwrite(dset.get(), type.get(), mspace.get(), fspace.get(), dxpl_.get(), text.data()),
+           std::string("H5Dwrite") + quoted(kManifestName));
   }
 
   void write_ints(const std::string& name, const std::vector<int>& values,
@@ -666,7 +672,7 @@ class Writer {
     const void* buf = count == 0            ? static_cast<const void*>(&kNoData)
                       : s_.double_precision ? static_cast<const void*>(values)
                                             : static_cast<const void*>(single.data());
-    c_.check(H5Dwrite(dset.get(), s_.double_precision ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT,
+    agreed(H5Dwrite(dset.get(), s_.double_precision ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT,
                       mspace.get(), fspace.get(), dxpl_.get(), buf),
              "H5Dwrite" + quoted(name));
 

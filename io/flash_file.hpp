@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,6 +52,10 @@ struct FlashFileSpec {
   std::vector<std::pair<std::string, std::string>> hints;
   /// HDF5 deflate level 1..9 for the variables (chunked one block per chunk); 0: off.
   int deflate = 0;
+  /// Run by whoever writes the file, just before writing (the I/O thread in asynchronous
+  /// mode): completes var_names/data, e.g. derived variables computed from a snapshot of
+  /// the conserved ones, so the step loop only copies. Empty: nothing to do.
+  std::function<void(FlashFileSpec&)> prepare;
 };
 
 /// One entry of the checksum manifest that every written file carries in the dataset

@@ -85,6 +85,10 @@ void OutputManager::loop() {
 void OutputManager::execute(Job& job) {
   const auto t0 = Clock::now();
   const std::string final_path = (fs::path(cfg_.dir) / job.name).string();
+  if (job.spec.prepare) {
+    auto prepare = std::move(job.spec.prepare);
+    prepare(job.spec);
+  }
   const std::string written =
       write_and_publish(comm_, job.spec, final_path, cfg_.stage_dir, job.inject);
   job.spec = FlashFileSpec{};  // release the snapshot before the (slow) drain

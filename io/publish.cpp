@@ -1,6 +1,7 @@
 #include "io/publish.hpp"
 
 #include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,6 +18,18 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string errno_text() { return std::strerror(errno); }
+
+/// Bytes the file will take: every dataset as stored plus room for HDF5's metadata.
+std::uint64_t expected_bytes(const FlashFileSpec& s) {
+  const std::uint64_t n = s.refine_level.size();
+  const std::uint64_t cells = std::uint64_t(s.nxb) * s.nyb * s.nzb;
+  const std::uint64_t elem = s.double_precision ? 8 : 4;
+  const std::uint64_t vars = n * cells * elem * s.var_names.size();
+  const std::uint64_t tree = n * (4 * (s.gid.size() / std::max<std::uint64_t>(n, 1) + 3) +
+                                  elem * (6 + 3 + 3));
+  const std::uint64_t data = vars + tree;
+  return data + data / 100 + (std::uint64_t(64) << 10);
+}
 
 /// Collective: if any rank has a message, every rank throws the lowest rank's.
 void agree(MPI_Comm comm, const std::string& message) {
@@ -63,6 +76,22 @@ std::string write_and_publish(MPI_Comm comm, FlashFileSpec& spec, const std::str
   const std::string tmp = target + ".tmp";
   spec.path = tmp;
   std::string why;
+  // A full disk must be found before writing: HDF5 1.10 may fail inside H5Fclose on one
+  // rank only and leave the others waiting in its collective flush.
+  if (rank == 0) {
+    struct statvfs fs_info {};
+    const std::string dir = fs::path(tmp).parent_path().empty()
+                                ? std::string(".")
+                                : fs::path(tmp).parent_path().string();
+    const std::uint64_t need = expected_bytes(spec);
+    if (::statvfs(dir.c_str(), &fs_info) == 0) {
+      const std::uint64_t have = std::uint64_t(fs_info.f_bavail) * fs_info.f_frsize;
+      if (have < need)
+        why = "cannot write '" + tmp + "': not enough space in '" + dir + "' (need about " +
+              std::to_string(need) + " bytes, " + std::to_string(have) + " available)";
+    }
+  }
+  agree(comm, why);
   try {
     write_flash_file(comm, spec);
     if (inject_failure && rank == size - 1)
