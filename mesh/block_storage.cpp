@@ -12,8 +12,18 @@ void BlockStorage::FreeDeleter::operator()(double* p) const {
   std::free(p);
 }
 
-BlockStorage::BlockStorage(const BlockShape& shape, int maxblocks, int rank)
-    : shape_(shape), maxblocks_(maxblocks), rank_(rank) {
+const char* layout_name(Layout l) {
+  return l == Layout::zone_major ? "zone_major" : "var_major";
+}
+
+Layout parse_layout(const std::string& s) {
+  if (s == "var_major") return Layout::var_major;
+  if (s == "zone_major") return Layout::zone_major;
+  throw Error("unknown block layout '" + s + "' (var_major or zone_major)");
+}
+
+BlockStorage::BlockStorage(const BlockShape& shape, int maxblocks, int rank, Layout layout)
+    : shape_(shape), layout_(layout), maxblocks_(maxblocks), rank_(rank) {
   // 2 MiB alignment so a later page policy (THP / hugetlb arenas) can back it whole.
   constexpr std::size_t align = std::size_t(2) << 20;
   std::size_t bytes = this->bytes();

@@ -1,7 +1,9 @@
 #pragma once
 // Block storage (`unk`): one arena per rank holding `maxblocks` slots of
-// shape.doubles() each. Slots are handed out and returned by the mesh; running out is an
-// Error naming the rank, the count and `mesh.maxblocks`.
+// shape.doubles() each, every slot in the same layout (block_view.hpp). Slots are handed
+// out and returned by the mesh; running out is an Error naming the rank, the count and
+// `mesh.maxblocks`.
+#include <cassert>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -13,8 +15,14 @@ namespace tessera::mesh {
 class BlockStorage {
  public:
   BlockStorage() = default;
-  BlockStorage(const BlockShape& shape, int maxblocks, int rank);
+  BlockStorage(const BlockShape& shape, int maxblocks, int rank, Layout layout = Layout::var_major);
   const BlockShape& shape() const { return shape_; }
+  Layout layout() const { return layout_; }
+  /// with_layout(layout(), f): f(LayoutTag<L>{}) for this storage's layout.
+  template <class F>
+  decltype(auto) with_layout(F&& f) const {
+    return mesh::with_layout(layout_, static_cast<F&&>(f));
+  }
   int maxblocks() const { return maxblocks_; }
   int used() const { return maxblocks_ - static_cast<int>(free_.size()); }
   /// A free slot (zeroed); throws tessera::Error when all maxblocks are in use.
@@ -22,11 +30,17 @@ class BlockStorage {
   void release(int slot);
   double* data(int slot) { return base_.get() + std::size_t(slot) * shape_.doubles(); }
   const double* data(int slot) const { return base_.get() + std::size_t(slot) * shape_.doubles(); }
-  BlockView<> view(int slot) { return BlockView<>(data(slot), shape_); }
+  /// View of a slot; L must be layout() (checked in debug builds).
+  template <Layout L>
+  BlockView<L> view(int slot, LayoutTag<L> = {}) {
+    assert(L == layout_);
+    return BlockView<L>(data(slot), shape_);
+  }
   std::size_t bytes() const { return std::size_t(maxblocks_) * shape_.doubles() * sizeof(double); }
 
  private:
   BlockShape shape_;
+  Layout layout_ = Layout::var_major;
   int maxblocks_ = 0;
   int rank_ = 0;
   struct FreeDeleter {
