@@ -103,8 +103,10 @@ void Simulation::initialise() {
     return;
   }
   auto init_all = [&] {
-    for (int id : mesh_->local_leaves())
-      problem_->init_block(mesh_->view(id), mesh_->geom(id), mesh_->shape());
+    mesh_->with_layout([&](auto tag) {
+      for (int id : mesh_->local_leaves())
+        problem_->init_block(mesh_->view(id, tag), mesh_->geom(id), mesh_->shape());
+    });
   };
   init_all();
   // Refine on the initial condition itself, re-initialising the new blocks each time.
@@ -134,25 +136,26 @@ void Simulation::mark_and_regrid() {
                     p_.get_real("mesh.derefine_cutoff_" + k),
                     p_.get_real("mesh.refine_filter_" + k)});
   }
-  for (int id : mesh_->local_leaves()) {
-    auto u = mesh_->view(id);
-    bool refine = false, derefine = true;
-    for (const auto& c : crit) {
-      const double* q;
-      if (c.var >= 0) {
-        q = &u(c.var, 0, 0, 0);
-      } else {
-        if (!hydro_->derived(c.name, u, s, scratch.data(), true))
-          throw Error("mesh.refine_var: unknown variable '" + c.name + "'");
-        q = scratch.data();
+  mesh_->with_layout([&](auto tag) {
+    for (int id : mesh_->local_leaves()) {
+      auto u = mesh_->view(id, tag);
+      bool refine = false, derefine = true;
+      for (const auto& c : crit) {
+        double e;
+        if (c.var >= 0) {
+          e = mesh::lohner_error(u.field(c.var), s, c.filter);
+        } else {
+          if (!hydro_->derived(c.name, u, s, scratch.data(), true))
+            throw Error("mesh.refine_var: unknown variable '" + c.name + "'");
+          e = mesh::lohner_error(scratch.data(), s, c.filter);
+        }
+        refine |= e > c.refine;
+        derefine &= e < c.derefine;
       }
-      const double e = mesh::lohner_error(q, s, c.filter);
-      refine |= e > c.refine;
-      derefine &= e < c.derefine;
+      flags[id] = refine ? mesh::Flag::refine
+                         : (derefine && !crit.empty() ? mesh::Flag::derefine : mesh::Flag::keep);
     }
-    flags[id] = refine ? mesh::Flag::refine
-                       : (derefine && !crit.empty() ? mesh::Flag::derefine : mesh::Flag::keep);
-  }
+  });
   mesh_->regrid(flags);
 }
 
@@ -162,21 +165,23 @@ std::array<double, 2> Simulation::totals() {
   // Per-leaf sums, gathered and added in canonical order: the same bits on any rank count.
   std::vector<double> mine;
   std::vector<int> ids;
-  for (int id : mesh_->local_leaves()) {
-    auto u = mesh_->view(id);
-    const auto g = mesh_->geom(id);
-    double dv = 1;
-    for (int a = 0; a < s.ndim; ++a) dv *= g.dx[a];
-    double m = 0, e = 0;
-    for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-      for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
-        for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
-          m += u(hydro::DENS, i, j, k);
-          e += u(hydro::ETOT, i, j, k);
-        }
-    mine.push_back(m * dv);
-    mine.push_back(e * dv);
-  }
+  mesh_->with_layout([&](auto tag) {
+    for (int id : mesh_->local_leaves()) {
+      auto u = mesh_->view(id, tag);
+      const auto g = mesh_->geom(id);
+      double dv = 1;
+      for (int a = 0; a < s.ndim; ++a) dv *= g.dx[a];
+      double m = 0, e = 0;
+      for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+        for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
+          for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
+            m += u(hydro::DENS, i, j, k);
+            e += u(hydro::ETOT, i, j, k);
+          }
+      mine.push_back(m * dv);
+      mine.push_back(e * dv);
+    }
+  });
   std::vector<double> all(2 * t.size(), 0.0), red(2 * t.size(), 0.0);
   std::size_t at = 0;
   for (int id : mesh_->local_leaves()) {
@@ -262,17 +267,20 @@ void Simulation::restore(const io::FlashFileSpec& f) {
     if (it == f.var_names.end()) throw Error(what + "variable '" + v.name + "' is missing");
     src.push_back(static_cast<std::size_t>(it - f.var_names.begin()));
   }
-  for (int id = 0; id < t.size(); ++id) {
-    if (mesh_->slot(id) < 0) continue;
-    auto u = mesh_->view(id);
-    for (std::size_t v = 0; v < src.size(); ++v) {
-      const double* q = f.data.data() + (src[v] * N + static_cast<std::size_t>(id)) * cells;
-      std::size_t c = 0;
-      for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-        for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
-          for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) u(static_cast<int>(v), i, j, k) = q[c++];
+  mesh_->with_layout([&](auto tag) {
+    for (int id = 0; id < t.size(); ++id) {
+      if (mesh_->slot(id) < 0) continue;
+      auto u = mesh_->view(id, tag);
+      for (std::size_t v = 0; v < src.size(); ++v) {
+        const double* q = f.data.data() + (src[v] * N + static_cast<std::size_t>(id)) * cells;
+        std::size_t c = 0;
+        for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+          for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
+            for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i)
+              u(static_cast<int>(v), i, j, k) = q[c++];
+      }
     }
-  }
+  });
   // Scalars.
   auto real = [&](const char* name) {
     for (const auto& [k, v] : f.real_scalars)
@@ -318,11 +326,13 @@ void Simulation::write(bool checkpoint, bool force_sync) {
     ov.name = name;
     ov.fill = [this, v](int node, double* out) {
       const auto& s = mesh_->shape();
-      auto u = mesh_->view(node);
-      std::size_t c = 0;
-      for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-        for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
-          for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) out[c++] = u(v, i, j, k);
+      mesh_->with_layout([&](auto tag) {
+        auto u = mesh_->view(node, tag);
+        std::size_t c = 0;
+        for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+          for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
+            for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) out[c++] = u(v, i, j, k);
+      });
     };
     stored.push_back(std::move(ov));
   }
@@ -498,8 +508,10 @@ nlohmann::json Simulation::run() {
     dt_prev_ = dt_;
     if (step_ == inject_nan_step && rank_ == nranks_ - 1 && !mesh_->local_leaves().empty()) {
       const auto& s = mesh_->shape();
-      mesh_->view(mesh_->local_leaves().back())(hydro::DENS, s.g(0), s.g(1), s.g(2)) =
-          std::numeric_limits<double>::quiet_NaN();
+      mesh_->with_layout([&](auto tag) {
+        mesh_->view(mesh_->local_leaves().back(), tag)(hydro::DENS, s.g(0), s.g(1), s.g(2)) =
+            std::numeric_limits<double>::quiet_NaN();
+      });
     }
     check_state();
     if (step_ % nrefs == 0 && mesh_->lrefine_max() > mesh_->lrefine_min()) {

@@ -7,9 +7,19 @@
 
 namespace tessera::mesh {
 
+const char* layout_name(Layout l) {
+  return l == Layout::zone_major ? "zone_major" : "var_major";
+}
+
+Layout parse_layout(const std::string& s) {
+  if (s == "var_major") return Layout::var_major;
+  if (s == "zone_major") return Layout::zone_major;
+  throw Error("unknown block layout '" + s + "' (var_major or zone_major)");
+}
+
 BlockStorage::BlockStorage(const BlockShape& shape, int maxblocks, int rank,
-                           memory::ArenaConfig cfg)
-    : shape_(shape), maxblocks_(maxblocks), rank_(rank) {
+                           memory::ArenaConfig cfg, Layout layout)
+    : shape_(shape), layout_(layout), maxblocks_(maxblocks), rank_(rank) {
   try {
     arena_ = memory::Arena("unk", bytes(), cfg);
   } catch (const Error& e) {

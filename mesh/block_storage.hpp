@@ -1,9 +1,10 @@
 #pragma once
 // Block storage (`unk`): one arena per rank holding `maxblocks` slots of
-// shape.doubles() each, allocated with the page policy of memory.pages_unk (or
-// memory.pages) and pre-faulted, so its resident size is its full size from the start.
-// Slots are handed out and returned by the mesh; running out is an Error naming the
-// rank, the count and `mesh.maxblocks`.
+// shape.doubles() each, every slot in the same layout (block_view.hpp), allocated with the
+// page policy of memory.pages_unk (or memory.pages) and pre-faulted, so its resident size
+// is its full size from the start. Slots are handed out and returned by the mesh; running
+// out is an Error naming the rank, the count and `mesh.maxblocks`.
+#include <cassert>
 #include <cstddef>
 #include <vector>
 
@@ -17,8 +18,15 @@ class BlockStorage {
   BlockStorage() = default;
   /// Maps the arena "unk" (maxblocks * shape.doubles() doubles) with policy cfg; a policy
   /// that cannot be had falls back as memory::Arena does (see arena().warning()).
-  BlockStorage(const BlockShape& shape, int maxblocks, int rank, memory::ArenaConfig cfg = {});
+  BlockStorage(const BlockShape& shape, int maxblocks, int rank, memory::ArenaConfig cfg = {},
+               Layout layout = Layout::var_major);
   const BlockShape& shape() const { return shape_; }
+  Layout layout() const { return layout_; }
+  /// with_layout(layout(), f): f(LayoutTag<L>{}) for this storage's layout.
+  template <class F>
+  decltype(auto) with_layout(F&& f) const {
+    return mesh::with_layout(layout_, static_cast<F&&>(f));
+  }
   int maxblocks() const { return maxblocks_; }
   int used() const { return maxblocks_ - static_cast<int>(free_.size()); }
   /// A free slot (zeroed); throws tessera::Error when all maxblocks are in use.
@@ -26,13 +34,19 @@ class BlockStorage {
   void release(int slot);
   double* data(int slot) { return base() + std::size_t(slot) * shape_.doubles(); }
   const double* data(int slot) const { return base() + std::size_t(slot) * shape_.doubles(); }
-  BlockView<> view(int slot) { return BlockView<>(data(slot), shape_); }
+  /// View of a slot; L must be layout() (checked in debug builds).
+  template <Layout L>
+  BlockView<L> view(int slot, LayoutTag<L> = {}) {
+    assert(L == layout_);
+    return BlockView<L>(data(slot), shape_);
+  }
   std::size_t bytes() const { return std::size_t(maxblocks_) * shape_.doubles() * sizeof(double); }
   /// The arena behind the slots: requested and achieved page policy, smaps report.
   const memory::Arena& arena() const { return arena_; }
 
  private:
   BlockShape shape_;
+  Layout layout_ = Layout::var_major;
   int maxblocks_ = 0;
   int rank_ = 0;
   memory::Arena arena_;

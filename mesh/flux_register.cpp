@@ -86,36 +86,39 @@ void FluxRegister::correct(BlockStorage& storage, const Tree& t, MPI_Comm comm, 
         for (int a = 0; a < n1; ++a) buf.push_back(averaged(op, v, a, b));
   }
   parallel::exchange(comm, send, recv, 7001);
-  std::map<int, std::size_t> cursor;
-  for (const auto& op : ops_) {
-    if (op.coarse_rank != me_) continue;
-    const double* remote = nullptr;
-    if (op.fine_rank != me_) {
-      remote = recv[op.fine_rank].data() + cursor[op.fine_rank];
-      cursor[op.fine_rank] += std::size_t(nvar) * n1 * n2;
+  // The correction loop is compiled for both layouts; the layout is chosen once here.
+  storage.with_layout([&](auto tag) {
+    std::map<int, std::size_t> cursor;
+    for (const auto& op : ops_) {
+      if (op.coarse_rank != me_) continue;
+      const double* remote = nullptr;
+      if (op.fine_rank != me_) {
+        remote = recv[op.fine_rank].data() + cursor[op.fine_rank];
+        cursor[op.fine_rank] += std::size_t(nvar) * n1 * n2;
+      }
+      const auto dxs = t.block_size(op.coarse_node);
+      const double dx = dxs[op.axis] / nx;
+      const double coef = dt_weight / dx * (op.coarse_side ? 1.0 : -1.0);
+      const double* Fc = face(op.coarse_slot, 2 * op.axis + op.coarse_side);
+      const auto U = storage.view(op.coarse_slot, tag);
+      int t1, t2;
+      transverse(op.axis, t1, t2);
+      for (int v = 0; v < nvar; ++v)
+        for (int b = 0; b < n2; ++b)
+          for (int a = 0; a < n1; ++a) {
+            const double ff =
+                remote ? remote[(std::size_t(v) * n2 + b) * n1 + a] : averaged(op, v, a, b);
+            const int c1 = op.off1 + a, c2 = op.off2 + b;
+            const double fc = Fc[std::size_t(v) * (face_size_ / nvar) + std::size_t(c2) * ft1 + c1];
+            IVec idx{0, 0, 0};
+            idx[op.axis] = op.coarse_side ? ng + nx - 1 : ng;
+            if (t1 < nd) idx[t1] = ng + c1;
+            if (t2 < nd) idx[t2] = ng + c2;
+            // +face: U -= dt/dx (F_fine - F_coarse); -face: U += dt/dx (F_fine - F_coarse).
+            U(v, idx[0], idx[1], idx[2]) -= coef * (ff - fc);
+          }
     }
-    const auto dxs = t.block_size(op.coarse_node);
-    const double dx = dxs[op.axis] / nx;
-    const double coef = dt_weight / dx * (op.coarse_side ? 1.0 : -1.0);
-    const double* Fc = face(op.coarse_slot, 2 * op.axis + op.coarse_side);
-    BlockView<> U = storage.view(op.coarse_slot);
-    int t1, t2;
-    transverse(op.axis, t1, t2);
-    for (int v = 0; v < nvar; ++v)
-      for (int b = 0; b < n2; ++b)
-        for (int a = 0; a < n1; ++a) {
-          const double ff =
-              remote ? remote[(std::size_t(v) * n2 + b) * n1 + a] : averaged(op, v, a, b);
-          const int c1 = op.off1 + a, c2 = op.off2 + b;
-          const double fc = Fc[std::size_t(v) * (face_size_ / nvar) + std::size_t(c2) * ft1 + c1];
-          IVec idx{0, 0, 0};
-          idx[op.axis] = op.coarse_side ? ng + nx - 1 : ng;
-          if (t1 < nd) idx[t1] = ng + c1;
-          if (t2 < nd) idx[t2] = ng + c2;
-          // +face: U -= dt/dx (F_fine - F_coarse); -face: U += dt/dx (F_fine - F_coarse).
-          U(v, idx[0], idx[1], idx[2]) -= coef * (ff - fc);
-        }
-  }
+  });
 }
 
 }  // namespace tessera::mesh

@@ -13,8 +13,10 @@
 
 namespace tessera::mesh {
 
-/// q: one variable over the whole block array (guards filled, at least one layer).
-inline double lohner_error(const double* q, const BlockShape& s, double filter) {
+/// q: one variable over the whole block array (guards filled, at least one layer),
+/// indexed by cell number: a FieldView of either layout, or a contiguous array.
+template <class Field>
+double lohner_error(const Field& q, const BlockShape& s, double filter) {
   const int nd = s.ndim;
   const long st[3] = {1, s.n(0), long(s.n(0)) * s.n(1)};
   double emax = 0.0;

@@ -92,6 +92,10 @@ void Mesh::declare_params(base::Params& p) {
   p.declare_int("mesh.lrefine_max", 1, 1, 30, "finest refinement level allowed");
   p.declare_int("mesh.nrefs", 2, 1, 1000000, "steps between refinement checks");
   p.declare_int("mesh.maxblocks", 1000, 1, 100000000, "block slots per rank (leaves and parents)");
+  p.declare_string("mesh.layout", "var_major", {"var_major", "zone_major"},
+                   "order of unk in memory: var_major [block][var][k][j][i] (unit stride along "
+                   "x) or zone_major [block][k][j][i][var] (PARAMESH's unk(nvar,i,j,k,blk)); "
+                   "same answers to the bit, different speed");
   p.declare_string("mesh.distribution", "morton", {"morton", "round_robin"},
                    "how leaf blocks are spread over ranks");
   for (int n = 1; n <= 4; ++n) {
@@ -152,7 +156,8 @@ Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int 
   const int maxblocks = static_cast<int>(p.get_int("mesh.maxblocks"));
   tree_ = Tree(g);
   tree_.distribute(nranks_, round_robin_);
-  storage_ = BlockStorage(s, maxblocks, rank_, memory::config_for(p, "unk"));
+  storage_ = BlockStorage(s, maxblocks, rank_, memory::config_for(p, "unk"),
+                          parse_layout(p.get_string("mesh.layout")));
   fluxreg_ = std::make_unique<FluxRegister>(s, maxblocks);
   check_maxblocks(tree_);
   slot_.assign(tree_.size(), -1);
@@ -282,44 +287,56 @@ void Mesh::build_guard_plan() {
   }
 }
 
-void Mesh::apply_physical_bcs(int level) {
-  const int nd = ndim(), nx = shape().nx, ng = shape().ng, nvar = shape().nvar;
-  for (int id : local_leaves_) {
-    const Node& n = tree_.node(id);
-    if (n.level != level) continue;
-    BlockView<> u = view(id);
-    for (int a = 0; a < nd; ++a) {
-      for (int side = 0; side < 2; ++side) {
-        const Boundary bc = bc_[a][side];
-        if (bc == Boundary::periodic) continue;
-        const int edge = side ? tree_.geometry().nblocks_at(a, level) - 1 : 0;
-        if (n.pos[a] != edge) continue;
-        // Guard slab along axis a, full extent on the other axes (x, then y, then z, so
-        // edges and corners end up filled from already-filled cells).
-        // Slab bounds: the guard layer on axis a, everything on the other axes.
-        int lo[3] = {0, 0, 0}, hi[3] = {shape().n(0), shape().n(1), shape().n(2)};
-        for (int v = 0; v < nvar; ++v) {
-          const bool flip = bc == Boundary::reflecting && vars_[v].vector_axis == a;
-          for (int m = 0; m < ng; ++m) {
-            const int gidx = side ? ng + nx + m : ng - 1 - m;
-            const int sidx = bc == Boundary::outflow ? (side ? ng + nx - 1 : ng)
-                                                     : (side ? ng + nx - 1 - m : ng + m);
-            lo[a] = 0;
-            hi[a] = 1;
-            for (int k = lo[2]; k < hi[2]; ++k)
-              for (int j = lo[1]; j < hi[1]; ++j)
-                for (int i = lo[0]; i < hi[0]; ++i) {
-                  IVec g{i, j, k}, s{i, j, k};
-                  g[a] = gidx;
-                  s[a] = sidx;
-                  const double val = u(v, s[0], s[1], s[2]);
-                  u(v, g[0], g[1], g[2]) = flip ? -val : val;
-                }
-          }
+namespace {
+// One physical boundary (axis a, side) of one block: each guard layer m takes the zone
+// that outflow (the edge zone) or reflection (the mirror zone) names; reflection flips
+// the normal vector component. The guard slab spans the whole block on the other axes,
+// so applying x, then y, then z fills edges and corners from already-filled zones.
+template <Layout L>
+void boundary_slab(const BlockView<L>& u, const BlockShape& s, int a, int side, Boundary bc,
+                   const std::vector<VarInfo>& vars) {
+  const int nx = s.nx, ng = s.ng;
+  const int b = a == 0 ? 1 : 0, c = a == 2 ? 1 : 2;  // the other two axes
+  for (int v = 0; v < s.nvar; ++v) {
+    const double sign = bc == Boundary::reflecting && vars[v].vector_axis == a ? -1.0 : 1.0;
+    for (int m = 0; m < ng; ++m) {
+      int g[3], q[3];
+      g[a] = side ? ng + nx + m : ng - 1 - m;
+      q[a] =
+          bc == Boundary::outflow ? (side ? ng + nx - 1 : ng) : (side ? ng + nx - 1 - m : ng + m);
+      g[b] = q[b] = g[c] = q[c] = 0;
+      // Offsets are linear in (i, j, k) in either layout: the guard zone is a fixed
+      // distance from its source zone across the whole slab.
+      const std::ptrdiff_t shift = std::ptrdiff_t(u.offset(v, g[0], g[1], g[2])) -
+                                   std::ptrdiff_t(u.offset(v, q[0], q[1], q[2]));
+      const std::ptrdiff_t sb = u.offset(v, b == 0, b == 1, b == 2) - u.offset(v, 0, 0, 0);
+      const std::ptrdiff_t sc = u.offset(v, c == 0, c == 1, c == 2) - u.offset(v, 0, 0, 0);
+      double* base = &u(v, q[0], q[1], q[2]);
+      for (int y = 0; y < s.n(c); ++y)
+        for (int x = 0; x < s.n(b); ++x) {
+          double* src = base + y * sc + x * sb;
+          src[shift] = sign * src[0];
         }
-      }
     }
   }
+}
+}  // namespace
+
+void Mesh::apply_physical_bcs(int level) {
+  with_layout([&](auto tag) {
+    for (int id : local_leaves_) {
+      const Node& n = tree_.node(id);
+      if (n.level != level) continue;
+      const auto u = view(id, tag);
+      for (int a = 0; a < ndim(); ++a)
+        for (int side = 0; side < 2; ++side) {
+          const Boundary bc = bc_[a][side];
+          if (bc == Boundary::periodic) continue;
+          const int edge = side ? tree_.geometry().nblocks_at(a, level) - 1 : 0;
+          if (n.pos[a] == edge) boundary_slab(u, shape(), a, side, bc, vars_);
+        }
+    }
+  });
 }
 
 void Mesh::fill_guards() {

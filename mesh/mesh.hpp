@@ -68,7 +68,19 @@ class Mesh {
   /// This rank's leaves, canonical order.
   const std::vector<int>& local_leaves() const { return local_leaves_; }
   BlockGeom geom(int node) const;
-  BlockView<> view(int node) { return storage_.view(slot_[node]); }
+  /// Storage layout of `unk` (mesh.layout), fixed for the run.
+  Layout layout() const { return storage_.layout(); }
+  /// f(LayoutTag<L>{}) for this run's layout: call it once around a loop over blocks and
+  /// take views with view(node, tag) inside; f is compiled for both layouts.
+  template <class F>
+  decltype(auto) with_layout(F&& f) const {
+    return storage_.with_layout(static_cast<F&&>(f));
+  }
+  /// View of a local block; L must be layout() (the tag from with_layout).
+  template <Layout L>
+  BlockView<L> view(int node, LayoutTag<L> tag) {
+    return storage_.view(slot_[node], tag);
+  }
   /// Smallest cell width on each axis over the whole tree.
   std::array<double, 3> finest_dx() const;
 

@@ -11,25 +11,75 @@ namespace tessera::mesh {
 
 namespace {
 
-// Read-only access to the source cells of an op: either a block array in place or a
-// packed buffer laid out [v][k][j][i] over the op's src box.
-struct Source {
-  const double* p;
-  long sv, sk, sj;
-  IVec origin;  // index that maps to p
-  double operator()(int v, int i, int j, int k) const {
-    return p[v * sv + (k - origin[2]) * sk + (j - origin[1]) * sj + (i - origin[0])];
+// Visit every (v, i, j, k) of box b for nvar variables in the memory order of layout L
+// (variable outermost for var-major, innermost for zone-major), so that the innermost loop
+// walks contiguous doubles in either layout. The ops below write each destination zone
+// from source zones only, so the visiting order never changes a result.
+template <Layout L, class F>
+inline void for_box(const Box& b, int nvar, F&& f) {
+  if constexpr (L == Layout::var_major) {
+    for (int v = 0; v < nvar; ++v)
+      for (int k = 0; k < b.extent(2); ++k)
+        for (int j = 0; j < b.extent(1); ++j)
+          for (int i = 0; i < b.extent(0); ++i) f(v, i, j, k);
+  } else {
+    for (int k = 0; k < b.extent(2); ++k)
+      for (int j = 0; j < b.extent(1); ++j)
+        for (int i = 0; i < b.extent(0); ++i)
+          for (int v = 0; v < nvar; ++v) f(v, i, j, k);
   }
-};
-
-Source block_source(const BlockStorage& st, int slot) {
-  const auto& s = st.shape();
-  return Source{st.data(slot), long(s.cells()), long(s.n(0)) * s.n(1), long(s.n(0)), IVec{0, 0, 0}};
 }
 
-Source buffer_source(const double* p, const Box& b) {
-  const long nx = b.extent(0), ny = b.extent(1), nz = b.extent(2);
-  return Source{p, nx * ny * nz, nx * ny, nx, b.lo};
+// Every contiguous run of box b's doubles in layout L, as f(v, j, k, n): the n doubles
+// from (v, b.lo[0], j, k) on. Var-major: one x-row of one variable; zone-major: one x-row
+// of all variables (v = 0). Only a plain copy may use runs.
+template <Layout L, class F>
+inline void for_box_runs(const Box& b, int nvar, F&& f) {
+  if constexpr (L == Layout::var_major) {
+    for (int v = 0; v < nvar; ++v)
+      for (int k = 0; k < b.extent(2); ++k)
+        for (int j = 0; j < b.extent(1); ++j) f(v, j, k, b.extent(0));
+  } else {
+    for (int k = 0; k < b.extent(2); ++k)
+      for (int j = 0; j < b.extent(1); ++j) f(0, j, k, b.extent(0) * nvar);
+  }
+}
+
+// Read-only access to the source cells of an op: either a block array in place or a
+// packed buffer over the op's src box, both in layout L (a buffer is packed by for_box).
+template <Layout L>
+struct Source {
+  const double* p;
+  long sv, sk, sj, si;
+  IVec origin;  // index that maps to p
+  const double* ptr(int v, int i, int j, int k) const {
+    const long c = (k - origin[2]) * sk + (j - origin[1]) * sj;
+    if constexpr (L == Layout::var_major)
+      return p + v * sv + c + (i - origin[0]);
+    else
+      return p + c + (i - origin[0]) * si + v;
+  }
+  double operator()(int v, int i, int j, int k) const { return *ptr(v, i, j, k); }
+};
+
+// Strides of an nx x ny x nz array of nvar variables in layout L.
+template <Layout L>
+Source<L> make_source(const double* p, long nx, long ny, long nz, int nvar, IVec origin) {
+  if constexpr (L == Layout::var_major)
+    return Source<L>{p, nx * ny * nz, nx * ny, nx, 1, origin};
+  else
+    return Source<L>{p, 1, nvar * nx * ny, nvar * nx, nvar, origin};
+}
+
+template <Layout L>
+Source<L> block_source(const BlockStorage& st, int slot) {
+  const auto& s = st.shape();
+  return make_source<L>(st.data(slot), s.n(0), s.n(1), s.n(2), s.nvar, IVec{0, 0, 0});
+}
+
+template <Layout L>
+Source<L> buffer_source(const double* p, const Box& b, int nvar) {
+  return make_source<L>(p, b.extent(0), b.extent(1), b.extent(2), nvar, b.lo);
 }
 
 // Monotonised-central slope (van Leer 1977) of the full-cell difference.
@@ -40,71 +90,64 @@ inline double mc_slope(double qm, double q0, double qp) {
   return s * std::min({0.5 * std::fabs(dl + dr), 2.0 * std::fabs(dl), 2.0 * std::fabs(dr)});
 }
 
-void apply(const TransferOp& op, const Source& src, BlockView<> dst, int nvar, int ndim) {
+template <Layout L>
+void apply(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst, int nvar,
+           int ndim) {
   const Box& d = op.dst;
+  const IVec& o = op.src.lo;
   switch (op.kind) {
     case OpKind::copy:
-      for (int v = 0; v < nvar; ++v)
-        for (int k = 0; k < d.extent(2); ++k)
-          for (int j = 0; j < d.extent(1); ++j) {
-            double* out = dst.row(v, d.lo[1] + j, d.lo[2] + k) + d.lo[0];
-            for (int i = 0; i < d.extent(0); ++i)
-              out[i] = src(v, op.src.lo[0] + i, op.src.lo[1] + j, op.src.lo[2] + k);
-          }
+      for_box_runs<L>(d, nvar, [&](int v, int j, int k, int n) {
+        double* __restrict out = &dst(v, d.lo[0], d.lo[1] + j, d.lo[2] + k);
+        const double* __restrict in = src.ptr(v, o[0], o[1] + j, o[2] + k);
+        for (int c = 0; c < n; ++c) out[c] = in[c];
+      });
       break;
     case OpKind::restrict_avg: {
       const int fx = 2, fy = ndim > 1 ? 2 : 1, fz = ndim > 2 ? 2 : 1;
       const double w = 1.0 / (fx * fy * fz);
-      for (int v = 0; v < nvar; ++v)
-        for (int k = 0; k < d.extent(2); ++k)
-          for (int j = 0; j < d.extent(1); ++j)
-            for (int i = 0; i < d.extent(0); ++i) {
-              double sum = 0.0;
-              for (int c = 0; c < fz; ++c)
-                for (int b = 0; b < fy; ++b)
-                  for (int a = 0; a < fx; ++a)
-                    sum += src(v, op.src.lo[0] + fx * i + a, op.src.lo[1] + fy * j + b,
-                               op.src.lo[2] + fz * k + c);
-              dst(v, d.lo[0] + i, d.lo[1] + j, d.lo[2] + k) = sum * w;
-            }
+      for_box<L>(d, nvar, [&](int v, int i, int j, int k) {
+        double sum = 0.0;
+        for (int c = 0; c < fz; ++c)
+          for (int b = 0; b < fy; ++b)
+            for (int a = 0; a < fx; ++a)
+              sum += src(v, o[0] + fx * i + a, o[1] + fy * j + b, o[2] + fz * k + c);
+        dst(v, d.lo[0] + i, d.lo[1] + j, d.lo[2] + k) = sum * w;
+      });
       break;
     }
     case OpKind::prolong:
       // Conservative limited linear prolongation: each fine cell takes the coarse value
       // plus a quarter of the MC-limited slope per axis toward its half; the average of
       // the 2^d fine cells is the coarse value.
-      for (int v = 0; v < nvar; ++v)
-        for (int k = 0; k < d.extent(2); ++k)
-          for (int j = 0; j < d.extent(1); ++j)
-            for (int i = 0; i < d.extent(0); ++i) {
-              const int t[3] = {i, j, k};
-              IVec c{0, 0, 0};
-              double sgn[3] = {0, 0, 0};
-              for (int a = 0; a < 3; ++a) {
-                if (a < ndim) {
-                  c[a] = op.src.lo[a] + ((op.parity0[a] + t[a]) >> 1) + 1;
-                  sgn[a] = ((op.parity0[a] + t[a]) & 1) ? 0.25 : -0.25;
-                } else {
-                  c[a] = op.src.lo[a];
-                }
-              }
-              const double q0 = src(v, c[0], c[1], c[2]);
-              double val = q0;
-              for (int a = 0; a < ndim; ++a) {
-                IVec m = c, p = c;
-                m[a] -= 1;
-                p[a] += 1;
-                val += sgn[a] * mc_slope(src(v, m[0], m[1], m[2]), q0, src(v, p[0], p[1], p[2]));
-              }
-              dst(v, d.lo[0] + i, d.lo[1] + j, d.lo[2] + k) = val;
-            }
+      for_box<L>(d, nvar, [&](int v, int i, int j, int k) {
+        const int t[3] = {i, j, k};
+        IVec c{0, 0, 0};
+        double sgn[3] = {0, 0, 0};
+        for (int a = 0; a < 3; ++a) {
+          if (a < ndim) {
+            c[a] = o[a] + ((op.parity0[a] + t[a]) >> 1) + 1;
+            sgn[a] = ((op.parity0[a] + t[a]) & 1) ? 0.25 : -0.25;
+          } else {
+            c[a] = o[a];
+          }
+        }
+        const double q0 = src(v, c[0], c[1], c[2]);
+        double val = q0;
+        for (int a = 0; a < ndim; ++a) {
+          IVec m = c, p = c;
+          m[a] -= 1;
+          p[a] += 1;
+          val += sgn[a] * mc_slope(src(v, m[0], m[1], m[2]), q0, src(v, p[0], p[1], p[2]));
+        }
+        dst(v, d.lo[0] + i, d.lo[1] + j, d.lo[2] + k) = val;
+      });
       break;
   }
 }
 
-}  // namespace
-
-void execute(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag) {
+template <Layout L>
+void run_plan(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag) {
   const int me = parallel::rank(comm);
   const int nvar = storage.shape().nvar;
   const int ndim = storage.shape().ndim;
@@ -122,12 +165,12 @@ void execute(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int
     for (const auto& op : plan.ops) {
       if (op.src_rank != me || op.dst_rank == me) continue;
       auto& buf = send[op.dst_rank];
-      const Source s = block_source(storage, op.src_slot);
+      const Source<L> s = block_source<L>(storage, op.src_slot);
       const Box& b = op.src;
-      for (int v = 0; v < nvar; ++v)
-        for (int k = b.lo[2]; k < b.hi[2]; ++k)
-          for (int j = b.lo[1]; j < b.hi[1]; ++j)
-            for (int i = b.lo[0]; i < b.hi[0]; ++i) buf.push_back(s(v, i, j, k));
+      for_box_runs<L>(b, nvar, [&](int v, int j, int k, int n) {
+        const double* in = s.ptr(v, b.lo[0], b.lo[1] + j, b.lo[2] + k);
+        buf.insert(buf.end(), in, in + n);
+      });
     }
   }
   {
@@ -138,16 +181,22 @@ void execute(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int
   std::map<int, std::size_t> cursor;
   for (const auto& op : plan.ops) {
     if (op.dst_rank != me) continue;
-    BlockView<> dst = storage.view(op.dst_slot);
+    const BlockView<L> dst = storage.view<L>(op.dst_slot);
     if (op.src_rank == me) {
-      apply(op, block_source(storage, op.src_slot), dst, nvar, ndim);
+      apply(op, block_source<L>(storage, op.src_slot), dst, nvar, ndim);
     } else {
       std::size_t& at = cursor[op.src_rank];
       const double* p = recv[op.src_rank].data() + at;
-      apply(op, buffer_source(p, op.src), dst, nvar, ndim);
+      apply(op, buffer_source<L>(p, op.src, nvar), dst, nvar, ndim);
       at += op.src.volume() * nvar;
     }
   }
+}
+
+}  // namespace
+
+void execute(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag) {
+  storage.with_layout([&](auto L) { run_plan<decltype(L)::value>(plan, storage, comm, tag); });
 }
 
 }  // namespace tessera::mesh

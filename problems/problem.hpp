@@ -18,9 +18,27 @@ class Problem {
  public:
   virtual ~Problem() = default;
   virtual std::string name() const = 0;
-  /// Fill the interior cells of u (dens, momx, momy, momz, etot).
-  virtual void init_block(const mesh::BlockView<>& u, const mesh::BlockGeom& g,
-                          const mesh::BlockShape& s) const = 0;
+  /// Fill the interior cells of u (dens, momx, momy, momz, etot); one overload per
+  /// layout, both implemented by ProblemBase from one template.
+  virtual void init_block(const mesh::BlockView<mesh::Layout::var_major>& u,
+                          const mesh::BlockGeom& g, const mesh::BlockShape& s) const = 0;
+  virtual void init_block(const mesh::BlockView<mesh::Layout::zone_major>& u,
+                          const mesh::BlockGeom& g, const mesh::BlockShape& s) const = 0;
+};
+
+/// Implements Problem's per-layout init_block overloads with Derived::init(u, g, s), a
+/// template over the view type, so that a set-up is written once for every layout.
+template <class Derived>
+class ProblemBase : public Problem {
+ public:
+  void init_block(const mesh::BlockView<mesh::Layout::var_major>& u, const mesh::BlockGeom& g,
+                  const mesh::BlockShape& s) const final {
+    static_cast<const Derived*>(this)->init(u, g, s);
+  }
+  void init_block(const mesh::BlockView<mesh::Layout::zone_major>& u, const mesh::BlockGeom& g,
+                  const mesh::BlockShape& s) const final {
+    static_cast<const Derived*>(this)->init(u, g, s);
+  }
 };
 
 /// Declare problem.name and every problem's section.

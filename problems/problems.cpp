@@ -27,8 +27,9 @@ void for_interior(const mesh::BlockShape& s, F&& f) {
       for (int i = 0; i < s.ni(0); ++i) f(i, j, k);
 }
 
-void set_state(const mesh::BlockView<>& u, const mesh::BlockShape& s, int i, int j, int k, double d,
-               double vx, double vy, double vz, double p, double gamma) {
+template <class View>
+void set_state(const View& u, const mesh::BlockShape& s, int i, int j, int k, double d, double vx,
+               double vy, double vz, double p, double gamma) {
   const int I = i + s.g(0), J = j + s.g(1), K = k + s.g(2);
   u(DENS, I, J, K) = d;
   u(MOMX, I, J, K) = d * vx;
@@ -37,7 +38,7 @@ void set_state(const mesh::BlockView<>& u, const mesh::BlockShape& s, int i, int
   u(ETOT, I, J, K) = p / (gamma - 1.0) + 0.5 * d * (vx * vx + vy * vy + vz * vz);
 }
 
-class Sedov final : public Problem {
+class Sedov final : public ProblemBase<Sedov> {
  public:
   explicit Sedov(const base::Params& p)
       : gamma_(p.get_real("hydro.gamma")),
@@ -56,8 +57,8 @@ class Sedov final : public Problem {
     p_exp_ = (gamma_ - 1.0) * e_ / vol;
   }
   std::string name() const override { return "sedov"; }
-  void init_block(const mesh::BlockView<>& u, const mesh::BlockGeom& g,
-                  const mesh::BlockShape& s) const override {
+  template <class View>
+  void init(const View& u, const mesh::BlockGeom& g, const mesh::BlockShape& s) const {
     const int ns[3] = {nsub_, ndim_ > 1 ? nsub_ : 1, ndim_ > 2 ? nsub_ : 1};
     const double wsub = 1.0 / (ns[0] * ns[1] * ns[2]);
     for_interior(s, [&](int i, int j, int k) {
@@ -85,7 +86,7 @@ class Sedov final : public Problem {
   double p_exp_;
 };
 
-class Sod final : public Problem {
+class Sod final : public ProblemBase<Sod> {
  public:
   explicit Sod(const base::Params& p)
       : gamma_(p.get_real("hydro.gamma")),
@@ -104,8 +105,8 @@ class Sod final : public Problem {
     yc_ = 0.5 * (p.get_real("mesh.ymin") + p.get_real("mesh.ymax"));
   }
   std::string name() const override { return "sod"; }
-  void init_block(const mesh::BlockView<>& u, const mesh::BlockGeom& g,
-                  const mesh::BlockShape& s) const override {
+  template <class View>
+  void init(const View& u, const mesh::BlockGeom& g, const mesh::BlockShape& s) const {
     // The interface is the plane through (posn, y-centre) normal to n = (cos a, sin a);
     // cells cut by it get volume-weighted averages (8 sub-samples per axis).
     constexpr int nsub = 8;
@@ -139,7 +140,7 @@ class Sod final : public Problem {
   double nx_ = 1, ny_ = 0, yc_ = 0;
 };
 
-class SoundWave final : public Problem {
+class SoundWave final : public ProblemBase<SoundWave> {
  public:
   explicit SoundWave(const base::Params& p)
       : gamma_(p.get_real("hydro.gamma")),
@@ -163,8 +164,8 @@ class SoundWave final : public Problem {
     for (int a = 0; a < 3; ++a) n_[a] = k_[a] / std::sqrt(k2);
   }
   std::string name() const override { return "sound_wave"; }
-  void init_block(const mesh::BlockView<>& u, const mesh::BlockGeom& g,
-                  const mesh::BlockShape& s) const override {
+  template <class View>
+  void init(const View& u, const mesh::BlockGeom& g, const mesh::BlockShape& s) const {
     auto sinc = [](double x) { return x == 0.0 ? 1.0 : std::sin(x) / x; };
     double damp = 1.0;  // cell average of sin(k.x) = sin(k.x_c) prod sinc(k_a dx_a / 2)
     for (int a = 0; a < ndim_; ++a) damp *= sinc(0.5 * k_[a] * g.dx[a]);

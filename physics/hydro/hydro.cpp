@@ -20,19 +20,32 @@
 
 namespace tessera::hydro {
 
+// Work arrays of one block update, reused from block to block (no allocation in a step
+// once the first block has sized them). N cells of the block array, n0 along x.
+// Work arrays of one block update, reused from block to block (no allocation in a step
+// once the first block has sized them). N cells of the block array, n0 x n1 per plane.
 struct Hydro::Scratch {
-  std::vector<double> w;     // primitives [5][N]: rho, vx, vy, vz, p
-  std::vector<double> dw;    // slopes [3][5][N]
-  std::vector<double> wh;    // Hancock half-step primitives [5][N]
-  std::vector<double> frow;  // fluxes along one row [5][n0+1]
+  std::vector<double> w;      // primitives [5][N]: rho, vx, vy, vz, p
+  std::vector<double> slope;  // this row's limited slopes [3 axes][5][n0]
+  std::vector<double> half;   // this row's Hancock half-step state [5][n0]
+  std::vector<double> lo;     // this row's low-face states along one axis [5][n0]
+  std::vector<double> hi;     // this row's high-face states along x [5][n0]
+  std::vector<double> hi_y;   // high-face states along y of rows j-1 and j [2][5][n0]
+  std::vector<double> hi_z;   // high-face states along z of planes k-1 and k [2][n1][5][n0]
+  std::vector<double> flux;   // fluxes through one row of faces [5][n0 + 1]
   std::size_t n = 0;
-  void resize(std::size_t cells, int n0) {
+  void resize(std::size_t cells, int n0, int n1) {
     if (n == cells) return;
     n = cells;
+    const std::size_t row = 5 * std::size_t(n0);
     w.assign(5 * cells, 0.0);
-    dw.assign(15 * cells, 0.0);
-    wh.assign(5 * cells, 0.0);
-    frow.assign(5 * (n0 + 1), 0.0);
+    slope.assign(3 * row, 0.0);
+    half.assign(row, 0.0);
+    lo.assign(row, 0.0);
+    hi.assign(row, 0.0);
+    hi_y.assign(2 * row, 0.0);
+    hi_z.assign(2 * std::size_t(n1) * row, 0.0);
+    flux.assign(5 * (std::size_t(n0) + 1), 0.0);
   }
 };
 
@@ -96,287 +109,439 @@ const std::vector<std::string>& Hydro::derived_names() {
   return names;
 }
 
-double Hydro::max_dt(mesh::Mesh& m) const {
-  const auto& s = m.shape();
-  const int nd = s.ndim;
-  const double g = opt_.gamma;
-  double rate = 0.0;  // max over zones of sum_a (|u_a| + c) / dx_a
-  for (int id : m.local_leaves()) {
-    const auto bg = m.geom(id);
-    auto u = m.view(id);
-    const double idx[3] = {1.0 / bg.dx[0], nd > 1 ? 1.0 / bg.dx[1] : 0.0,
-                           nd > 2 ? 1.0 / bg.dx[2] : 0.0};
-    for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-      for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
-        const double* d = u.row(DENS, j, k);
-        const double* mx = u.row(MOMX, j, k);
-        const double* my = u.row(MOMY, j, k);
-        const double* mz = u.row(MOMZ, j, k);
-        const double* e = u.row(ETOT, j, k);
-        for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
-          const double r = 1.0 / d[i];
-          const double vx = mx[i] * r, vy = my[i] * r, vz = mz[i] * r;
-          const double p = std::max((g - 1.0) * (e[i] - 0.5 * d[i] * (vx * vx + vy * vy + vz * vz)),
-                                    opt_.smallp);
-          const double c = std::sqrt(g * p * r);
-          const double q = (std::fabs(vx) + c) * idx[0] + (std::fabs(vy) + c) * idx[1] +
-                           (std::fabs(vz) + c) * idx[2];
-          rate = std::max(rate, q);
-        }
-      }
-  }
-  return rate > 0.0 ? opt_.cfl / rate : std::numeric_limits<double>::max();
-}
-
 namespace {
 
-template <Limiter L>
-void slopes(const double* w, double* dw, std::size_t N, std::size_t st, int n0, int n1, int n2,
-            int axis) {
-  // Slopes on every cell that has both neighbours along `axis`.
-  const int lo[3] = {axis == 0 ? 1 : 0, axis == 1 ? 1 : 0, axis == 2 ? 1 : 0};
-  const int hi[3] = {axis == 0 ? n0 - 1 : n0, axis == 1 ? n1 - 1 : n1, axis == 2 ? n2 - 1 : n2};
+using mesh::BlockShape;
+using mesh::BlockView;
+using mesh::Layout;
+
+// Where a block's boundary fluxes go (FluxRegister::face: [v][t2][t1] per face).
+struct BoundaryFluxes {
+  double* face[6];
+  std::size_t per_var;  // doubles per variable on one face
+};
+
+// ---- Per-block kernels. Each takes a view and never knows the layout: it indexes
+// u(v, i, j, k) or walks rows with u.row(v, j, k). Cells are numbered
+// c = i + n0 (j + n1 k) in both layouts, so row(v, 0, 0)[c] walks a whole block. The
+// arithmetic between reading unk and writing it back runs on layout-free scratch
+// (primitives W, half-step states H, row buffers), so both layouts execute the same
+// floating-point operations in the same order and give the same bits.
+
+// Largest sum over axes of (|u_a| + c) / dx_a over the block's interior.
+template <Layout L>
+double max_rate(const BlockView<L>& u, const BlockShape& s, const double idx[3], double g,
+                double smallp, double* buf) {
+  double m[4] = {0.0, 0.0, 0.0, 0.0};  // independent maxima: max is exact in any order
+  const int n = s.ni(0);
+  for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+    for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
+      const int o = s.g(0);
+      const auto d = u.row(DENS, j, k), mx = u.row(MOMX, j, k), my = u.row(MOMY, j, k),
+                 mz = u.row(MOMZ, j, k), e = u.row(ETOT, j, k);
+      for (int i = 0; i < n; ++i) {
+        const double r = 1.0 / d[o + i];
+        const double vx = mx[o + i] * r, vy = my[o + i] * r, vz = mz[o + i] * r;
+        const double p = std::max(
+            (g - 1.0) * (e[o + i] - 0.5 * d[o + i] * (vx * vx + vy * vy + vz * vz)), smallp);
+        const double c = std::sqrt(g * p * r);
+        buf[i] = (std::fabs(vx) + c) * idx[0] + (std::fabs(vy) + c) * idx[1] +
+                 (std::fabs(vz) + c) * idx[2];
+      }
+      int i = 0;
+      for (; i + 4 <= n; i += 4)
+        for (int l = 0; l < 4; ++l) m[l] = std::max(m[l], buf[i + l]);
+      for (; i < n; ++i) m[0] = std::max(m[0], buf[i]);
+    }
+  return std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
+}
+
+// Step 1: primitives (rho, v, p) on the whole block array, guards included.
+template <Layout L>
+void primitives(const BlockView<L>& u, std::size_t N, double gm1, double smalld, double smallp,
+                double* __restrict W) {
+  const auto d = u.row(DENS, 0, 0), mx = u.row(MOMX, 0, 0), my = u.row(MOMY, 0, 0),
+             mz = u.row(MOMZ, 0, 0), e = u.row(ETOT, 0, 0);
+  double* __restrict wr = W;
+  double* __restrict wx = W + N;
+  double* __restrict wy = W + 2 * N;
+  double* __restrict wz = W + 3 * N;
+  double* __restrict wp = W + 4 * N;
+  for (std::size_t c = 0; c < N; ++c) {
+    const double r = std::max(d[c], smalld);
+    const double ir = 1.0 / r;
+    const double vx = mx[c] * ir, vy = my[c] * ir, vz = mz[c] * ir;
+    wr[c] = r;
+    wx[c] = vx;
+    wy[c] = vy;
+    wz[c] = vz;
+    wp[c] = std::max(gm1 * (e[c] - 0.5 * r * (vx * vx + vy * vy + vz * vz)), smallp);
+  }
+}
+
+// ---- Row kernels: layout-free, on one x-row of the primitive array W ([5][N], the row
+// starting at cell rb) and on row buffers [5][n0] indexed by i. Cells [i0, i1).
+
+// Step 2: limited slopes dW along the axis of stride st (limiters: reconstruct.hpp).
+template <Limiter LIM>
+void slopes_row(const double* __restrict W, std::size_t N, std::size_t rb, std::ptrdiff_t st,
+                int i0, int i1, double* __restrict d, int n0) {
   for (int v = 0; v < 5; ++v) {
-    const double* q = w + v * N;
-    double* s = dw + v * N;
-    for (int k = lo[2]; k < hi[2]; ++k)
-      for (int j = lo[1]; j < hi[1]; ++j) {
-        const std::size_t base = (std::size_t(k) * n1 + j) * n0;
-        for (int i = lo[0]; i < hi[0]; ++i) {
-          const std::size_t c = base + i;
-          s[c] = limited_slope<L>(q[c - st], q[c], q[c + st]);
+    const double* __restrict q = W + v * N + rb;
+    double* __restrict dv = d + v * n0;
+    for (int i = i0; i < i1; ++i) dv[i] = limited_slope<LIM>(q[i - st], q[i], q[i + st]);
+  }
+}
+
+// Step 3: the MUSCL-Hancock half step (Toro 2009, §14.4; Colella 1990)
+//   W^{n+1/2} = W - dt/2 sum_a A_a(W) dW_a/dx_a,
+// with f[a] = dt / (2 dx_a) and the slopes sl[a] ([3][5][n0]); the result goes to H.
+void hancock_row(const double* __restrict W, std::size_t N, std::size_t rb,
+                 const double* __restrict sl, int i0, int i1, int n0, int nd, const double f[3],
+                 double g, double* __restrict H) {
+  const double* __restrict r = W + rb;
+  const double* __restrict vel[3] = {W + N + rb, W + 2 * N + rb, W + 3 * N + rb};
+  const double* __restrict p = W + 4 * N + rb;
+  double* __restrict hr = H;
+  double* __restrict hx = H + n0;
+  double* __restrict hy = H + 2 * n0;
+  double* __restrict hz = H + 3 * n0;
+  double* __restrict hp = H + 4 * n0;
+  for (int i = i0; i < i1; ++i) hr[i] = hx[i] = hy[i] = hz[i] = hp[i] = 0.0;
+  // Axis by axis, each with its own loop so that the pressure-gradient term lands only in
+  // the normal component (the same sums, in the same order, as a loop over a per zone).
+  auto axis = [&](auto A) {
+    constexpr int a = decltype(A)::value;
+    const double fa = f[a];
+    const double* __restrict va = vel[a];
+    const double* __restrict dr = sl + (a * 5 + 0) * n0;
+    const double* __restrict dx = sl + (a * 5 + 1) * n0;
+    const double* __restrict dy = sl + (a * 5 + 2) * n0;
+    const double* __restrict dz = sl + (a * 5 + 3) * n0;
+    const double* __restrict dp = sl + (a * 5 + 4) * n0;
+    const double* __restrict dn = a == 0 ? dx : (a == 1 ? dy : dz);
+    for (int i = i0; i < i1; ++i) {
+      hr[i] += fa * (va[i] * dr[i] + r[i] * dn[i]);
+      hx[i] += fa * (va[i] * dx[i] + (a == 0 ? dp[i] / r[i] : 0.0));
+      hy[i] += fa * (va[i] * dy[i] + (a == 1 ? dp[i] / r[i] : 0.0));
+      hz[i] += fa * (va[i] * dz[i] + (a == 2 ? dp[i] / r[i] : 0.0));
+      hp[i] += fa * (va[i] * dp[i] + g * p[i] * dn[i]);
+    }
+  };
+  axis(std::integral_constant<int, 0>{});
+  if (nd > 1) axis(std::integral_constant<int, 1>{});
+  if (nd > 2) axis(std::integral_constant<int, 2>{});
+  for (int i = i0; i < i1; ++i) {
+    hr[i] = r[i] - hr[i];
+    hx[i] = vel[0][i] - hx[i];
+    hy[i] = vel[1][i] - hy[i];
+    hz[i] = vel[2][i] - hz[i];
+    hp[i] = p[i] - hp[i];
+  }
+}
+
+// Step 4a (PLM): the states at each zone's low face (lo) and high face (hi) along one
+// axis, B -/+ dW/2, where B is the half-step state or W itself (variable stride bs).
+void plm_states_row(const double* __restrict B, std::size_t bs, const double* __restrict d, int i0,
+                    int i1, int n0, double* __restrict lo, double* __restrict hi) {
+  for (int v = 0; v < 5; ++v) {
+    const double* __restrict b = B + v * bs;
+    const double* __restrict dv = d + v * n0;
+    double* __restrict m = lo + v * n0;
+    double* __restrict p = hi + v * n0;
+    for (int i = i0; i < i1; ++i) {
+      m[i] = b[i] - 0.5 * dv[i];
+      p[i] = b[i] + 0.5 * dv[i];
+    }
+  }
+}
+
+// Step 4a (PPM): the CW84 parabola's edge values along the axis of stride st.
+void ppm_states_row(const double* __restrict W, std::size_t N, std::size_t rb, std::ptrdiff_t st,
+                    int i0, int i1, int n0, double* __restrict lo, double* __restrict hi) {
+  for (int v = 0; v < 5; ++v) {
+    const double* __restrict q = W + v * N + rb;
+    double* __restrict m = lo + v * n0;
+    double* __restrict p = hi + v * n0;
+    for (int i = i0; i < i1; ++i)
+      ppm_faces(q[i - 2 * st], q[i - st], q[i], q[i + st], q[i + 2 * st], m[i], p[i]);
+  }
+}
+
+// Step 4b: first order on a side whose density or pressure is not positive: the state s
+// becomes the zone average w. GCC 12 vectorises this loop only out of line, with
+// restrict-qualified parameters and the loads hoisted (otherwise "no vectype").
+[[gnu::noinline]] void fallback_row(double* __restrict s0, double* __restrict s1,
+                                    double* __restrict s2, double* __restrict s3,
+                                    double* __restrict s4, const double* __restrict w0,
+                                    const double* __restrict w1, const double* __restrict w2,
+                                    const double* __restrict w3, const double* __restrict w4,
+                                    int i0, int i1, double smalld, double smallp) {
+  for (int i = i0; i < i1; ++i) {
+    const double a0 = s0[i], a1 = s1[i], a2 = s2[i], a3 = s3[i], a4 = s4[i];
+    const double b0 = w0[i], b1 = w1[i], b2 = w2[i], b3 = w3[i], b4 = w4[i];
+    const bool ok = a0 > smalld && a4 > smallp;
+    s0[i] = ok ? a0 : b0;
+    s1[i] = ok ? a1 : b1;
+    s2[i] = ok ? a2 : b2;
+    s3[i] = ok ? a3 : b3;
+    s4[i] = ok ? a4 : b4;
+  }
+}
+
+// Step 5: fluxes through n faces from left states l and right states r (rho, vn, vt1,
+// vt2, p) into f. Branch-free per face (riemann.hpp), so the loop vectorises.
+template <bool HLLC>
+void riemann_faces(int n, const double* __restrict ld, const double* __restrict lu,
+                   const double* __restrict lt1, const double* __restrict lt2,
+                   const double* __restrict lp, const double* __restrict rd,
+                   const double* __restrict ru, const double* __restrict rt1,
+                   const double* __restrict rt2, const double* __restrict rp, double* __restrict fd,
+                   double* __restrict fn, double* __restrict ft1, double* __restrict ft2,
+                   double* __restrict fe, double g, double igm1) {
+  for (int t = 0; t < n; ++t) {
+    const FaceState L{
+        ld[t], lu[t], lt1[t], lt2[t], lp[t], lp[t] * igm1, std::sqrt(g * lp[t] / ld[t])};
+    const FaceState R{
+        rd[t], ru[t], rt1[t], rt2[t], rp[t], rp[t] * igm1, std::sqrt(g * rp[t] / rd[t])};
+    const Flux x = HLLC ? hllc(L, R) : hlle(L, R);
+    fd[t] = x.d;
+    fn[t] = x.mn;
+    ft1[t] = x.mt1;
+    ft2[t] = x.mt2;
+    fe[t] = x.e;
+  }
+}
+
+// Step 6: the conservative update of one row of u, q[t] += c (F[t] - F[t+1]) for the
+// faces along x, q[t] += c F[t] (lower face) or -= (upper face) across rows. One body per
+// row type: a plain pointer (var-major) or a strided row (zone-major).
+template <class Row>
+void add_divergence(Row q, const double* __restrict F, int n, double c) {
+  for (int t = 0; t < n; ++t) q[t] += c * (F[t] - F[t + 1]);
+}
+inline void add_divergence(double* __restrict q, const double* __restrict F, int n, double c) {
+  for (int t = 0; t < n; ++t) q[t] += c * (F[t] - F[t + 1]);
+}
+template <class Row>
+void add_flux(Row q, const double* __restrict F, int n, double c) {
+  for (int t = 0; t < n; ++t) q[t] += c * F[t];
+}
+inline void add_flux(double* __restrict q, const double* __restrict F, int n, double c) {
+  for (int t = 0; t < n; ++t) q[t] += c * F[t];
+}
+template <class Row>
+void sub_flux(Row q, const double* __restrict F, int n, double c) {
+  for (int t = 0; t < n; ++t) q[t] -= c * F[t];
+}
+inline void sub_flux(double* __restrict q, const double* __restrict F, int n, double c) {
+  for (int t = 0; t < n; ++t) q[t] -= c * F[t];
+}
+
+// One block in one pass over its zone rows (k, j ascending), each row in L1: slopes along
+// every axis, the half step, face states for every axis, then the Riemann fluxes through
+// the row's x-faces, through the y-faces below it (against the high-face states kept from
+// row j-1) and the z-faces below it (against those kept from plane k-1), each applied to
+// the rows on both sides at once. So W is read once, no half-step array is stored, and u
+// stays in cache. A zone receives, in this order: its x-flux difference, its lower y and
+// z fluxes (while its row is processed), its upper y flux (row j+1), its upper z flux
+// (plane k+1). The block's boundary fluxes go to `out`.
+template <Layout L>
+void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockGeom& bg,
+                  const Options& opt, double dt, bool predictor, Hydro::Scratch& S,
+                  const BoundaryFluxes& out) {
+  const int nd = s.ndim, ng = s.ng, nx = s.nx;
+  const int n0 = s.n(0), n1 = s.n(1);
+  const std::size_t N = s.cells();
+  S.resize(N, n0, n1);
+  const double g = opt.gamma, gm1 = g - 1.0, igm1 = 1.0 / gm1;
+  const double smallp = opt.smallp, smalld = opt.smalld;
+  const double* W = S.w.data();
+  const std::size_t R = 5 * std::size_t(n0);  // one row buffer, [5][n0]
+  const std::ptrdiff_t stride[3] = {1, n0, std::ptrdiff_t(n0) * n1};
+  const double f[3] = {0.5 * dt / bg.dx[0], 0.5 * dt / bg.dx[1], 0.5 * dt / bg.dx[2]};
+  const double c_dt[3] = {dt / bg.dx[0], dt / bg.dx[1], dt / bg.dx[2]};
+  const bool ppm = opt.recon == Recon::ppm;
+
+  // Step 1: primitives everywhere (guards included).
+  {
+    TESSERA_REGION("primitives");
+    primitives(u, N, gm1, smalld, smallp, S.w.data());
+  }
+  TESSERA_REGION("fluxes");
+
+  double* F = S.flux.data();
+  const std::size_t FN = std::size_t(n0) + 1;
+  double* Fv[5] = {F, F + FN, F + 2 * FN, F + 3 * FN, F + 4 * FN};
+  // Riemann fluxes through n faces along axis a: left states from `left` (the high faces
+  // of the zones below), right states from `right` (the low faces of the zones above).
+  auto riemann = [&](int n, const double* left, const double* right, int a) {
+    const int vn = 1 + a, vt1 = a == 0 ? 2 : 1, vt2 = a == 2 ? 2 : 3;
+    auto solve = opt.riemann == Riemann::hllc ? riemann_faces<true> : riemann_faces<false>;
+    solve(n, left, left + vn * n0, left + vt1 * n0, left + vt2 * n0, left + 4 * n0, right,
+          right + vn * n0, right + vt1 * n0, right + vt2 * n0, right + 4 * n0, Fv[0], Fv[vn],
+          Fv[vt1], Fv[vt2], Fv[4], g, igm1);
+  };
+  auto slopes = [&](std::size_t rb, std::ptrdiff_t st, int i0, int i1, double* d) {
+    switch (opt.limiter) {
+      case 0:
+        return slopes_row<Limiter::minmod>(W, N, rb, st, i0, i1, d, n0);
+      case 1:
+        return slopes_row<Limiter::van_leer>(W, N, rb, st, i0, i1, d, n0);
+      default:
+        return slopes_row<Limiter::mc>(W, N, rb, st, i0, i1, d, n0);
+    }
+  };
+  auto fallback = [&](std::size_t rb, int i0, int i1, double* st) {
+    fallback_row(st, st + n0, st + 2 * n0, st + 3 * n0, st + 4 * n0, W + rb, W + N + rb,
+                 W + 2 * N + rb, W + 3 * N + rb, W + 4 * N + rb, i0, i1, smalld, smallp);
+  };
+
+  // Rows j in [ng-1, ng+nx] on active axes: the guard rows next to the interior give the
+  // states below the first faces. The rows with both j and k in the guards are not needed.
+  auto inside = [&](int a, int m) { return a >= nd || (m >= ng && m < ng + nx); };
+  const int k0 = nd > 2 ? ng - 1 : 0, k1 = nd > 2 ? ng + nx + 1 : 1;
+  const int j0 = nd > 1 ? ng - 1 : 0, j1 = nd > 1 ? ng + nx + 1 : 1;
+  const int t2n = nd > 1 ? nx : 1;  // length of a face row of the flux register
+  double* sl = S.slope.data();
+  double* H = S.half.data();
+  double* lo = S.lo.data();
+  double* hi_x = S.hi.data();
+  for (int k = k0; k < k1; ++k)
+    for (int j = j0; j < j1; ++j) {
+      const bool do_x = inside(1, j) && inside(2, k);
+      const bool do_y = nd > 1 && inside(2, k);
+      const bool do_z = nd > 2 && inside(1, j);
+      if (!do_x && !do_y && !do_z) continue;
+      const std::size_t rb = (std::size_t(k) * n1 + j) * n0;
+      const int i0 = do_x ? ng - 1 : ng, i1 = do_x ? ng + nx + 1 : ng + nx;
+      // Steps 2-3: slopes along every active axis and the half step of this row.
+      const double* B = W + rb;
+      std::size_t bs = N;
+      if (!ppm) {
+        for (int a = 0; a < nd; ++a) slopes(rb, stride[a], i0, i1, sl + a * R);
+        if (predictor) {
+          hancock_row(W, N, rb, sl, i0, i1, n0, nd, f, g, H);
+          B = H;
+          bs = n0;
         }
       }
-  }
+      // Steps 4-6 per axis: face states of this row into lo and `hi` (kept for the faces
+      // above where the next row or plane needs them), fluxes, update.
+      auto states = [&](int a, int a0, int a1, double* hi) {
+        if (ppm)
+          ppm_states_row(W, N, rb, stride[a], a0, a1, n0, lo, hi);
+        else
+          plm_states_row(B, bs, sl + a * R, a0, a1, n0, lo, hi);
+        fallback(rb, a0, a1, lo);
+        fallback(rb, a0, a1, hi);
+      };
+      if (do_x) {
+        states(0, ng - 1, ng + nx + 1, hi_x);
+        riemann(nx + 1, hi_x + (ng - 1), lo + ng, 0);
+        const std::size_t fo =
+            std::size_t(nd > 2 ? k - ng : 0) * t2n + std::size_t(nd > 1 ? j - ng : 0);
+        for (int v = 0; v < 5; ++v) {
+          add_divergence(u.row(v, j, k) + ng, Fv[v], nx, c_dt[0]);
+          out.face[0][v * out.per_var + fo] = Fv[v][0];
+          out.face[1][v * out.per_var + fo] = Fv[v][nx];
+        }
+      }
+      // y and z: faces between row m-1 and row m along axis a (m = j or k).
+      auto across = [&](int a, int m, double* hi_prev, double* hi_now) {
+        states(a, ng, ng + nx, hi_now);
+        if (m < ng) return;
+        riemann(nx, hi_prev + ng, lo + ng, a);
+        const int jl = a == 1 ? j - 1 : j, kl = a == 2 ? k - 1 : k;
+        const int other = a == 1 ? (nd > 2 ? k - ng : 0) : j - ng;  // flux register t2
+        for (int v = 0; v < 5; ++v) {
+          if (m > ng) sub_flux(u.row(v, jl, kl) + ng, Fv[v], nx, c_dt[a]);
+          if (m < ng + nx) add_flux(u.row(v, j, k) + ng, Fv[v], nx, c_dt[a]);
+          if (m == ng || m == ng + nx) {
+            double* dst =
+                out.face[2 * a + (m == ng ? 0 : 1)] + v * out.per_var + std::size_t(other) * nx;
+            for (int t = 0; t < nx; ++t) dst[t] = Fv[v][t];
+          }
+        }
+      };
+      // High-face states kept: y by row parity, z by plane parity and row.
+      if (do_y) across(1, j, S.hi_y.data() + ((j - 1) & 1) * R, S.hi_y.data() + (j & 1) * R);
+      if (do_z) {
+        double* plane[2] = {S.hi_z.data(), S.hi_z.data() + std::size_t(n1) * R};
+        across(2, k, plane[(k - 1) & 1] + j * R, plane[k & 1] + j * R);
+      }
+    }
+}
+
+// First zone of the block's interior (k, j, i order) with a NaN or non-positive density
+// or a non-finite pressure or energy; node < 0 if none. A vectorised pass per row finds
+// the rows to look at.
+template <Layout L>
+BadZone check_block(const BlockView<L>& u, const BlockShape& s, double gm1) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+    for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
+      const auto d = u.row(DENS, j, k), mx = u.row(MOMX, j, k), my = u.row(MOMY, j, k),
+                 mz = u.row(MOMZ, j, k), e = u.row(ETOT, j, k);
+      bool bad = false;
+      for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
+        const double ke = 0.5 * (mx[i] * mx[i] + my[i] * my[i] + mz[i] * mz[i]) / d[i];
+        const double p = gm1 * (e[i] - ke);
+        bad |= !(d[i] > 0.0) | !(std::fabs(p) < inf) | !(std::fabs(e[i]) < inf);
+      }
+      if (!bad) continue;
+      for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
+        if (!(d[i] > 0.0)) return {0, i - s.g(0), j - s.g(1), k - s.g(2), d[i], "density"};
+        const double ke = 0.5 * (mx[i] * mx[i] + my[i] * my[i] + mz[i] * mz[i]) / d[i];
+        const double p = gm1 * (e[i] - ke);
+        if (!std::isfinite(p) || !std::isfinite(e[i]))
+          return {0, i - s.g(0), j - s.g(1), k - s.g(2), p, "pressure"};
+      }
+    }
+  return {};
 }
 
 }  // namespace
 
-void Hydro::block_update(mesh::Mesh& m, int node, double dt, bool predictor) {
+double Hydro::max_dt(mesh::Mesh& m) const {
   const auto& s = m.shape();
-  const int nd = s.ndim, ng = s.ng, nx = s.nx;
-  const int n0 = s.n(0), n1 = s.n(1), n2 = s.n(2);
-  const std::size_t N = s.cells();
-  Scratch& S = *scratch_;
-  S.resize(N, n0);
-  auto u = m.view(node);
-  const auto bg = m.geom(node);
-  const double g = opt_.gamma, gm1 = g - 1.0, igm1 = 1.0 / gm1;
-  const double smallp = opt_.smallp, smalld = opt_.smalld;
-  double* W = S.w.data();
-
-  // Step 1: primitives everywhere (guards included).
-  {
-    const double* d = &u(DENS, 0, 0, 0);
-    const double* mx = &u(MOMX, 0, 0, 0);
-    const double* my = &u(MOMY, 0, 0, 0);
-    const double* mz = &u(MOMZ, 0, 0, 0);
-    const double* e = &u(ETOT, 0, 0, 0);
-    double* wr = W;
-    double* wx = W + N;
-    double* wy = W + 2 * N;
-    double* wz = W + 3 * N;
-    double* wp = W + 4 * N;
-    for (std::size_t c = 0; c < N; ++c) {
-      const double r = std::max(d[c], smalld);
-      const double ir = 1.0 / r;
-      const double vx = mx[c] * ir, vy = my[c] * ir, vz = mz[c] * ir;
-      wr[c] = r;
-      wx[c] = vx;
-      wy[c] = vy;
-      wz[c] = vz;
-      wp[c] = std::max(gm1 * (e[c] - 0.5 * r * (vx * vx + vy * vy + vz * vz)), smallp);
+  const int nd = s.ndim;
+  std::vector<double> buf(s.ni(0));
+  double rate = 0.0;  // max over zones of sum_a (|u_a| + c) / dx_a
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      const auto bg = m.geom(id);
+      const double idx[3] = {1.0 / bg.dx[0], nd > 1 ? 1.0 / bg.dx[1] : 0.0,
+                             nd > 2 ? 1.0 / bg.dx[2] : 0.0};
+      rate = std::max(rate, max_rate(m.view(id, tag), s, idx, opt_.gamma, opt_.smallp, buf.data()));
     }
-  }
-  const std::size_t stride[3] = {1, std::size_t(n0), std::size_t(n0) * n1};
-
-  // Step 2: limited slopes along each axis (PLM).
-  if (opt_.recon == Recon::plm) {
-    TESSERA_REGION("slopes");
-    for (int a = 0; a < nd; ++a) {
-      double* dw = S.dw.data() + std::size_t(a) * 5 * N;
-      switch (opt_.limiter) {
-        case 0:
-          slopes<Limiter::minmod>(W, dw, N, stride[a], n0, n1, n2, a);
-          break;
-        case 1:
-          slopes<Limiter::van_leer>(W, dw, N, stride[a], n0, n1, n2, a);
-          break;
-        default:
-          slopes<Limiter::mc>(W, dw, N, stride[a], n0, n1, n2, a);
-          break;
-      }
-    }
-  }
-
-  // Step 3: MUSCL-Hancock predictor, W^{n+1/2} = W - dt/2 sum_a A_a(W) dW_a/dx_a.
-  const double* base = W;
-  if (predictor) {
-    TESSERA_REGION("predictor");
-    double* H = S.wh.data();
-    const int lo[3] = {1, nd > 1 ? 1 : 0, nd > 2 ? 1 : 0};
-    const int hi[3] = {n0 - 1, nd > 1 ? n1 - 1 : 1, nd > 2 ? n2 - 1 : 1};
-    for (int k = lo[2]; k < hi[2]; ++k)
-      for (int j = lo[1]; j < hi[1]; ++j) {
-        const std::size_t b0 = (std::size_t(k) * n1 + j) * n0;
-        for (int i = lo[0]; i < hi[0]; ++i) {
-          const std::size_t c = b0 + i;
-          const double r = W[c], vx = W[N + c], vy = W[2 * N + c], vz = W[3 * N + c],
-                       p = W[4 * N + c];
-          const double v[3] = {vx, vy, vz};
-          double hr = 0, hx = 0, hy = 0, hz = 0, hp = 0;
-          for (int a = 0; a < nd; ++a) {
-            const double* dw = S.dw.data() + std::size_t(a) * 5 * N;
-            const double f = 0.5 * dt / bg.dx[a];
-            const double dr = dw[c], dx_ = dw[N + c], dy = dw[2 * N + c], dz = dw[3 * N + c],
-                         dp = dw[4 * N + c];
-            const double dn = a == 0 ? dx_ : (a == 1 ? dy : dz);
-            hr += f * (v[a] * dr + r * dn);
-            hx += f * (v[a] * dx_ + (a == 0 ? dp / r : 0.0));
-            hy += f * (v[a] * dy + (a == 1 ? dp / r : 0.0));
-            hz += f * (v[a] * dz + (a == 2 ? dp / r : 0.0));
-            hp += f * (v[a] * dp + g * p * dn);
-          }
-          H[c] = r - hr;
-          H[N + c] = vx - hx;
-          H[2 * N + c] = vy - hy;
-          H[3 * N + c] = vz - hz;
-          H[4 * N + c] = p - hp;
-        }
-      }
-    base = H;
-  }
-
-  // Step 4: per axis, face states, Riemann fluxes, conservative update.
-  auto* fr = &m.flux_register();
-  const int slot = m.slot(node);
-  const bool use_hllc = opt_.riemann == Riemann::hllc;
-  const bool ppm = opt_.recon == Recon::ppm;
-  for (int a = 0; a < nd; ++a) {
-    TESSERA_REGION("riemann");
-    const std::size_t st = stride[a];
-    const double* dw = S.dw.data() + std::size_t(a) * 5 * N;
-    const double c_dt = dt / bg.dx[a];
-    const int vn = 1 + a, vt1 = a == 0 ? 2 : 1, vt2 = a == 2 ? 2 : 3;
-    // Faces between cells m-1 and m along a; a row runs along x (the face index along x
-    // for a = 0, the cell index along x otherwise) so the inner loop has unit stride.
-    const int rlo = a == 0 ? ng : ng, rhi = a == 0 ? ng + nx + 1 : ng + nx;
-    const int nrow = rhi - rlo;
-    // Outer loops: over the two other coordinates (face index along a included).
-    const int flo1 = ng, fhi1 = nd > 1 ? (a == 1 ? ng + nx + 1 : ng + nx) : 1;
-    const int flo2 = nd > 2 ? ng : 0, fhi2 = nd > 2 ? (a == 2 ? ng + nx + 1 : ng + nx) : 1;
-    const int jlo = nd > 1 ? flo1 : 0;
-    double* F = S.frow.data();
-    const std::size_t FN = std::size_t(n0) + 1;
-    for (int k = flo2; k < fhi2; ++k)
-      for (int j = jlo; j < fhi1; ++j) {
-        const std::size_t rowbase = (std::size_t(k) * n1 + j) * n0;
-        // Face states: L from cell cL = cR - st, R from cell cR (PLM: half-step state
-        // plus/minus half the slope; PPM: parabola edge values).
-        auto riemann_row = [&](auto ppm_tag, auto hllc_tag) {
-          constexpr bool kPPM = decltype(ppm_tag)::value;
-          constexpr bool kHLLC = decltype(hllc_tag)::value;
-          const double* Wv[5] = {W, W + N, W + 2 * N, W + 3 * N, W + 4 * N};
-          const double* Bv[5] = {base, base + N, base + 2 * N, base + 3 * N, base + 4 * N};
-          const double* Dv[5] = {dw, dw + N, dw + 2 * N, dw + 3 * N, dw + 4 * N};
-          double* Fd = F;
-          double* Fn = F + vn * FN;
-          double* Ft1 = F + vt1 * FN;
-          double* Ft2 = F + vt2 * FN;
-          double* Fe = F + 4 * FN;
-#pragma GCC ivdep
-          for (int t = 0; t < nrow; ++t) {
-            const std::size_t cR = rowbase + rlo + t, cL = cR - st;
-            double l[5], r[5];
-            for (int v = 0; v < 5; ++v) {
-              if constexpr (kPPM) {
-                const double* q = Wv[v];
-                double tmp;
-                ppm_faces(q[cL - 2 * st], q[cL - st], q[cL], q[cR], q[cR + st], tmp, l[v]);
-                ppm_faces(q[cL - st], q[cL], q[cR], q[cR + st], q[cR + 2 * st], r[v], tmp);
-              } else {
-                l[v] = Bv[v][cL] + 0.5 * Dv[v][cL];
-                r[v] = Bv[v][cR] - 0.5 * Dv[v][cR];
-              }
-            }
-            // Positivity fallback: first order on a side whose state is unphysical.
-            const bool okl = l[0] > smalld && l[4] > smallp;
-            const bool okr = r[0] > smalld && r[4] > smallp;
-            for (int v = 0; v < 5; ++v) {
-              l[v] = okl ? l[v] : Wv[v][cL];
-              r[v] = okr ? r[v] : Wv[v][cR];
-            }
-            const FaceState L{
-                l[0], l[vn], l[vt1], l[vt2], l[4], l[4] * igm1, std::sqrt(g * l[4] / l[0])};
-            const FaceState R{
-                r[0], r[vn], r[vt1], r[vt2], r[4], r[4] * igm1, std::sqrt(g * r[4] / r[0])};
-            const Flux f = kHLLC ? hllc(L, R) : hlle(L, R);
-            Fd[t] = f.d;
-            Fn[t] = f.mn;
-            Ft1[t] = f.mt1;
-            Ft2[t] = f.mt2;
-            Fe[t] = f.e;
-          }
-        };
-        if (ppm) {
-          if (use_hllc)
-            riemann_row(std::true_type{}, std::true_type{});
-          else
-            riemann_row(std::true_type{}, std::false_type{});
-        } else {
-          if (use_hllc)
-            riemann_row(std::false_type{}, std::true_type{});
-          else
-            riemann_row(std::false_type{}, std::false_type{});
-        }
-        // Conservative update and the boundary fluxes for flux correction.
-        if (a == 0) {
-          for (int v = 0; v < 5; ++v) {
-            double* q = u.row(v, j, k);
-            const double* Fv = F + v * FN;
-            for (int t = 0; t < nx; ++t) q[ng + t] += c_dt * (Fv[t] - Fv[t + 1]);
-            const std::size_t fo = std::size_t(v) * (fr->face_size() / 5) +
-                                   std::size_t(nd > 2 ? k - ng : 0) * (nd > 1 ? nx : 1) +
-                                   (nd > 1 ? j - ng : 0);
-            fr->face(slot, 0)[fo] = Fv[0];
-            fr->face(slot, 1)[fo] = Fv[nx];
-          }
-        } else {
-          const int m_ = a == 1 ? j : k;  // face index along a
-          const int jl = a == 1 ? j - 1 : j, kl = a == 2 ? k - 1 : k;
-          for (int v = 0; v < 5; ++v) {
-            const double* Fv = F + v * FN;
-            if (m_ > ng) {
-              double* q = u.row(v, jl, kl) + ng;
-              for (int t = 0; t < nx; ++t) q[t] -= c_dt * Fv[t];
-            }
-            if (m_ < ng + nx) {
-              double* q = u.row(v, j, k) + ng;
-              for (int t = 0; t < nx; ++t) q[t] += c_dt * Fv[t];
-            }
-            if (m_ == ng || m_ == ng + nx) {
-              const int other = a == 1 ? (nd > 2 ? k - ng : 0) : j - ng;  // t2 index
-              double* out = fr->face(slot, 2 * a + (m_ == ng ? 0 : 1)) +
-                            std::size_t(v) * (fr->face_size() / 5) + std::size_t(other) * nx;
-              for (int t = 0; t < nx; ++t) out[t] = Fv[t];
-            }
-          }
-        }
-      }
-  }
+  });
+  return rate > 0.0 ? opt_.cfl / rate : std::numeric_limits<double>::max();
 }
 
 void Hydro::advance(mesh::Mesh& m, double dt) {
   TESSERA_REGION("hydro");
   const auto& s = m.shape();
   const std::size_t per = s.doubles();
-  if (opt_.integrator == Integrator::hancock) {
+  auto& fr = m.flux_register();
+  auto sweep = [&](bool predictor) {
     m.fill_guards();
-    for (int id : m.local_leaves()) block_update(m, id, dt, true);
-    m.flux_register().correct(m.storage(), m.tree(), m.comm(), dt);
+    m.with_layout([&](auto tag) {
+      for (int id : m.local_leaves()) {
+        const int slot = m.slot(id);
+        BoundaryFluxes out{{}, fr.face_size() / s.nvar};
+        for (int f = 0; f < 6; ++f) out.face[f] = fr.face(slot, f);
+        update_block(m.view(id, tag), s, m.geom(id), opt_, dt, predictor, *scratch_, out);
+      }
+    });
+    fr.correct(m.storage(), m.tree(), m.comm(), dt);
+  };
+  if (opt_.integrator == Integrator::hancock) {
+    sweep(true);
     return;
   }
-  // SSP Runge-Kutta: U^(s) = a_s U^n + b_s (U^(s-1) + dt L(U^(s-1))).
+  // SSP Runge-Kutta: U^(s) = a_s U^n + b_s (U^(s-1) + dt L(U^(s-1))). Whole-block copies
+  // and blends, so layout-free.
   static const double rk2[2][2] = {{0.0, 1.0}, {0.5, 0.5}};
   static const double rk3[3][2] = {{0.0, 1.0}, {0.75, 0.25}, {1.0 / 3.0, 2.0 / 3.0}};
   const int ns = stages();
@@ -389,9 +554,7 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
   for (int st = 0; st < ns; ++st) {
     const double a = ns == 2 ? rk2[st][0] : rk3[st][0];
     const double b = ns == 2 ? rk2[st][1] : rk3[st][1];
-    m.fill_guards();
-    for (int id : leaves) block_update(m, id, dt, false);
-    m.flux_register().correct(m.storage(), m.tree(), m.comm(), dt);
+    sweep(false);
     if (st == 0) continue;
     for (std::size_t bl = 0; bl < leaves.size(); ++bl) {
       double* q = m.storage().data(m.slot(leaves[bl]));
@@ -402,29 +565,20 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
 }
 
 BadZone Hydro::check(mesh::Mesh& m) const {
-  const auto& s = m.shape();
-  const double gm1 = opt_.gamma - 1.0;
-  for (int id : m.local_leaves()) {
-    auto u = m.view(id);
-    for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-      for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
-        for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
-          const double d = u(DENS, i, j, k);
-          if (!(d > 0.0)) return {id, i - s.g(0), j - s.g(1), k - s.g(2), d, "density"};
-          const double ke =
-              0.5 *
-              (u(MOMX, i, j, k) * u(MOMX, i, j, k) + u(MOMY, i, j, k) * u(MOMY, i, j, k) +
-               u(MOMZ, i, j, k) * u(MOMZ, i, j, k)) /
-              d;
-          const double p = gm1 * (u(ETOT, i, j, k) - ke);
-          if (!std::isfinite(p) || !std::isfinite(u(ETOT, i, j, k)))
-            return {id, i - s.g(0), j - s.g(1), k - s.g(2), p, "pressure"};
-        }
-  }
-  return {};
+  return m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      BadZone z = check_block(m.view(id, tag), m.shape(), opt_.gamma - 1.0);
+      if (z.what[0] != '\0') {
+        z.node = id;
+        return z;
+      }
+    }
+    return BadZone{};
+  });
 }
 
-bool Hydro::derived(const std::string& name, const mesh::BlockView<>& u, const mesh::BlockShape& s,
+template <mesh::Layout L>
+bool Hydro::derived(const std::string& name, const mesh::BlockView<L>& u, const mesh::BlockShape& s,
                     double* out, bool with_guards) const {
   const auto& names = derived_names();
   const auto it = std::find(names.begin(), names.end(), name);
@@ -471,5 +625,10 @@ bool Hydro::derived(const std::string& name, const mesh::BlockView<>& u, const m
       }
   return true;
 }
+
+template bool Hydro::derived(const std::string&, const mesh::BlockView<mesh::Layout::var_major>&,
+                             const mesh::BlockShape&, double*, bool) const;
+template bool Hydro::derived(const std::string&, const mesh::BlockView<mesh::Layout::zone_major>&,
+                             const mesh::BlockShape&, double*, bool) const;
 
 }  // namespace tessera::hydro

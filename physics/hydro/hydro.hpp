@@ -73,16 +73,26 @@ class Hydro {
   static const std::vector<std::string>& derived_names();
   /// Fill `out` (x fastest) with derived variable `name` of block view u: interior cells,
   /// or the whole block array with guards (for refinement). False if `name` is not one.
-  bool derived(const std::string& name, const mesh::BlockView<>& u, const mesh::BlockShape& s,
+  /// Instantiated for both layouts.
+  template <mesh::Layout L>
+  bool derived(const std::string& name, const mesh::BlockView<L>& u, const mesh::BlockShape& s,
                double* out, bool with_guards = false) const;
+
+  /// Per-block work arrays of the update kernel (hydro.cpp); sized once, reused.
+  struct Scratch;
 
  private:
   Options opt_;
   eos::GammaLaw eos_;
-  struct Scratch;
   std::unique_ptr<Scratch> scratch_;
   std::vector<double> u0_;  ///< stage-0 copy for Runge-Kutta (interior + guards, all slots)
-  void block_update(mesh::Mesh& m, int node, double dt, bool predictor);
 };
+
+extern template bool Hydro::derived(const std::string&,
+                                    const mesh::BlockView<mesh::Layout::var_major>&,
+                                    const mesh::BlockShape&, double*, bool) const;
+extern template bool Hydro::derived(const std::string&,
+                                    const mesh::BlockView<mesh::Layout::zone_major>&,
+                                    const mesh::BlockShape&, double*, bool) const;
 
 }  // namespace tessera::hydro
