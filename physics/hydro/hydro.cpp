@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <new>
 #include <type_traits>
 
 #include "base/error.hpp"
@@ -20,23 +21,42 @@
 
 namespace tessera::hydro {
 
-// Work arrays of one block update, reused from block to block (no allocation in a step
-// once the first block has sized them). N cells of the block array, n0 along x.
+namespace {
+// 64-byte aligned storage for the scratch arrays: with n0 a multiple of 4 every x-row of
+// W and of the row buffers then starts on a 32-byte boundary, so no AVX load splits a
+// cache line.
+template <class T>
+struct Aligned64 {
+  using value_type = T;
+  Aligned64() = default;
+  template <class U>
+  Aligned64(const Aligned64<U>&) {}
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64)));
+  }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t(64)); }
+  friend bool operator==(const Aligned64&, const Aligned64&) { return true; }
+};
+using Buffer = std::vector<double, Aligned64<double>>;
+}  // namespace
+
 // Work arrays of one block update, reused from block to block (no allocation in a step
 // once the first block has sized them). N cells of the block array, n0 x n1 per plane.
 struct Hydro::Scratch {
-  std::vector<double> w;      // primitives [5][N]: rho, vx, vy, vz, p
-  std::vector<double> slope;  // this row's limited slopes [3 axes][5][n0]
-  std::vector<double> half;   // this row's Hancock half-step state [5][n0]
-  std::vector<double> lo;     // this row's low-face states along one axis [5][n0]
-  std::vector<double> hi;     // this row's high-face states along x [5][n0]
-  std::vector<double> hi_y;   // high-face states along y of rows j-1 and j [2][5][n0]
-  std::vector<double> hi_z;   // high-face states along z of planes k-1 and k [2][n1][5][n0]
-  std::vector<double> flux;   // fluxes through one row of faces [5][n0 + 1]
+  Buffer w;      // primitives [5][N]: rho, vx, vy, vz, p
+  Buffer slope;  // this row's limited slopes [3 axes][5][n0]
+  Buffer half;   // this row's Hancock half-step state [5][n0]
+  Buffer lo;     // this row's low-face states along one axis [5][n0]
+  Buffer hi;     // this row's high-face states along x [5][n0]
+  Buffer hi_y;   // high-face states along y of rows j-1 and j [2][5][n0]
+  Buffer hi_z;   // high-face states along z of planes k-1 and k [2][n1][5][n0]
+  Buffer flux;   // fluxes through one row of faces [5][fn]
   std::size_t n = 0;
+  int fn = 0;  // flux row stride: n0 + 1 faces, rounded up to a multiple of 4
   void resize(std::size_t cells, int n0, int n1) {
     if (n == cells) return;
     n = cells;
+    fn = (n0 + 1 + 3) / 4 * 4;
     const std::size_t row = 5 * std::size_t(n0);
     w.assign(5 * cells, 0.0);
     slope.assign(3 * row, 0.0);
@@ -45,7 +65,7 @@ struct Hydro::Scratch {
     hi.assign(row, 0.0);
     hi_y.assign(2 * row, 0.0);
     hi_z.assign(2 * std::size_t(n1) * row, 0.0);
-    flux.assign(5 * (std::size_t(n0) + 1), 0.0);
+    flux.assign(5 * std::size_t(fn), 0.0);
   }
 };
 
@@ -371,7 +391,7 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
   TESSERA_REGION("fluxes");
 
   double* F = S.flux.data();
-  const std::size_t FN = std::size_t(n0) + 1;
+  const std::size_t FN = S.fn;
   double* Fv[5] = {F, F + FN, F + 2 * FN, F + 3 * FN, F + 4 * FN};
   // Riemann fluxes through n faces along axis a: left states from `left` (the high faces
   // of the zones below), right states from `right` (the low faces of the zones above).
@@ -414,7 +434,10 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
       const bool do_z = nd > 2 && inside(1, j);
       if (!do_x && !do_y && !do_z) continue;
       const std::size_t rb = (std::size_t(k) * n1 + j) * n0;
-      const int i0 = do_x ? ng - 1 : ng, i1 = do_x ? ng + nx + 1 : ng + nx;
+      // Zones [i0, i1) of the row: those the faces need; in 2-D and 3-D the whole row
+      // (n0, a multiple of 4 for the usual block sizes, so the vector loops have no
+      // remainder; the end zones get unused values from the neighbouring rows).
+      const int i0 = nd > 1 ? 0 : ng - 1, i1 = nd > 1 ? n0 : ng + nx + 1;
       // Steps 2-3: slopes along every active axis and the half step of this row.
       const double* B = W + rb;
       std::size_t bs = N;
@@ -437,7 +460,7 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
         fallback(rb, a0, a1, hi);
       };
       if (do_x) {
-        states(0, ng - 1, ng + nx + 1, hi_x);
+        states(0, i0, i1, hi_x);
         riemann(nx + 1, hi_x + (ng - 1), lo + ng, 0);
         const std::size_t fo =
             std::size_t(nd > 2 ? k - ng : 0) * t2n + std::size_t(nd > 1 ? j - ng : 0);
