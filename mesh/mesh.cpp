@@ -93,9 +93,8 @@ void Mesh::declare_params(base::Params& p) {
   p.declare_int("mesh.nrefs", 2, 1, 1000000, "steps between refinement checks");
   p.declare_int("mesh.maxblocks", 1000, 1, 100000000, "block slots per rank (leaves and parents)");
   p.declare_string("mesh.layout", "var_major", {"var_major", "zone_major"},
-                   "order of unk in memory: var_major [block][var][k][j][i] (unit stride along "
-                   "x) or zone_major [block][k][j][i][var] (PARAMESH's unk(nvar,i,j,k,blk)); "
-                   "same answers to the bit, different speed");
+                   "unk order per block: var_major [var][k][j][i] or zone_major [k][j][i][var] "
+                   "(PARAMESH); same answers to the bit");
   p.declare_string("mesh.distribution", "morton", {"morton", "round_robin"},
                    "how leaf blocks are spread over ranks");
   for (int n = 1; n <= 4; ++n) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <new>
 #include <type_traits>
 
 #include "base/error.hpp"
@@ -20,23 +21,42 @@
 
 namespace tessera::hydro {
 
-// Work arrays of one block update, reused from block to block (no allocation in a step
-// once the first block has sized them). N cells of the block array, n0 along x.
+namespace {
+// 64-byte aligned storage for the scratch arrays: with n0 a multiple of 4 every x-row of
+// W and of the row buffers then starts on a 32-byte boundary, so no AVX load splits a
+// cache line.
+template <class T>
+struct Aligned64 {
+  using value_type = T;
+  Aligned64() = default;
+  template <class U>
+  Aligned64(const Aligned64<U>&) {}
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64)));
+  }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t(64)); }
+  friend bool operator==(const Aligned64&, const Aligned64&) { return true; }
+};
+using Buffer = std::vector<double, Aligned64<double>>;
+}  // namespace
+
 // Work arrays of one block update, reused from block to block (no allocation in a step
 // once the first block has sized them). N cells of the block array, n0 x n1 per plane.
 struct Hydro::Scratch {
-  std::vector<double> w;      // primitives [5][N]: rho, vx, vy, vz, p
-  std::vector<double> slope;  // this row's limited slopes [3 axes][5][n0]
-  std::vector<double> half;   // this row's Hancock half-step state [5][n0]
-  std::vector<double> lo;     // this row's low-face states along one axis [5][n0]
-  std::vector<double> hi;     // this row's high-face states along x [5][n0]
-  std::vector<double> hi_y;   // high-face states along y of rows j-1 and j [2][5][n0]
-  std::vector<double> hi_z;   // high-face states along z of planes k-1 and k [2][n1][5][n0]
-  std::vector<double> flux;   // fluxes through one row of faces [5][n0 + 1]
+  Buffer w;      // primitives [5][N]: rho, vx, vy, vz, p
+  Buffer slope;  // this row's limited slopes [3 axes][5][n0]
+  Buffer half;   // this row's Hancock half-step state [5][n0]
+  Buffer lo;     // this row's low-face states along one axis [5][n0]
+  Buffer hi;     // this row's high-face states along x [5][n0]
+  Buffer hi_y;   // high-face states along y of rows j-1 and j [2][5][n0]
+  Buffer hi_z;   // high-face states along z of planes k-1 and k [2][n1][5][n0]
+  Buffer flux;   // fluxes through one row of faces [5][fn]
   std::size_t n = 0;
+  int fn = 0;  // flux row stride: n0 + 1 faces, rounded up to a multiple of 4
   void resize(std::size_t cells, int n0, int n1) {
     if (n == cells) return;
     n = cells;
+    fn = (n0 + 1 + 3) / 4 * 4;
     const std::size_t row = 5 * std::size_t(n0);
     w.assign(5 * cells, 0.0);
     slope.assign(3 * row, 0.0);
@@ -45,7 +65,7 @@ struct Hydro::Scratch {
     hi.assign(row, 0.0);
     hi_y.assign(2 * row, 0.0);
     hi_z.assign(2 * std::size_t(n1) * row, 0.0);
-    flux.assign(5 * (std::size_t(n0) + 1), 0.0);
+    flux.assign(5 * std::size_t(fn), 0.0);
   }
 };
 
@@ -196,47 +216,66 @@ void slopes_row(const double* __restrict W, std::size_t N, std::size_t rb, std::
 // Step 3: the MUSCL-Hancock half step (Toro 2009, §14.4; Colella 1990)
 //   W^{n+1/2} = W - dt/2 sum_a A_a(W) dW_a/dx_a,
 // with f[a] = dt / (2 dx_a) and the slopes sl[a] ([3][5][n0]); the result goes to H.
+// ND active axes; one loop, the sums kept in registers (per zone: 0, then + axis 0, + axis
+// 1, + axis 2, in that order).
+template <int ND>
 void hancock_row(const double* __restrict W, std::size_t N, std::size_t rb,
-                 const double* __restrict sl, int i0, int i1, int n0, int nd, const double f[3],
-                 double g, double* __restrict H) {
+                 const double* __restrict sl, int i0, int i1, int n0, const double f[3], double g,
+                 double* H) {
   const double* __restrict r = W + rb;
-  const double* __restrict vel[3] = {W + N + rb, W + 2 * N + rb, W + 3 * N + rb};
+  const double* __restrict vx = W + N + rb;
+  const double* __restrict vy = W + 2 * N + rb;
+  const double* __restrict vz = W + 3 * N + rb;
   const double* __restrict p = W + 4 * N + rb;
-  double* __restrict hr = H;
-  double* __restrict hx = H + n0;
-  double* __restrict hy = H + 2 * n0;
-  double* __restrict hz = H + 3 * n0;
-  double* __restrict hp = H + 4 * n0;
-  for (int i = i0; i < i1; ++i) hr[i] = hx[i] = hy[i] = hz[i] = hp[i] = 0.0;
-  // Axis by axis, each with its own loop so that the pressure-gradient term lands only in
-  // the normal component (the same sums, in the same order, as a loop over a per zone).
-  auto axis = [&](auto A) {
-    constexpr int a = decltype(A)::value;
-    const double fa = f[a];
-    const double* __restrict va = vel[a];
-    const double* __restrict dr = sl + (a * 5 + 0) * n0;
-    const double* __restrict dx = sl + (a * 5 + 1) * n0;
-    const double* __restrict dy = sl + (a * 5 + 2) * n0;
-    const double* __restrict dz = sl + (a * 5 + 3) * n0;
-    const double* __restrict dp = sl + (a * 5 + 4) * n0;
-    const double* __restrict dn = a == 0 ? dx : (a == 1 ? dy : dz);
-    for (int i = i0; i < i1; ++i) {
-      hr[i] += fa * (va[i] * dr[i] + r[i] * dn[i]);
-      hx[i] += fa * (va[i] * dx[i] + (a == 0 ? dp[i] / r[i] : 0.0));
-      hy[i] += fa * (va[i] * dy[i] + (a == 1 ? dp[i] / r[i] : 0.0));
-      hz[i] += fa * (va[i] * dz[i] + (a == 2 ? dp[i] / r[i] : 0.0));
-      hp[i] += fa * (va[i] * dp[i] + g * p[i] * dn[i]);
-    }
-  };
-  axis(std::integral_constant<int, 0>{});
-  if (nd > 1) axis(std::integral_constant<int, 1>{});
-  if (nd > 2) axis(std::integral_constant<int, 2>{});
+  // Slopes: a<axis><variable> (variables r, x, y, z, p).
+  const double* __restrict a0r = sl + 0 * n0;
+  const double* __restrict a0x = sl + 1 * n0;
+  const double* __restrict a0y = sl + 2 * n0;
+  const double* __restrict a0z = sl + 3 * n0;
+  const double* __restrict a0p = sl + 4 * n0;
+  const double* __restrict a1r = sl + 5 * n0;
+  const double* __restrict a1x = sl + 6 * n0;
+  const double* __restrict a1y = sl + 7 * n0;
+  const double* __restrict a1z = sl + 8 * n0;
+  const double* __restrict a1p = sl + 9 * n0;
+  const double* __restrict a2r = sl + 10 * n0;
+  const double* __restrict a2x = sl + 11 * n0;
+  const double* __restrict a2y = sl + 12 * n0;
+  const double* __restrict a2z = sl + 13 * n0;
+  const double* __restrict a2p = sl + 14 * n0;
+  double* __restrict h_r = H;
+  double* __restrict h_x = H + n0;
+  double* __restrict h_y = H + 2 * n0;
+  double* __restrict h_z = H + 3 * n0;
+  double* __restrict h_p = H + 4 * n0;
+  const double f0 = f[0], f1 = f[1], f2 = f[2];
   for (int i = i0; i < i1; ++i) {
-    hr[i] = r[i] - hr[i];
-    hx[i] = vel[0][i] - hx[i];
-    hy[i] = vel[1][i] - hy[i];
-    hz[i] = vel[2][i] - hz[i];
-    hp[i] = p[i] - hp[i];
+    double hr = 0.0, hx = 0.0, hy = 0.0, hz = 0.0, hp = 0.0;
+    // Axis a adds A_a(W) dW_a; its pressure gradient enters only the velocity along a.
+    hr += f0 * (vx[i] * a0r[i] + r[i] * a0x[i]);
+    hx += f0 * (vx[i] * a0x[i] + a0p[i] / r[i]);
+    hy += f0 * (vx[i] * a0y[i] + 0.0);
+    hz += f0 * (vx[i] * a0z[i] + 0.0);
+    hp += f0 * (vx[i] * a0p[i] + g * p[i] * a0x[i]);
+    if constexpr (ND > 1) {
+      hr += f1 * (vy[i] * a1r[i] + r[i] * a1y[i]);
+      hx += f1 * (vy[i] * a1x[i] + 0.0);
+      hy += f1 * (vy[i] * a1y[i] + a1p[i] / r[i]);
+      hz += f1 * (vy[i] * a1z[i] + 0.0);
+      hp += f1 * (vy[i] * a1p[i] + g * p[i] * a1y[i]);
+    }
+    if constexpr (ND > 2) {
+      hr += f2 * (vz[i] * a2r[i] + r[i] * a2z[i]);
+      hx += f2 * (vz[i] * a2x[i] + 0.0);
+      hy += f2 * (vz[i] * a2y[i] + 0.0);
+      hz += f2 * (vz[i] * a2z[i] + a2p[i] / r[i]);
+      hp += f2 * (vz[i] * a2p[i] + g * p[i] * a2z[i]);
+    }
+    h_r[i] = r[i] - hr;
+    h_x[i] = vx[i] - hx;
+    h_y[i] = vy[i] - hy;
+    h_z[i] = vz[i] - hz;
+    h_p[i] = p[i] - hp;
   }
 }
 
@@ -371,7 +410,7 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
   TESSERA_REGION("fluxes");
 
   double* F = S.flux.data();
-  const std::size_t FN = std::size_t(n0) + 1;
+  const std::size_t FN = S.fn;
   double* Fv[5] = {F, F + FN, F + 2 * FN, F + 3 * FN, F + 4 * FN};
   // Riemann fluxes through n faces along axis a: left states from `left` (the high faces
   // of the zones below), right states from `right` (the low faces of the zones above).
@@ -414,14 +453,22 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
       const bool do_z = nd > 2 && inside(1, j);
       if (!do_x && !do_y && !do_z) continue;
       const std::size_t rb = (std::size_t(k) * n1 + j) * n0;
-      const int i0 = do_x ? ng - 1 : ng, i1 = do_x ? ng + nx + 1 : ng + nx;
+      // Zones [i0, i1) of the row: those the faces need; in 2-D and 3-D the whole row
+      // (n0, a multiple of 4 for the usual block sizes, so the vector loops have no
+      // remainder; the end zones get unused values from the neighbouring rows).
+      const int i0 = nd > 1 ? 0 : ng - 1, i1 = nd > 1 ? n0 : ng + nx + 1;
       // Steps 2-3: slopes along every active axis and the half step of this row.
       const double* B = W + rb;
       std::size_t bs = N;
       if (!ppm) {
         for (int a = 0; a < nd; ++a) slopes(rb, stride[a], i0, i1, sl + a * R);
         if (predictor) {
-          hancock_row(W, N, rb, sl, i0, i1, n0, nd, f, g, H);
+          if (nd == 3)
+            hancock_row<3>(W, N, rb, sl, i0, i1, n0, f, g, H);
+          else if (nd == 2)
+            hancock_row<2>(W, N, rb, sl, i0, i1, n0, f, g, H);
+          else
+            hancock_row<1>(W, N, rb, sl, i0, i1, n0, f, g, H);
           B = H;
           bs = n0;
         }
@@ -437,7 +484,7 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
         fallback(rb, a0, a1, hi);
       };
       if (do_x) {
-        states(0, ng - 1, ng + nx + 1, hi_x);
+        states(0, i0, i1, hi_x);
         riemann(nx + 1, hi_x + (ng - 1), lo + ng, 0);
         const std::size_t fo =
             std::size_t(nd > 2 ? k - ng : 0) * t2n + std::size_t(nd > 1 ? j - ng : 0);
