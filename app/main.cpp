@@ -20,6 +20,7 @@
 #include "driver/simulation.hpp"
 #include "io/flash_file.hpp"
 #include "memory/planner.hpp"
+#include "parallel/comm.hpp"
 
 namespace {
 
@@ -68,15 +69,11 @@ int run(const std::string& file, const std::string& dir, const std::string& rest
     if (rank == 0) {
       const auto c = io::check_flash_file(restart);
       if (!c.ok) {
-        why = c.problems.front();
+        why = "refusing to restart from '" + restart + "': " + c.problems.front();
         if (c.problems.size() > 1) why += " (+" + std::to_string(c.problems.size() - 1) + " more)";
       }
     }
-    int len = static_cast<int>(why.size());
-    MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    why.resize(static_cast<std::size_t>(len));
-    MPI_Bcast(why.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (!why.empty()) throw Error("refusing to restart from '" + restart + "': " + why);
+    parallel::agree(MPI_COMM_WORLD, why);
     *checkpoint = io::read_flash_file(restart);
     apply_checkpoint_params(params, *checkpoint);
     from_checkpoint = params.to_json();

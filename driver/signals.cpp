@@ -6,7 +6,9 @@ namespace tessera::driver {
 
 namespace {
 volatile std::sig_atomic_t g_signal = 0;
-extern "C" void on_signal(int sig) { g_signal = sig; }
+extern "C" void on_signal(int sig) {
+  g_signal = sig;
+}
 }  // namespace
 
 void install_signal_handlers() {
@@ -18,6 +20,8 @@ void install_signal_handlers() {
   sigaction(SIGUSR1, &sa, nullptr);
 }
 
-int pending_signal() { return g_signal; }
+int pending_signal() {
+  return g_signal;
+}
 
 }  // namespace tessera::driver

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -20,11 +20,11 @@
 #include "io/io_params.hpp"
 #include "io/mesh_output.hpp"
 #include "io/output_manager.hpp"
+#include "memory/arena.hpp"
+#include "memory/planner.hpp"
 #include "mesh/lohner.hpp"
 #include "mesh/mesh.hpp"
 #include "parallel/comm.hpp"
-#include "memory/arena.hpp"
-#include "memory/planner.hpp"
 #include "perf/counters.hpp"
 #include "perf/timers.hpp"
 #include "physics/hydro/hydro.hpp"
@@ -70,14 +70,13 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
     for (const auto& d : hydro::Hydro::derived_names()) known |= d == v;
     if (!known) throw Error("io.plot_vars: unknown variable '" + v + "'");
   }
-  static_cast<void>(io::hints_from(p));  // validate before the run starts
+  hints_ = io::hints_from(p);  // validated before the run starts
   out_ = std::make_unique<io::OutputManager>(comm, io::config_from(p, dir_, opt_.thread_multiple));
   if (!out_->async_note().empty()) log("warning: " + out_->async_note());
   for (const auto& a : memory::report_all()) {
     log(fmt::format("memory: arena {} {} pages={} (requested {}), {} in huge pages", a.name,
                     format_bytes(double(a.bytes)), memory::to_string(a.policy_achieved),
-                    memory::to_string(a.policy_requested),
-                    format_bytes(double(a.huge_bytes))));
+                    memory::to_string(a.policy_requested), format_bytes(double(a.huge_bytes))));
     if (!a.warning.empty()) log("warning: memory: arena " + a.name + ": " + a.warning);
   }
   install_signal_handlers();
@@ -200,12 +199,8 @@ std::array<double, 2> Simulation::totals() {
 
 void Simulation::check_state() {
   const auto bad = hydro_->check(*mesh_);
-  const int mine = bad.node >= 0 ? rank_ : nranks_;
-  int first = nranks_;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm_);
-  if (first == nranks_) return;
   char msg[512] = {0};
-  if (rank_ == first) {
+  if (bad.node >= 0) {
     const auto g = mesh_->geom(bad.node);
     const auto& s = mesh_->shape();
     std::snprintf(
@@ -214,10 +209,8 @@ void Simulation::check_state() {
         bad.what, bad.value, bad.node + 1, rank_, mesh_->tree().node(bad.node).level + 1, bad.i,
         bad.j, bad.k, g.x(bad.i), s.ndim > 1 ? g.y(bad.j) : 0.0, s.ndim > 2 ? g.z(bad.k) : 0.0);
   }
-  MPI_Bcast(msg, sizeof msg, MPI_CHAR, first, comm_);
-  throw Error(msg);
+  parallel::agree(comm_, msg);  // the lowest rank with a bad zone speaks for all
 }
-
 
 void Simulation::restore(const io::FlashFileSpec& f) {
   const std::string what = "cannot restart from '" + opt_.restart_path + "': ";
@@ -226,7 +219,8 @@ void Simulation::restore(const io::FlashFileSpec& f) {
   if (f.ndim != mesh_->ndim())
     throw Error(what + fmt::format("it is {}-D but mesh.ndim = {}", f.ndim, mesh_->ndim()));
   if (f.nxb != mesh_->nxb())
-    throw Error(what + fmt::format("its blocks have nxb = {} but mesh.nxb = {}", f.nxb, mesh_->nxb()));
+    throw Error(what +
+                fmt::format("its blocks have nxb = {} but mesh.nxb = {}", f.nxb, mesh_->nxb()));
   const auto& geo = mesh_->tree().geometry();
   const std::size_t N = f.refine_level.size();
   std::vector<std::pair<int, mesh::IVec>> refined;
@@ -379,35 +373,24 @@ void Simulation::write(bool checkpoint, bool force_sync) {
                      {"mass_initial", totals0_[0]},
                      {"energy_initial", totals0_[1]}};
   const int deflate = checkpoint ? 0 : static_cast<int>(p_.get_int("io.plotfile_deflate"));
-  const auto hints = io::hints_from(p_);
   out_->write(
       checkpoint ? io::OutputKind::checkpoint : io::OutputKind::plotfile, fname,
       io::snapshot_bytes(*mesh_, std::max(names.size(), stored.size())),
       [&] {
         mesh_->restrict_parents();
         io::FlashFileSpec f = io::mesh_file_spec(*mesh_, p_, checkpoint, stored, info);
-        f.hints = hints;
+        f.hints = hints_;
         f.deflate = deflate;
         f.prepare = prepare;
         return f;
       },
       force_sync);
-  outputs_.push_back(fname);
   log(fmt::format("  {} {}", out_->async() && !force_sync ? "queued" : "wrote", fname));
 }
 
-void Simulation::raise_io_errors(bool local_failed) {
-  const std::string err = out_->local_error();
-  const int mine = (local_failed || !err.empty()) ? rank_ : nranks_;
-  int first = nranks_;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm_);
-  if (first == nranks_) return;
-  std::string text = err;
-  int len = static_cast<int>(text.size());
-  MPI_Bcast(&len, 1, MPI_INT, first, comm_);
-  text.resize(static_cast<std::size_t>(len));
-  MPI_Bcast(text.data(), len, MPI_CHAR, first, comm_);
-  throw Error(fmt::format("output failed on rank {}: {}", first, text));
+void Simulation::raise_io_errors() {
+  const auto [first, text] = parallel::first_message(comm_, out_->local_error());
+  if (first >= 0) throw Error(fmt::format("output failed on rank {}: {}", first, text));
 }
 
 std::array<bool, 3> Simulation::control(double& wall_next_chk, double wall_interval,
@@ -435,7 +418,7 @@ std::array<bool, 3> Simulation::control(double& wall_next_chk, double wall_inter
     }
   }
   MPI_Allreduce(MPI_IN_PLACE, flags, 6, MPI_INT, MPI_MAX, comm_);
-  if (flags[0]) raise_io_errors(false);
+  if (flags[0]) raise_io_errors();
   if (flags[1]) {
     stopped_by_ = flags[1] == SIGTERM ? "SIGTERM" : (flags[1] == SIGUSR1 ? "SIGUSR1" : "signal");
   } else if (flags[4]) {
@@ -548,11 +531,11 @@ nlohmann::json Simulation::run() {
   if (write_final && !stop) write(false);
   if (write_final || stop) write(true, /*force_sync=*/true);  // the last one is synchronous
   out_->drain();
-  raise_io_errors(false);
+  raise_io_errors();
   const double wall = std::chrono::duration<double>(Clock::now() - t_start).count();
 
   const auto rows = perf::reduce_timers(comm_);
-  const auto counters = perf::reduce_counters(comm_);
+  const auto counters = perf::reduce_counters(comm_, rows);
   nlohmann::json s;
   s["problem"] = problem_->name();
   s["ndim"] = mesh_->ndim();

@@ -25,7 +25,7 @@ class Problem;
 namespace tessera::io {
 class OutputManager;
 enum class OutputKind;
-}
+}  // namespace tessera::io
 
 namespace tessera::driver {
 
@@ -67,7 +67,7 @@ class Simulation {
   int plot_count_ = 0, chk_count_ = 0;
   double next_plot_time_ = 0, next_chk_time_ = 0;
   std::array<double, 2> totals0_{};  ///< mass and energy at step 0 (kept across restarts)
-  std::vector<std::string> outputs_;
+  std::vector<std::pair<std::string, std::string>> hints_;  ///< MPI-IO hints for every file
   std::string stopped_by_;
   nlohmann::json plan_;  ///< the memory planner's prediction for this run
   bool restarted_ = false;
@@ -83,7 +83,7 @@ class Simulation {
   std::array<bool, 3> control(double& wall_next_chk, double wall_interval,
                               std::chrono::steady_clock::time_point t0);
   /// Collective: if any rank's I/O failed, every rank throws the first one's message.
-  void raise_io_errors(bool local_failed);
+  void raise_io_errors();
   void log(const std::string& line) const;
 };
 

@@ -11,15 +11,14 @@
 #include <hdf5.h>
 #include <zlib.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
-#include <cstdio>
 #include <array>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <type_traits>
@@ -27,6 +26,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "parallel/comm.hpp"
 
 namespace tessera::io {
 namespace {
@@ -369,23 +369,7 @@ std::string check_local(const FlashFileSpec& s) {
   return {};
 }
 
-/// Collective: if any rank has a non-empty message, every rank throws the message of the
-/// lowest such rank.
-void agree(MPI_Comm comm, const std::string& message) {
-  int rank = 0, size = 0;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  const int mine = message.empty() ? size : rank;
-  int first = size;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-  if (first == size) return;
-  std::string text = message;
-  int len = static_cast<int>(text.size());
-  MPI_Bcast(&len, 1, MPI_INT, first, comm);
-  text.resize(static_cast<std::size_t>(len));
-  MPI_Bcast(text.data(), len, MPI_CHAR, first, comm);
-  throw Error(text);
-}
+using parallel::agree;
 
 class Writer {
  public:
@@ -673,8 +657,8 @@ class Writer {
                       : s_.double_precision ? static_cast<const void*>(values)
                                             : static_cast<const void*>(single.data());
     agreed(H5Dwrite(dset.get(), s_.double_precision ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT,
-                      mspace.get(), fspace.get(), dxpl_.get(), buf),
-             "H5Dwrite" + quoted(name));
+                    mspace.get(), fspace.get(), dxpl_.get(), buf),
+           "H5Dwrite" + quoted(name));
 
     write_attribute(dset, name, "minimum", extrema[0]);
     write_attribute(dset, name, "maximum", -extrema[1]);
@@ -996,7 +980,8 @@ bool dataset_crc(hid_t dset, std::uint32_t& crc_out, std::uint64_t& bytes_out, s
   const hsize_t nrows = nd > 0 ? dims[0] : 1;
   bytes_out = static_cast<std::uint64_t>(nrows * row_elems * elem);
   uLong crc = crc32_z(0L, Z_NULL, 0);
-  const hsize_t slab = std::max<hsize_t>(1, (hsize_t(64) << 20) / std::max<hsize_t>(1, row_elems * elem));
+  const hsize_t slab =
+      std::max<hsize_t>(1, (hsize_t(64) << 20) / std::max<hsize_t>(1, row_elems * elem));
   std::vector<unsigned char> buf;
   for (hsize_t r0 = 0; r0 < nrows; r0 += slab) {
     const hsize_t rows = std::min(slab, nrows - r0);

@@ -35,14 +35,16 @@ void declare_params(base::Params& p) {
   p.declare_string("io.stage_dir", "", {},
                    "write outputs here first (fast local storage) and drain them to the run "
                    "directory in the background; empty: off");
-  p.declare_int("io.plotfile_deflate", 0, 0, 9, "HDF5 deflate level for plotfile variables (0: off)");
+  p.declare_int("io.plotfile_deflate", 0, 0, 9,
+                "HDF5 deflate level for plotfile variables (0: off)");
   p.declare_string("io.romio_cb_write", "", {"", "enable", "disable", "automatic"},
                    "MPI-IO hint romio_cb_write (collective buffering); empty: MPI's default");
   p.declare_string("io.romio_ds_write", "", {"", "enable", "disable", "automatic"},
                    "MPI-IO hint romio_ds_write (data sieving); empty: MPI's default");
   p.declare_string("io.cb_buffer_size", "", {},
                    "MPI-IO hint cb_buffer_size in bytes (K/M/G suffixes); empty: MPI's default");
-  p.declare_int("io.cb_nodes", 0, 0, 1000000, "MPI-IO hint cb_nodes (aggregators; 0: MPI's default)");
+  p.declare_int("io.cb_nodes", 0, 0, 1000000,
+                "MPI-IO hint cb_nodes (aggregators; 0: MPI's default)");
   p.declare_string_list("io.mpi_hints", {}, "further MPI-IO hints as \"key=value\"");
   p.declare_int("io.inject_write_error", 0, 0, 2000000000,
                 "fault injection for tests: the N-th output of the run fails on the last rank "

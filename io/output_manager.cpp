@@ -27,13 +27,13 @@ OutputManager::OutputManager(MPI_Comm comm, OutputConfig cfg) : cfg_(std::move(c
   MPI_Comm_dup(comm, &comm_);
   if (cfg_.async && !cfg_.thread_multiple) {
     cfg_.async = false;
-    note_ = "io.async requested but MPI does not provide MPI_THREAD_MULTIPLE: writing synchronously";
+    note_ =
+        "io.async requested but MPI does not provide MPI_THREAD_MULTIPLE: writing synchronously";
   }
   if (!cfg_.stage_dir.empty()) {
     std::error_code ec;
     fs::create_directories(cfg_.stage_dir, ec);
-    if (ec)
-      throw Error("io.stage_dir: cannot create '" + cfg_.stage_dir + "': " + ec.message());
+    if (ec) throw Error("io.stage_dir: cannot create '" + cfg_.stage_dir + "': " + ec.message());
   }
   if (cfg_.async || !cfg_.stage_dir.empty()) thread_ = std::thread([this] { loop(); });
 }
@@ -143,7 +143,8 @@ void OutputManager::published_one(const std::string& name, OutputKind kind) {
         if (p.find("_hdf5_chk_") != std::string::npos) chk.push_back(p);
       const int extra = static_cast<int>(chk.size()) - cfg_.keep_checkpoints;
       for (int i = 0; i < extra; ++i) remove.push_back(chk[static_cast<std::size_t>(i)]);
-      for (const auto& r : remove) published_.erase(std::find(published_.begin(), published_.end(), r));
+      for (const auto& r : remove)
+        published_.erase(std::find(published_.begin(), published_.end(), r));
     }
   }
   for (const auto& r : remove) ::unlink((fs::path(cfg_.dir) / r).c_str());

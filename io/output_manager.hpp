@@ -31,24 +31,24 @@ namespace tessera::io {
 enum class OutputKind { checkpoint = 0, plotfile = 1 };
 
 struct OutputConfig {
-  std::string dir;                 ///< run directory (final names)
-  std::string stage_dir;           ///< empty: no staging
+  std::string dir;        ///< run directory (final names)
+  std::string stage_dir;  ///< empty: no staging
   bool async = false;
   std::size_t budget = std::size_t(1) << 30;  ///< staging bytes held by queued outputs
-  bool overflow_wait = true;       ///< budget exceeded: wait (true) or write synchronously
-  int keep_checkpoints = 0;        ///< rolling checkpoints: keep the newest K (0: all)
-  bool thread_multiple = false;    ///< MPI provides MPI_THREAD_MULTIPLE
-  int inject_write_error = 0;      ///< tests: the N-th output fails on the last rank (0: off)
+  bool overflow_wait = true;     ///< budget exceeded: wait (true) or write synchronously
+  int keep_checkpoints = 0;      ///< rolling checkpoints: keep the newest K (0: all)
+  bool thread_multiple = false;  ///< MPI provides MPI_THREAD_MULTIPLE
+  int inject_write_error = 0;    ///< tests: the N-th output fails on the last rank (0: off)
 };
 
 struct OutputStats {
   int count = 0;
-  std::uint64_t bytes = 0;        ///< bytes of the published files
-  double blocked_seconds = 0;     ///< step loop time spent in output (snapshot + waits)
-  double write_seconds = 0;       ///< time the writes took (write + fsync + publish)
-  double drain_seconds = 0;       ///< staging drain (rank 0)
-  int sync_fallbacks = 0;         ///< written synchronously although io.async was on
-  int budget_waits = 0;           ///< waited for earlier outputs because of the budget
+  std::uint64_t bytes = 0;     ///< bytes of the published files
+  double blocked_seconds = 0;  ///< step loop time spent in output (snapshot + waits)
+  double write_seconds = 0;    ///< time the writes took (write + fsync + publish)
+  double drain_seconds = 0;    ///< staging drain (rank 0)
+  int sync_fallbacks = 0;      ///< written synchronously although io.async was on
+  int budget_waits = 0;        ///< waited for earlier outputs because of the budget
 };
 
 class OutputManager {
@@ -82,8 +82,8 @@ class OutputManager {
   struct Job {
     enum Type { write, drain } type = write;
     OutputKind kind = OutputKind::checkpoint;
-    std::string name;      ///< final file name (no directory)
-    std::string staged;    ///< drain: staged path
+    std::string name;    ///< final file name (no directory)
+    std::string staged;  ///< drain: staged path
     FlashFileSpec spec;
     std::size_t bytes = 0;  ///< budget bytes held
     std::uint64_t id = 0;

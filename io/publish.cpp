@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "parallel/comm.hpp"
 
 namespace tessera::io {
 
@@ -17,7 +18,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text() {
+  return std::strerror(errno);
+}
 
 /// Bytes the file will take: every dataset as stored plus room for HDF5's metadata.
 std::uint64_t expected_bytes(const FlashFileSpec& s) {
@@ -25,27 +28,10 @@ std::uint64_t expected_bytes(const FlashFileSpec& s) {
   const std::uint64_t cells = std::uint64_t(s.nxb) * s.nyb * s.nzb;
   const std::uint64_t elem = s.double_precision ? 8 : 4;
   const std::uint64_t vars = n * cells * elem * s.var_names.size();
-  const std::uint64_t tree = n * (4 * (s.gid.size() / std::max<std::uint64_t>(n, 1) + 3) +
-                                  elem * (6 + 3 + 3));
+  const std::uint64_t tree =
+      n * (4 * (s.gid.size() / std::max<std::uint64_t>(n, 1) + 3) + elem * (6 + 3 + 3));
   const std::uint64_t data = vars + tree;
   return data + data / 100 + (std::uint64_t(64) << 10);
-}
-
-/// Collective: if any rank has a message, every rank throws the lowest rank's.
-void agree(MPI_Comm comm, const std::string& message) {
-  int rank = 0, size = 0;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  const int mine = message.empty() ? size : rank;
-  int first = size;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-  if (first == size) return;
-  std::string text = message;
-  int len = static_cast<int>(text.size());
-  MPI_Bcast(&len, 1, MPI_INT, first, comm);
-  text.resize(static_cast<std::size_t>(len));
-  MPI_Bcast(text.data(), len, MPI_CHAR, first, comm);
-  throw Error(text);
 }
 
 }  // namespace
@@ -91,7 +77,7 @@ std::string write_and_publish(MPI_Comm comm, FlashFileSpec& spec, const std::str
               std::to_string(need) + " bytes, " + std::to_string(have) + " available)";
     }
   }
-  agree(comm, why);
+  parallel::agree(comm, why);
   try {
     write_flash_file(comm, spec);
     if (inject_failure && rank == size - 1)
@@ -101,7 +87,7 @@ std::string write_and_publish(MPI_Comm comm, FlashFileSpec& spec, const std::str
     why = e.what();
   }
   try {
-    agree(comm, why);
+    parallel::agree(comm, why);
   } catch (...) {
     if (rank == 0) ::unlink(tmp.c_str());
     throw;
@@ -120,7 +106,7 @@ std::string write_and_publish(MPI_Comm comm, FlashFileSpec& spec, const std::str
       ::unlink(tmp.c_str());
     }
   }
-  agree(comm, why);
+  parallel::agree(comm, why);
   return target;
 }
 

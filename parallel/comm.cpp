@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/error.hpp"
+
 namespace tessera::parallel {
 
 void exchange(MPI_Comm comm, const std::map<int, std::vector<double>>& send,
@@ -25,6 +27,25 @@ void exchange(MPI_Comm comm, const std::map<int, std::vector<double>>& send,
     MPI_Isend(buf.data(), static_cast<int>(buf.size()), MPI_DOUBLE, r, tag, comm, &reqs.back());
   }
   MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+}
+
+std::pair<int, std::string> first_message(MPI_Comm comm, const std::string& message) {
+  const int n = size(comm);
+  const int mine = message.empty() ? n : rank(comm);
+  int first = n;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == n) return {-1, {}};
+  std::string text = message;
+  int len = static_cast<int>(text.size());
+  MPI_Bcast(&len, 1, MPI_INT, first, comm);
+  text.resize(static_cast<std::size_t>(len));
+  MPI_Bcast(text.data(), len, MPI_CHAR, first, comm);
+  return {first, text};
+}
+
+void agree(MPI_Comm comm, const std::string& message) {
+  auto [first, text] = first_message(comm, message);
+  if (first >= 0) throw Error(text);
 }
 
 }  // namespace tessera::parallel

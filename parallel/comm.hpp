@@ -4,6 +4,8 @@
 #include <mpi.h>
 
 #include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace tessera::parallel {
@@ -25,5 +27,14 @@ inline int size(MPI_Comm c) {
 /// depend on arrival order.
 void exchange(MPI_Comm comm, const std::map<int, std::vector<double>>& send,
               std::map<int, std::vector<double>>& recv, int tag);
+
+/// Collective: the lowest rank whose `message` is not empty, and that message, on every
+/// rank; {-1, ""} if every message is empty. How a failure on some ranks becomes the same
+/// decision on all of them (no rank left waiting in the next collective).
+std::pair<int, std::string> first_message(MPI_Comm comm, const std::string& message);
+
+/// Collective: if any rank's message is not empty, every rank throws tessera::Error with
+/// the lowest such rank's message.
+void agree(MPI_Comm comm, const std::string& message);
 
 }  // namespace tessera::parallel

@@ -851,20 +851,17 @@ std::vector<CounterInfo> configured_counters() {
 }
 
 ReducedCounters reduce_counters(MPI_Comm comm) {
+  return reduce_counters(comm, reduce_timers(comm));
+}
+
+ReducedCounters reduce_counters(MPI_Comm comm, const std::vector<ReducedRow>& timer_rows) {
   int nranks = 1;
   MPI_Comm_size(comm, &nranks);
   const std::vector<char> mine =
       serialize(RankCounters{configured_counters(), TimerTree::local().counter_rows()});
-  const auto timer_rows = reduce_timers(comm);
-  const int my_size = static_cast<int>(mine.size());
-  std::vector<int> sizes(nranks), offsets(nranks, 0);
-  MPI_Allgather(&my_size, 1, MPI_INT, sizes.data(), 1, MPI_INT, comm);
-  for (int r = 1; r < nranks; ++r) offsets[r] = offsets[r - 1] + sizes[r - 1];
-  std::vector<char> all(static_cast<std::size_t>(offsets.back()) + sizes.back());
-  MPI_Allgatherv(mine.data(), my_size, MPI_BYTE, all.data(), sizes.data(), offsets.data(), MPI_BYTE,
-                 comm);
   std::vector<RankCounters> ranks;
-  for (int r = 0; r < nranks; ++r) ranks.push_back(deserialize(all.data() + offsets[r]));
+  for (const auto& bytes : detail::allgather_bytes(comm, mine))
+    ranks.push_back(deserialize(bytes.data()));
 
   ReducedCounters out;
   out.nranks = nranks;

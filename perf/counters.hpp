@@ -24,6 +24,8 @@
 #include <variant>
 #include <vector>
 
+#include "perf/timers.hpp"
+
 namespace tessera::base {
 class Params;
 }
@@ -85,6 +87,9 @@ struct ReducedCounters {
 /// (a counter unavailable on any rank is unavailable, with that rank's reason). Every rank
 /// gets the same result; no names when no rank configured counters.
 ReducedCounters reduce_counters(MPI_Comm comm);
+/// The same, with the timer rows the caller already reduced (reduce_timers(comm)), so the
+/// end of a run does not gather the timer tree twice.
+ReducedCounters reduce_counters(MPI_Comm comm, const std::vector<ReducedRow>& timer_rows);
 
 /// summary.json's "counters": {"<region path>": {"<counter>": number | "unavailable (...)",
 /// ..., "derived": {"ipc": number | "unavailable (...)", ...}}}; {} when no counters.

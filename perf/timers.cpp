@@ -237,10 +237,10 @@ std::vector<ReducedRow> merge_rows(const std::vector<std::vector<TimerTree::Row>
 
 }  // namespace detail
 
-std::vector<ReducedRow> reduce_timers(MPI_Comm comm) {
+namespace detail {
+std::vector<std::vector<char>> allgather_bytes(MPI_Comm comm, const std::vector<char>& mine) {
   int nranks = 1;
   MPI_Comm_size(comm, &nranks);
-  const std::vector<char> mine = serialize(TimerTree::local().rows());
   const int my_size = static_cast<int>(mine.size());
   std::vector<int> sizes(nranks), offsets(nranks, 0);
   MPI_Allgather(&my_size, 1, MPI_INT, sizes.data(), 1, MPI_INT, comm);
@@ -248,11 +248,18 @@ std::vector<ReducedRow> reduce_timers(MPI_Comm comm) {
   std::vector<char> all(static_cast<std::size_t>(offsets.back()) + sizes.back());
   MPI_Allgatherv(mine.data(), my_size, MPI_BYTE, all.data(), sizes.data(), offsets.data(), MPI_BYTE,
                  comm);
+  std::vector<std::vector<char>> out;
+  for (int r = 0; r < nranks; ++r)
+    out.emplace_back(all.begin() + offsets[r], all.begin() + offsets[r] + sizes[r]);
+  return out;
+}
+}  // namespace detail
 
+std::vector<ReducedRow> reduce_timers(MPI_Comm comm) {
   // Every rank merges the same bytes in the same order, so all get identical rows.
   std::vector<std::vector<TimerTree::Row>> per_rank;
-  for (int r = 0; r < nranks; ++r)
-    per_rank.push_back(deserialize(all.data() + offsets[r], all.data() + offsets[r] + sizes[r]));
+  for (const auto& bytes : detail::allgather_bytes(comm, serialize(TimerTree::local().rows())))
+    per_rank.push_back(deserialize(bytes.data(), bytes.data() + bytes.size()));
   return detail::merge_rows(per_rank);
 }
 

@@ -120,6 +120,8 @@ std::vector<std::string> leaf_names(const std::vector<ReducedRow>& rows);
 /// The rank-independent half of reduce_timers: per_rank[r] is rank r's rows(). Exposed so
 /// that the merge can be unit-tested without several ranks.
 std::vector<ReducedRow> merge_rows(const std::vector<std::vector<TimerTree::Row>>& per_rank);
+/// Collective: every rank's byte buffer, on every rank, in rank order.
+std::vector<std::vector<char>> allgather_bytes(MPI_Comm comm, const std::vector<char>& mine);
 }  // namespace detail
 
 }  // namespace tessera::perf

@@ -25,24 +25,13 @@
 #include "base/params.hpp"
 #include "memory/arena.hpp"
 #include "mesh/block_storage.hpp"
+#include "tests/unit/test_util.hpp"
 
 namespace tessera::memory {
 namespace {
 
-::testing::AssertionResult contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "'" << text << "' does not contain '" << part << "'";
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no tessera::Error thrown)";
-}
+using tessera::testing_util::contains;
+using tessera::testing_util::error_of;
 
 std::string thp_enabled() {
   std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");

@@ -15,6 +15,7 @@
 
 #include "base/error.hpp"
 #include "io/flash_file.hpp"
+#include "tests/unit/test_util.hpp"
 
 namespace {
 
@@ -372,15 +373,7 @@ TEST(FlashFile, PlotfileStoresRealsInSinglePrecision) {
 
 // --- Errors ---------------------------------------------------------------------------------
 
-/// The message of the Error that f throws, or "" if it throws none.
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const tessera::Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using tessera::testing_util::error_of;
 
 TEST(FlashFile, UnwritableDirectoryIsAnErrorOnEveryRankNamingTheFile) {
   const std::string path = "/nonexistent-tessera-dir/run_hdf5_chk_0000";

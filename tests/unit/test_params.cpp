@@ -13,20 +13,12 @@
 
 #include "base/error.hpp"
 #include "base/params.hpp"
+#include "tests/unit/test_util.hpp"
 
 namespace tessera::base {
 namespace {
 
-// The message of the tessera::Error thrown by f, or a marker that makes the test fail.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no tessera::Error thrown)";
-}
+using tessera::testing_util::error_of;
 
 ::testing::AssertionResult contains(const std::string& text, const std::string& part) {
   if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
