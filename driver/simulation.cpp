@@ -65,6 +65,7 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
   // this process's RSS now); summary.json sets it beside the measured peak.
   plan_ = memory::plan_memory(p, nranks_, nranks_, 0);
   mesh_ = std::make_unique<mesh::Mesh>(p, comm, hydro::Hydro::variables(), hydro_->nguard());
+  hydro_->allocate(*mesh_, memory::config_for(p, "scratch"));
   for (const auto& v : p.get_string_list("io.plot_vars")) {
     bool known = mesh_->var_index(v) >= 0;
     for (const auto& d : hydro::Hydro::derived_names()) known |= d == v;
@@ -338,7 +339,7 @@ void Simulation::write(bool checkpoint, bool force_sync) {
   auto prepare = [hydro, names, interior, nstored](io::FlashFileSpec& f) {
     const std::size_t rows = f.local_rows.size();
     const std::size_t cells = interior.interior_cells();
-    std::vector<double> data(names.size() * rows * cells);
+    memory::ArenaVector<double> data(names.size() * rows * cells, f.data.get_allocator());
     for (std::size_t n = 0; n < names.size(); ++n) {
       double* dst = data.data() + n * rows * cells;
       const auto it = std::find(f.var_names.begin(), f.var_names.end(), names[n]);
@@ -566,6 +567,12 @@ nlohmann::json Simulation::run() {
     MPI_Allreduce(MPI_IN_PLACE, &peak, 1, MPI_UINT64_T, MPI_MAX, comm_);
     nlohmann::json arenas = nlohmann::json::array();
     for (const auto& a : memory::report_all()) arenas.push_back(memory::to_json(a));
+    // Staging snapshots live only while an output is written: the largest one, as it was.
+    if (const auto st = out_->staging_report()) {
+      auto j = memory::to_json(*st);
+      j["released"] = true;
+      arenas.push_back(j);
+    }
     nlohmann::json meminfo;
     memory::to_json(meminfo, memory::read_meminfo());
     const auto predicted = plan_["per_rank"]["peak_rss_bytes"].get<double>();

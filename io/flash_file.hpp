@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "memory/arena.hpp"
+
 namespace tessera::io {
 
 /// Everything that goes into one FLASH file. Tree arrays are global (N = number of
@@ -45,7 +47,9 @@ struct FlashFileSpec {
   //   data[((v * local_rows.size() + r) * nzb + k) * nyb * nxb + j * nxb + i].
   std::vector<std::string> var_names;
   std::vector<int> local_rows;
-  std::vector<double> data;
+  /// One arena per buffer ("staging", memory.pages_staging when the writer's caller sets
+  /// the allocator; see mesh_file_spec).
+  memory::ArenaVector<double> data;
 
   // Writing options (not stored in the file as such).
   /// MPI-IO hints (romio_cb_write, cb_buffer_size, cb_nodes, ...) for the file access.

@@ -137,6 +137,8 @@ FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool do
   for (int b = 0; b < N; ++b)
     if (t.node(b).owner == m.rank()) f.local_rows.push_back(b);
   for (const auto& v : vars) f.var_names.push_back(v.name);
+  f.data = memory::ArenaVector<double>(
+      memory::ArenaAllocator<double>("staging", memory::config_for(p, "staging")));
   f.data.resize(vars.size() * f.local_rows.size() * cells);
   for (std::size_t v = 0; v < vars.size(); ++v)
     for (std::size_t r = 0; r < f.local_rows.size(); ++r)

@@ -89,6 +89,12 @@ void OutputManager::execute(Job& job) {
     auto prepare = std::move(job.spec.prepare);
     prepare(job.spec);
   }
+  if (!job.spec.data.empty()) {
+    // The snapshot's arena as the kernel backs it now, before it is written and freed.
+    auto r = memory::report_of(job.spec.data.data());
+    std::lock_guard<std::mutex> lk(m_);
+    if (r && (!staging_ || r->bytes >= staging_->bytes)) staging_ = std::move(r);
+  }
   const std::string written =
       write_and_publish(comm_, job.spec, final_path, cfg_.stage_dir, job.inject);
   job.spec = FlashFileSpec{};  // release the snapshot before the (slow) drain
@@ -217,6 +223,11 @@ std::string OutputManager::local_error() const {
 std::vector<std::string> OutputManager::published() const {
   std::lock_guard<std::mutex> lk(m_);
   return published_;
+}
+
+std::optional<memory::ArenaReport> OutputManager::staging_report() const {
+  std::lock_guard<std::mutex> lk(m_);
+  return staging_;
 }
 
 nlohmann::json OutputManager::stats_json(MPI_Comm comm) const {

@@ -20,11 +20,13 @@
 #include <functional>
 #include <mutex>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "io/flash_file.hpp"
+#include "memory/arena.hpp"
 
 namespace tessera::io {
 
@@ -77,6 +79,9 @@ class OutputManager {
   /// Collective: {"checkpoint": {...}, "plotfile": {...}, "async": bool, ...}; blocked and
   /// write seconds are the maximum over ranks.
   nlohmann::json stats_json(MPI_Comm comm) const;
+  /// The largest staging snapshot written so far (its arena, "staging", as smaps showed
+  /// it just before it was written and released); nullopt before the first output.
+  std::optional<memory::ArenaReport> staging_report() const;
 
  private:
   struct Job {
@@ -104,6 +109,7 @@ class OutputManager {
   std::string error_;
   std::vector<std::string> published_;
   OutputStats stats_[2];
+  std::optional<memory::ArenaReport> staging_;
   std::thread thread_;
 
   void loop();

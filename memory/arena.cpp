@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -27,7 +28,7 @@ namespace {
 constexpr const char* kHugepagesDir = "/sys/kernel/mm/hugepages";
 constexpr const char* kThpDir = "/sys/kernel/mm/transparent_hugepage";
 // Arenas that have an override key memory.pages_<name>.
-constexpr const char* kArenaNames[] = {"unk", "scratch", "staging"};
+constexpr const char* kArenaNames[] = {"unk", "flux", "scratch", "staging"};
 
 std::size_t base_page() {
   static const std::size_t p = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
@@ -470,6 +471,52 @@ ArenaReport Arena::report() const {
   return make_report(*this, read_smaps());
 }
 
+std::optional<ArenaReport> report_of(const void* addr) {
+  const auto x = reinterpret_cast<std::uintptr_t>(addr);
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  for (const Arena* a : registry()) {
+    const auto lo = reinterpret_cast<std::uintptr_t>(a->data());
+    if (a->data() && x >= lo && x < lo + a->bytes()) return make_report(*a, read_smaps());
+  }
+  return std::nullopt;
+}
+
+namespace detail {
+
+namespace {
+std::mutex& owned_mutex() {
+  static std::mutex m;
+  return m;
+}
+// Never destroyed, like the registry: a static container may free into it at exit.
+std::map<void*, std::unique_ptr<Arena>>& owned() {
+  static auto* m = new std::map<void*, std::unique_ptr<Arena>>;
+  return *m;
+}
+}  // namespace
+
+void* arena_allocate(const std::string& name, std::size_t bytes, const ArenaConfig& cfg) {
+  auto a = std::make_unique<Arena>(name, std::max<std::size_t>(bytes, 1), cfg);
+  void* p = a->data();
+  std::lock_guard<std::mutex> lock(owned_mutex());
+  owned().emplace(p, std::move(a));
+  return p;
+}
+
+void arena_deallocate(void* p) noexcept {
+  if (!p) return;
+  std::unique_ptr<Arena> a;
+  {
+    std::lock_guard<std::mutex> lock(owned_mutex());
+    auto it = owned().find(p);
+    if (it == owned().end()) return;
+    a = std::move(it->second);
+    owned().erase(it);
+  }
+}  // a unmaps here, outside the lock
+
+}  // namespace detail
+
 std::vector<ArenaReport> report_all() {
   std::lock_guard<std::mutex> lock(registry_mutex());
   const std::vector<Vma> vmas = read_smaps();
@@ -574,8 +621,11 @@ void declare_params(base::Params& p) {
                    "hugetlb page size, e.g. 2M or 1G (a size listed in /sys/kernel/mm/hugepages)");
   p.declare_string("memory.pages_unk", "", {},
                    "page policy of the block storage (unk) arena; empty: memory.pages");
+  p.declare_string("memory.pages_flux", "", {},
+                   "page policy of the flux register arena; empty: memory.pages");
   p.declare_string("memory.pages_scratch", "", {},
-                   "page policy of the scratch arena; empty: memory.pages");
+                   "page policy of the hydro work arrays and Runge-Kutta stage copy; empty: "
+                   "memory.pages");
   p.declare_string("memory.pages_staging", "", {},
                    "page policy of the I/O staging arena; empty: memory.pages");
 }

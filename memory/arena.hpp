@@ -8,8 +8,11 @@
 //
 // Linux only (mmap, madvise, /proc, /sys).
 #include <cstddef>
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -117,6 +120,64 @@ class Arena {
 
 /// Reports of every live arena, in construction order; one smaps read. Thread-safe.
 std::vector<ArenaReport> report_all();
+/// The report of the live arena whose usable range contains `addr`; nullopt if none.
+/// One smaps read. Thread-safe.
+std::optional<ArenaReport> report_of(const void* addr);
+
+namespace detail {
+/// A new Arena(name, bytes, cfg) owned by a process-wide table keyed by its address.
+void* arena_allocate(const std::string& name, std::size_t bytes, const ArenaConfig& cfg);
+/// Unmaps the arena arena_allocate returned at p (no-op for nullptr).
+void arena_deallocate(void* p) noexcept;
+}  // namespace detail
+
+/// A standard allocator whose every allocation is an Arena of its own (named, with a
+/// page policy, pre-faulted, listed by report_all while it lives), for large buffers
+/// that come and go: the I/O staging snapshots. Any two ArenaAllocators can free each
+/// other's memory (the table finds the arena by address); the name and policy travel
+/// with the container on copy and move. Not for small or growing containers: each
+/// allocation is an mmap of at least one page.
+template <class T>
+class ArenaAllocator {
+ public:
+  using value_type = T;
+  using is_always_equal = std::true_type;
+  using propagate_on_container_copy_assignment = std::true_type;
+  using propagate_on_container_move_assignment = std::true_type;
+  using propagate_on_container_swap = std::true_type;
+
+  ArenaAllocator() : ArenaAllocator("buffer", ArenaConfig{}) {}
+  ArenaAllocator(std::string name, const ArenaConfig& cfg)
+      : spec_(std::make_shared<const Spec>(Spec{std::move(name), cfg})) {}
+  template <class U>
+  ArenaAllocator(const ArenaAllocator<U>& o) : spec_(o.spec_) {}
+
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(detail::arena_allocate(spec_->name, n * sizeof(T), spec_->cfg));
+  }
+  void deallocate(T* p, std::size_t) noexcept { detail::arena_deallocate(p); }
+
+  const std::string& name() const { return spec_->name; }
+  const ArenaConfig& config() const { return spec_->cfg; }
+
+  template <class U>
+  bool operator==(const ArenaAllocator<U>&) const {
+    return true;
+  }
+
+ private:
+  template <class U>
+  friend class ArenaAllocator;
+  struct Spec {
+    std::string name;
+    ArenaConfig cfg;
+  };
+  std::shared_ptr<const Spec> spec_;
+};
+
+/// A vector whose buffer is one arena (see ArenaAllocator).
+template <class T>
+using ArenaVector = std::vector<T, ArenaAllocator<T>>;
 
 /// System-wide huge page state from /proc/meminfo (counts are of the default huge page
 /// size, Hugepagesize). Sizes in bytes.
@@ -155,7 +216,8 @@ std::size_t peak_rss_bytes();
 std::size_t current_rss_bytes();
 
 /// Declare memory.* parameters: memory.pages, memory.hugepage_size and the per-arena
-/// overrides memory.pages_unk, memory.pages_scratch, memory.pages_staging.
+/// overrides memory.pages_unk, memory.pages_flux, memory.pages_scratch,
+/// memory.pages_staging.
 void declare_params(base::Params& p);
 /// The configuration of arena `arena_name`: memory.pages_<name> if that key is declared
 /// and not empty, else memory.pages; memory.hugepage_size. Throws tessera::Error for a

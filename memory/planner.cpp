@@ -52,9 +52,10 @@ struct Model {
   bool round_robin = false;
   int nranks = 1, ranks_per_node = 1;
   std::size_t memory_per_node = 0;
-  ArenaConfig unk;
+  ArenaConfig unk, flux, scratch, staging;
   bool checkpoints = true, plotfiles = true;
   int checkpoint_vars = kHydroVars + kCheckpointDerivedVars, plot_vars = 7;
+  int plot_stored_vars = kHydroVars;  ///< unk variables a plotfile snapshot copies
   bool async = false;
   std::size_t async_budget = 0;
   double baseline = 0;
@@ -96,6 +97,9 @@ Model model_from(const base::Params& p, int nranks, int ranks_per_node,
   m.ranks_per_node = ranks_per_node;
   m.memory_per_node = memory_per_node;
   m.unk = config_for(p, "unk");
+  m.flux = config_for(p, "flux");
+  m.scratch = config_for(p, "scratch");
+  m.staging = config_for(p, "staging");
 
   const bool final = bool_or(p, "io.write_final", true);
   m.checkpoints = final || int_or(p, "io.checkpoint_interval_steps", 0) > 0 ||
@@ -103,8 +107,17 @@ Model model_from(const base::Params& p, int nranks, int ranks_per_node,
                   real_or(p, "io.checkpoint_interval_wall", 0) > 0;
   m.plotfiles = final || int_or(p, "io.plotfile_interval_steps", 0) > 0 ||
                 real_or(p, "io.plotfile_interval_time", 0) > 0;
-  if (p.has("io.plot_vars"))
-    m.plot_vars = static_cast<int>(p.get_string_list("io.plot_vars").size());
+  if (p.has("io.plot_vars")) {
+    // driver/simulation.cpp write(): the step loop copies the unk variables a file names,
+    // or all of them when it names a derived one (derived ones are computed from them).
+    const auto names = p.get_string_list("io.plot_vars");
+    m.plot_vars = static_cast<int>(names.size());
+    bool derived = false;
+    for (const auto& n : names)
+      derived |= std::find(std::begin(kHydroVarNames), std::end(kHydroVarNames), n) ==
+                 std::end(kHydroVarNames);
+    m.plot_stored_vars = derived ? kHydroVars : m.plot_vars;
+  }
   m.async = bool_or(p, "io.async", false);
   if (m.async && p.has("io.async_budget")) {
     try {
@@ -131,7 +144,7 @@ struct Item {
 // The items of a rank that holds B blocks (L leaves) of an N-node tree, with M slots.
 std::vector<Item> items_for(const Model& m, double M, double B, double N) {
   std::vector<Item> out;
-  const double V = m.nvar, d = m.ndim, ng = m.ng, nxp1 = m.nx + 2.0 * m.ng + 1;
+  const double V = m.nvar, d = m.ndim, ng = m.ng;
   // Leaves: each refinement turns 1 leaf into 2^d, so L/N -> (2^d - 1)/2^d.
   const double leaves_total =
       N <= m.roots ? N : m.roots + (N - m.roots) * (m.children() - 1) / m.children();
@@ -154,21 +167,35 @@ std::vector<Item> items_for(const Model& m, double M, double B, double N) {
                                                                            : m.unk.hugepage_size)) +
                      " size"});
 
-  // mesh/flux_register.cpp: data_.assign(M * 6 * F * V, 0.0): six faces per slot in
-  // every dimensionality, zero-filled at construction.
-  out.push_back({"flux register", M * 6 * m.F * V * 8, "steady", "touched", "maxblocks", true, true,
-                 "M*6*F*V*8 (six faces per slot, any ndim)"});
+  // An arena item: mapped size under its policy, pre-faulted, out of VmRSS if hugetlb.
+  auto arena_item = [&](const std::string& name, double bytes, const ArenaConfig& c,
+                        const std::string& scales, const std::string& formula) {
+    out.push_back({name + " arena (" + to_string(c.policy) + ")",
+                   double(Arena::mapped_size(static_cast<std::size_t>(bytes), c.policy,
+                                             c.hugepage_size)),
+                   "steady", "prefaulted", scales, c.policy != PagePolicy::hugetlb, true,
+                   formula + " rounded to the page size"});
+  };
 
-  // physics/hydro/hydro.cpp Hydro::Scratch::resize: w 5C, dw 15C (three axes even in 1-D),
-  // wh 5C, frow 5(n+1) doubles; one block at a time, kept for the run.
-  out.push_back({"hydro scratch", (25 * m.C + 5 * nxp1) * 8, "steady", "touched", "fixed", true,
-                 true, "(25*C + 5*(n+1))*8"});
+  // mesh/flux_register.cpp: Arena "flux" of M * 6 * F * V doubles: six faces per slot in
+  // every dimensionality.
+  arena_item("flux", M * 6 * m.F * V * 8, m.flux, "maxblocks", "M*6*F*V*8");
 
-  // physics/hydro/hydro.cpp Hydro::advance: u0_ holds every local leaf's C*V doubles for
-  // SSP Runge-Kutta (kept, capacity never shrinks).
-  if (m.rk)
-    out.push_back({"runge-kutta stage copy (" + m.integrator + ")", L * m.C * V * 8, "steady",
-                   "touched", "leaves", true, true, "L*C*V*8"});
+  // physics/hydro/hydro.cpp Hydro::Scratch::resize: Arena "scratch" holding w 5C, the row
+  // buffers slope 3R, half/lo/hi R each, hi_y 2R, hi_z 2*n1*R (R = 5*n0), a flux row 5*fn
+  // (fn = n0+1 rounded up to 4) and one rate row n0, each rounded up to 8 doubles.
+  {
+    const double n0 = m.nx + 2.0 * m.ng, n1 = m.ndim > 1 ? n0 : 1, R = 5 * n0;
+    const double fn = std::ceil((n0 + 1) / 4) * 4;
+    double total = 0;
+    for (double sz : {5 * m.C, 3 * R, R, R, R, 2 * R, 2 * n1 * R, 5 * fn, n0})
+      total += std::ceil(sz / 8) * 8;
+    arena_item("scratch", total * 8, m.scratch, "fixed", "(5C + 9R + 2*n1*R + 5*fn + n0)*8");
+  }
+
+  // physics/hydro/hydro.cpp Hydro::allocate: Arena "rk_stage" of M * C * V doubles, the
+  // stage-0 copy of SSP Runge-Kutta.
+  if (m.rk) arena_item("rk_stage", M * m.C * V * 8, m.scratch, "maxblocks", "M*C*V*8");
 
   // mesh/tree.hpp: nodes_ (sizeof(Node) each) + index_ (hash node + 2 buckets) on every
   // rank, and Mesh::slot_ (int per node).
@@ -228,32 +255,54 @@ std::vector<Item> items_for(const Model& m, double M, double B, double N) {
   // rank. io/flash_file.cpp write_variable: a plotfile's f32 copy of one variable (B*I*4)
   // and write_reals' f32 copies of the tree reals (6N*4 at most).
   const double tree_arrays = N * m.tree_array_bytes();
+  // Staging buffers are arenas of their own ("staging", ArenaAllocator): mapped sizes.
+  auto staged = [&](double bytes) {
+    return double(Arena::mapped_size(static_cast<std::size_t>(bytes), m.staging.policy,
+                                     m.staging.hugepage_size));
+  };
+  // driver/simulation.cpp write(): the step loop copies unk's variables (the snapshot);
+  // the writer's `prepare` builds the file's variables (unk + derived) in a second buffer
+  // and frees the snapshot before HDF5 opens the file.
   const double chk_data = B * m.I * m.checkpoint_vars * 8;
   const double plt_data = B * m.I * m.plot_vars * 8;
-  const double chk_spec = m.checkpoints ? chk_data + tree_arrays + 4 * B : 0;
+  const double chk_copy = m.checkpoints ? staged(B * m.I * V * 8) : 0;
+  const double plt_copy = m.plotfiles ? staged(B * m.I * m.plot_stored_vars * 8) : 0;
+  const double chk_spec = m.checkpoints ? staged(chk_data) + tree_arrays + 4 * B : 0;
   const double plt_spec =
-      m.plotfiles ? plt_data + tree_arrays + 4 * B + B * m.I * 4 + 6 * N * 4 : 0;
+      m.plotfiles ? staged(plt_data) + tree_arrays + 4 * B + B * m.I * 4 + 6 * N * 4 : 0;
   const std::string chk_formula =
       fmt::format("B*I*{}*8 + N*{} (f64, unk + derived)", m.checkpoint_vars, m.tree_array_bytes());
   const std::string plt_formula = fmt::format("B*I*{}*8 + B*I*4 + N*{} (gathered f64 + f32 copy)",
                                               m.plot_vars, m.tree_array_bytes() + 24);
+  // The snapshot and HDF5's own memory never coexist: the phase holds the larger.
+  const double hdf5_chk = m.checkpoints ? double(kHdf5Bytes) : 0;
+  const double hdf5_plt = m.plotfiles ? double(kHdf5Bytes) : 0;
   if (!m.async) {
     out.push_back({"output: checkpoint snapshot", chk_spec, "checkpoint", "transient", "blocks",
                    true, true, m.checkpoints ? chk_formula : "no checkpoints"});
+    out.push_back({"output: checkpoint's unk copy beyond hdf5", std::max(0.0, chk_copy - hdf5_chk),
+                   "checkpoint", "transient", "blocks", true, true,
+                   fmt::format("B*I*{}*8 less the hdf5 item (freed before the file opens)", m.nvar)});
     out.push_back({"output: plotfile snapshot", plt_spec, "plotfile", "transient", "blocks", true,
                    true, m.plotfiles ? plt_formula : "no plotfiles"});
+    out.push_back({"output: plotfile's unk copy beyond hdf5", std::max(0.0, plt_copy - hdf5_plt),
+                   "plotfile", "transient", "blocks", true, true,
+                   fmt::format("B*I*{}*8 less the hdf5 item (freed before the file opens)",
+                               m.plot_stored_vars)});
   } else {
-    // io/output_manager.cpp: the step loop assembles snapshots the I/O thread writes; the
+    // io/output_manager.cpp: the step loop copies snapshots the I/O thread writes; the
     // ones in flight (at most one per kind) hold at most io.async_budget bytes of data
-    // while stepping continues. A snapshot over the budget, and the final checkpoint, are
-    // written synchronously.
+    // while stepping continues, and the I/O thread builds each file's variables beside
+    // its snapshot. A snapshot over the budget, and the final checkpoint, are written
+    // synchronously.
     double held = 0;
-    if (m.checkpoints && chk_data <= double(m.async_budget)) held += chk_spec;
-    if (m.plotfiles && plt_data <= double(m.async_budget)) held += plt_spec;
-    held = std::min(held, double(m.async_budget) + 2 * tree_arrays);
+    if (m.checkpoints && chk_data <= double(m.async_budget)) held += chk_spec + chk_copy;
+    if (m.plotfiles && plt_data <= double(m.async_budget)) held += plt_spec + plt_copy;
+    held = std::min(held, 2 * double(m.async_budget) + 2 * tree_arrays);
     out.push_back({"async staging (io.async_budget " + format_bytes(double(m.async_budget)) + ")",
-                   held, "steady", "touched", "blocks", true, true,
-                   "snapshots in flight, at most the budget of data (+ their tree arrays)"});
+                   held, "steady", "prefaulted", "blocks", true, true,
+                   "snapshots in flight and the files' variables built from them, at most the "
+                   "budget of data each (+ their tree arrays)"});
     out.push_back(
         {"output: synchronous checkpoint", chk_spec, "checkpoint", "transient", "blocks", true,
          true, m.checkpoints ? chk_formula + "; the final one is synchronous" : "no checkpoints"});

@@ -58,7 +58,8 @@ inline constexpr std::size_t kIndexBytesPerNode = 32 + 2 * 8;
 /// Variables a checkpoint writes besides unk's: hydro's derived outputs
 /// (Hydro::derived_names: velx vely velz pres ener eint temp gamc game).
 inline constexpr int kCheckpointDerivedVars = 9;
-/// hydro's conserved variables in unk (dens momx momy momz etot).
+/// hydro's conserved variables in unk (Hydro::variables).
+inline constexpr const char* kHydroVarNames[] = {"dens", "momx", "momy", "momz", "etot"};
 inline constexpr int kHydroVars = 5;
 /// Share of a rank's blocks assumed to change owner in one regrid (rebalancing after
 /// refinement moves the Morton cut points; an estimate, not a bound).

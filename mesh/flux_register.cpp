@@ -15,11 +15,12 @@ void transverse(int axis, int& t1, int& t2) {
 }
 }  // namespace
 
-FluxRegister::FluxRegister(const BlockShape& s, int maxblocks) : shape_(s) {
+FluxRegister::FluxRegister(const BlockShape& s, int maxblocks, memory::ArenaConfig cfg)
+    : shape_(s) {
   const int nt = s.nx;
   const std::size_t per = s.ndim == 1 ? 1 : (s.ndim == 2 ? nt : std::size_t(nt) * nt);
   face_size_ = per * s.nvar;
-  data_.assign(std::size_t(maxblocks) * 6 * face_size_, 0.0);
+  arena_ = memory::Arena("flux", std::size_t(maxblocks) * 6 * face_size_ * sizeof(double), cfg);
 }
 
 void FluxRegister::build(const Tree& t, const std::vector<int>& slot_of, int me) {

@@ -8,6 +8,7 @@
 
 #include <vector>
 
+#include "memory/arena.hpp"
 #include "mesh/block_storage.hpp"
 #include "mesh/tree.hpp"
 
@@ -15,11 +16,12 @@ namespace tessera::mesh {
 
 class FluxRegister {
  public:
-  FluxRegister(const BlockShape& s, int maxblocks);
+  /// Maps the arena "flux" (maxblocks * 6 faces * face_size() doubles) with policy cfg.
+  FluxRegister(const BlockShape& s, int maxblocks, memory::ArenaConfig cfg = {});
   /// Face `face` = 2*axis + side (side 0 = low) of slot: nvar x nt2 x nt1 doubles, where
   /// t1 < t2 are the two other axes (inactive axes count 1). Layout [v][t2][t1].
   double* face(int slot, int face) {
-    return data_.data() + (std::size_t(slot) * 6 + face) * face_size_;
+    return static_cast<double*>(arena_.data()) + (std::size_t(slot) * 6 + face) * face_size_;
   }
   std::size_t face_size() const { return face_size_; }
 
@@ -37,7 +39,7 @@ class FluxRegister {
   };
   BlockShape shape_;
   std::size_t face_size_ = 0;
-  std::vector<double> data_;
+  memory::Arena arena_;  ///< zero-filled by the mapping
   std::vector<FaceOp> ops_;
   int me_ = 0;
 };

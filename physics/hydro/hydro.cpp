@@ -21,51 +21,40 @@
 
 namespace tessera::hydro {
 
-namespace {
-// 64-byte aligned storage for the scratch arrays: with n0 a multiple of 4 every x-row of
-// W and of the row buffers then starts on a 32-byte boundary, so no AVX load splits a
-// cache line.
-template <class T>
-struct Aligned64 {
-  using value_type = T;
-  Aligned64() = default;
-  template <class U>
-  Aligned64(const Aligned64<U>&) {}
-  T* allocate(std::size_t n) {
-    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64)));
-  }
-  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t(64)); }
-  friend bool operator==(const Aligned64&, const Aligned64&) { return true; }
-};
-using Buffer = std::vector<double, Aligned64<double>>;
-}  // namespace
-
-// Work arrays of one block update, reused from block to block (no allocation in a step
-// once the first block has sized them). N cells of the block array, n0 x n1 per plane.
+// Work arrays of one block update, carved from one arena ("scratch", 64-byte aligned
+// pieces: with n0 a multiple of 4 every x-row of W and of the row buffers then starts on
+// a 32-byte boundary, so no AVX load splits a cache line). Sized once for the mesh's
+// block shape; no allocation in a step.
 struct Hydro::Scratch {
-  Buffer w;      // primitives [5][N]: rho, vx, vy, vz, p
-  Buffer slope;  // this row's limited slopes [3 axes][5][n0]
-  Buffer half;   // this row's Hancock half-step state [5][n0]
-  Buffer lo;     // this row's low-face states along one axis [5][n0]
-  Buffer hi;     // this row's high-face states along x [5][n0]
-  Buffer hi_y;   // high-face states along y of rows j-1 and j [2][5][n0]
-  Buffer hi_z;   // high-face states along z of planes k-1 and k [2][n1][5][n0]
-  Buffer flux;   // fluxes through one row of faces [5][fn]
+  memory::ArenaConfig cfg;
+  memory::Arena arena;
+  double* w = nullptr;      // primitives [5][N]: rho, vx, vy, vz, p
+  double* slope = nullptr;  // this row's limited slopes [3 axes][5][n0]
+  double* half = nullptr;   // this row's Hancock half-step state [5][n0]
+  double* lo = nullptr;     // this row's low-face states along one axis [5][n0]
+  double* hi = nullptr;     // this row's high-face states along x [5][n0]
+  double* hi_y = nullptr;   // high-face states along y of rows j-1 and j [2][5][n0]
+  double* hi_z = nullptr;   // high-face states along z of planes k-1 and k [2][n1][5][n0]
+  double* flux = nullptr;   // fluxes through one row of faces [5][fn]
+  double* row = nullptr;    // one row of interior zones (time-step rate) [n0]
   std::size_t n = 0;
   int fn = 0;  // flux row stride: n0 + 1 faces, rounded up to a multiple of 4
   void resize(std::size_t cells, int n0, int n1) {
-    if (n == cells) return;
+    if (n == cells && arena.data()) return;
     n = cells;
     fn = (n0 + 1 + 3) / 4 * 4;
-    const std::size_t row = 5 * std::size_t(n0);
-    w.assign(5 * cells, 0.0);
-    slope.assign(3 * row, 0.0);
-    half.assign(row, 0.0);
-    lo.assign(row, 0.0);
-    hi.assign(row, 0.0);
-    hi_y.assign(2 * row, 0.0);
-    hi_z.assign(2 * std::size_t(n1) * row, 0.0);
-    flux.assign(5 * std::size_t(fn), 0.0);
+    const std::size_t r = 5 * std::size_t(n0);
+    const std::size_t sizes[] = {5 * cells, 3 * r, r, r, r, 2 * r, 2 * std::size_t(n1) * r,
+                                 5 * std::size_t(fn), std::size_t(n0)};
+    double** parts[] = {&w, &slope, &half, &lo, &hi, &hi_y, &hi_z, &flux, &row};
+    std::size_t total = 0;
+    for (std::size_t sz : sizes) total += (sz + 7) / 8 * 8;  // 8 doubles = 64 bytes
+    arena = memory::Arena("scratch", total * sizeof(double), cfg);  // zero-filled
+    double* p = static_cast<double*>(arena.data());
+    for (std::size_t i = 0; i < std::size(sizes); ++i) {
+      *parts[i] = p;
+      p += (sizes[i] + 7) / 8 * 8;
+    }
   }
 };
 
@@ -399,7 +388,7 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
   S.resize(N, n0, n1);
   const double g = opt.gamma, gm1 = g - 1.0, igm1 = 1.0 / gm1;
   const double smallp = opt.smallp, smalld = opt.smalld;
-  const double* W = S.w.data();
+  const double* W = S.w;
   const std::size_t R = 5 * std::size_t(n0);  // one row buffer, [5][n0]
   const std::ptrdiff_t stride[3] = {1, n0, std::ptrdiff_t(n0) * n1};
   const double f[3] = {0.5 * dt / bg.dx[0], 0.5 * dt / bg.dx[1], 0.5 * dt / bg.dx[2]};
@@ -409,11 +398,11 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
   // Step 1: primitives everywhere (guards included).
   {
     TESSERA_REGION("primitives");
-    primitives(u, N, gm1, smalld, smallp, S.w.data());
+    primitives(u, N, gm1, smalld, smallp, S.w);
   }
   TESSERA_REGION("fluxes");
 
-  double* F = S.flux.data();
+  double* F = S.flux;
   const std::size_t FN = S.fn;
   double* Fv[5] = {F, F + FN, F + 2 * FN, F + 3 * FN, F + 4 * FN};
   // Riemann fluxes through n faces along axis a: left states from `left` (the high faces
@@ -446,10 +435,10 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
   const int k0 = nd > 2 ? ng - 1 : 0, k1 = nd > 2 ? ng + nx + 1 : 1;
   const int j0 = nd > 1 ? ng - 1 : 0, j1 = nd > 1 ? ng + nx + 1 : 1;
   const int t2n = nd > 1 ? nx : 1;  // length of a face row of the flux register
-  double* sl = S.slope.data();
-  double* H = S.half.data();
-  double* lo = S.lo.data();
-  double* hi_x = S.hi.data();
+  double* sl = S.slope;
+  double* H = S.half;
+  double* lo = S.lo;
+  double* hi_x = S.hi;
   for (int k = k0; k < k1; ++k)
     for (int j = j0; j < j1; ++j) {
       const bool do_x = inside(1, j) && inside(2, k);
@@ -516,9 +505,9 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
         }
       };
       // High-face states kept: y by row parity, z by plane parity and row.
-      if (do_y) across(1, j, S.hi_y.data() + ((j - 1) & 1) * R, S.hi_y.data() + (j & 1) * R);
+      if (do_y) across(1, j, S.hi_y + ((j - 1) & 1) * R, S.hi_y + (j & 1) * R);
       if (do_z) {
-        double* plane[2] = {S.hi_z.data(), S.hi_z.data() + std::size_t(n1) * R};
+        double* plane[2] = {S.hi_z, S.hi_z + std::size_t(n1) * R};
         across(2, k, plane[(k - 1) & 1] + j * R, plane[k & 1] + j * R);
       }
     }
@@ -557,17 +546,28 @@ BadZone check_block(const BlockView<L>& u, const BlockShape& s, double gm1) {
 double Hydro::max_dt(mesh::Mesh& m) const {
   const auto& s = m.shape();
   const int nd = s.ndim;
-  std::vector<double> buf(s.ni(0));
+  scratch_->resize(s.cells(), s.n(0), s.n(1));
+  double* buf = scratch_->row;
   double rate = 0.0;  // max over zones of sum_a (|u_a| + c) / dx_a
   m.with_layout([&](auto tag) {
     for (int id : m.local_leaves()) {
       const auto bg = m.geom(id);
       const double idx[3] = {1.0 / bg.dx[0], nd > 1 ? 1.0 / bg.dx[1] : 0.0,
                              nd > 2 ? 1.0 / bg.dx[2] : 0.0};
-      rate = std::max(rate, max_rate(m.view(id, tag), s, idx, opt_.gamma, opt_.smallp, buf.data()));
+      rate = std::max(rate, max_rate(m.view(id, tag), s, idx, opt_.gamma, opt_.smallp, buf));
     }
   });
   return rate > 0.0 ? opt_.cfl / rate : std::numeric_limits<double>::max();
+}
+
+void Hydro::allocate(const mesh::Mesh& m, const memory::ArenaConfig& cfg) {
+  const auto& s = m.shape();
+  scratch_->cfg = cfg;
+  scratch_->arena = memory::Arena();
+  scratch_->resize(s.cells(), s.n(0), s.n(1));
+  if (opt_.integrator != Integrator::hancock)
+    u0_ = memory::Arena("rk_stage", std::size_t(m.storage().maxblocks()) * s.doubles() * sizeof(double),
+                        cfg);
 }
 
 void Hydro::advance(mesh::Mesh& m, double dt) {
@@ -597,10 +597,13 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
   static const double rk3[3][2] = {{0.0, 1.0}, {0.75, 0.25}, {1.0 / 3.0, 2.0 / 3.0}};
   const int ns = stages();
   const auto& leaves = m.local_leaves();
-  u0_.resize(leaves.size() * per);
+  if (u0_.bytes() < leaves.size() * per * sizeof(double))
+    u0_ = memory::Arena("rk_stage", std::size_t(m.storage().maxblocks()) * per * sizeof(double),
+                        scratch_->cfg);
+  double* const u0 = static_cast<double*>(u0_.data());
   for (std::size_t b = 0; b < leaves.size(); ++b) {
     const double* src = m.storage().data(m.slot(leaves[b]));
-    std::copy(src, src + per, u0_.data() + b * per);
+    std::copy(src, src + per, u0 + b * per);
   }
   for (int st = 0; st < ns; ++st) {
     const double a = ns == 2 ? rk2[st][0] : rk3[st][0];
@@ -609,7 +612,7 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
     if (st == 0) continue;
     for (std::size_t bl = 0; bl < leaves.size(); ++bl) {
       double* q = m.storage().data(m.slot(leaves[bl]));
-      const double* q0 = u0_.data() + bl * per;
+      const double* q0 = u0 + bl * per;
       for (std::size_t c = 0; c < per; ++c) q[c] = a * q0[c] + b * q[c];
     }
   }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "memory/arena.hpp"
 #include "mesh/mesh.hpp"
 #include "physics/eos/gamma_law.hpp"
 
@@ -62,6 +63,12 @@ class Hydro {
   /// Number of guard fills per step (stages).
   int stages() const;
 
+  /// Map this module's arenas for mesh m with policy cfg (memory.pages_scratch): the work
+  /// arrays of one block update ("scratch") and, for Runge-Kutta integrators, the stage-0
+  /// copy of maxblocks blocks ("rk_stage"). Called once after the mesh exists; advance()
+  /// maps them itself (policy none) if it was not.
+  void allocate(const mesh::Mesh& m, const memory::ArenaConfig& cfg);
+
   /// Largest stable time step over this rank's leaves (not reduced).
   double max_dt(mesh::Mesh& m) const;
   /// Advance every local leaf by dt (collective: fills guards, corrects fluxes).
@@ -85,7 +92,7 @@ class Hydro {
   Options opt_;
   eos::GammaLaw eos_;
   std::unique_ptr<Scratch> scratch_;
-  std::vector<double> u0_;  ///< stage-0 copy for Runge-Kutta (interior + guards, all slots)
+  memory::Arena u0_;  ///< "rk_stage": stage-0 copy for Runge-Kutta, one block array per leaf
 };
 
 extern template bool Hydro::derived(const std::string&,

@@ -327,6 +327,42 @@ TEST(Arena, ReportJsonHasTheDocumentedKeys) {
   EXPECT_TRUE(all.is_array());
 }
 
+// ArenaVector: each buffer is an arena of its own, listed while it lives, found by
+// report_of from any address inside it, gone when the vector frees it; the name and
+// policy travel with moves.
+TEST(ArenaAllocator, EachBufferIsANamedArenaThatReportOfFindsAndFreeingRemoves) {
+  const std::size_t n = (3 * kMiB) / sizeof(double);
+  ArenaVector<double> v(ArenaAllocator<double>("alloc_stage", ArenaConfig{PagePolicy::none}));
+  v.resize(n, 1.5);
+  EXPECT_EQ(count_named(report_all(), "alloc_stage"), 1u);
+  const auto r = report_of(v.data() + n / 2);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->name, "alloc_stage");
+  EXPECT_EQ(r->bytes, n * sizeof(double));
+  EXPECT_EQ(r->policy_requested, PagePolicy::none);
+  EXPECT_EQ(r->rss_bytes, r->mapped_bytes);  // pre-faulted
+  EXPECT_FALSE(report_of(&n).has_value());   // a stack address is in no arena
+
+  ArenaVector<double> w(n, 0.0, v.get_allocator());  // same name and policy
+  EXPECT_EQ(count_named(report_all(), "alloc_stage"), 2u);
+  v = std::move(w);  // v's old buffer is freed; w's moves over
+  EXPECT_EQ(count_named(report_all(), "alloc_stage"), 1u);
+  EXPECT_EQ(v.get_allocator().name(), "alloc_stage");
+  v.clear();
+  v.shrink_to_fit();
+  EXPECT_EQ(count_named(report_all(), "alloc_stage"), 0u);
+}
+
+TEST(ArenaAllocator, ThpBufferIsBackedByHugePages) {
+  if (thp_enabled() != "madvise" && thp_enabled() != "always") GTEST_SKIP() << "THP is off";
+  ArenaVector<double> v(ArenaAllocator<double>("alloc_thp", ArenaConfig{PagePolicy::thp}));
+  v.resize(4 * kMiB / sizeof(double));
+  const auto r = report_of(v.data());
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->policy_achieved, PagePolicy::thp);
+  EXPECT_GE(double(r->huge_bytes), 0.9 * double(r->bytes));
+}
+
 TEST(MemInfo, ReadsHugePageStateAndOurOwnResidentSet) {
   const MemInfo m = read_meminfo();
   EXPECT_GT(m.mem_total, 0u);

@@ -175,7 +175,7 @@ void expect_round_trip(const FlashFileSpec& got, const FlashFileSpec& want) {
   EXPECT_EQ(got.var_names, want.var_names);
   EXPECT_EQ(got.local_rows, want.local_rows);
   ASSERT_EQ(got.data.size(), want.data.size());
-  const std::vector<double> data = reals(want.data);
+  const std::vector<double> data = reals(std::vector<double>(want.data.begin(), want.data.end()));
   for (std::size_t i = 0; i < data.size(); ++i) {
     ASSERT_EQ(got.data[i], data[i]) << "value " << i;
     if (!f64) {

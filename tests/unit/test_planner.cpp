@@ -16,8 +16,10 @@
 #include "memory/planner.hpp"
 #include "mesh/block_storage.hpp"
 #include "mesh/flux_register.hpp"
+#include "mesh/mesh.hpp"
 #include "mesh/transfer.hpp"
 #include "mesh/tree.hpp"
+#include "physics/hydro/hydro.hpp"
 
 namespace tessera::memory {
 namespace {
@@ -79,16 +81,47 @@ TEST_F(Planner, SteadyMeshItemsMatchTheResidentBytesTheyReallyAdd) {
   // 600 slots: the flux register (37 MB) is above glibc's largest mmap threshold (32 MiB),
   // so it gets fresh pages whatever earlier tests freed.
   const auto plan = plan_memory(p, 1, 1, 64 * kGiB);
-  const double predicted = bytes(plan, "unk arena") + bytes(plan, "flux register");
+  const double predicted = bytes(plan, "unk arena") + bytes(plan, "flux arena");
   mesh::BlockShape s;
   s.nvar = 5;
   const std::size_t before = current_rss_bytes();
   mesh::BlockStorage st(s, 600, 0, config_for(p, "unk"));
-  mesh::FluxRegister fr(s, 600);
+  mesh::FluxRegister fr(s, 600, config_for(p, "flux"));
   const double added = double(current_rss_bytes()) - double(before);
   std::cout << "[ info ] unk + flux register: predicted " << predicted << ", RSS grew by " << added
             << "\n";
   EXPECT_NEAR(added, predicted, 0.02 * predicted);
+}
+
+// The flux, scratch and Runge-Kutta items are the mappings the mesh and hydro really make
+// (parameters declared by their owners, as in a run).
+TEST(PlannerArenas, FluxScratchAndRkStageItemsAreTheArenasMeshAndHydroMap) {
+  for (const char* pages : {"none", "thp"}) {
+    base::Params p;
+    mesh::Mesh::declare_params(p);
+    hydro::Hydro::declare_params(p);
+    declare_params(p);
+    for (const char* o : {"mesh.ndim=2", "mesh.nxb=8", "mesh.nblockx=2", "mesh.nblocky=2",
+                          "mesh.maxblocks=50", "hydro.reconstruction=ppm"})
+      p.apply_override(o);
+    p.apply_override(std::string("memory.pages=") + pages);
+    const auto plan = plan_memory(p, 1, 1, 64 * kGiB);
+    hydro::Hydro h(p);
+    mesh::Mesh m(p, MPI_COMM_SELF, hydro::Hydro::variables(), h.nguard());
+    h.allocate(m, config_for(p, "scratch"));
+    const auto live = report_all();
+    for (const std::string name : {"unk", "flux", "scratch", "rk_stage"}) {
+      const auto it = std::find_if(live.rbegin(), live.rend(),
+                                   [&](const ArenaReport& r) { return r.name == name; });
+      ASSERT_NE(it, live.rend()) << "no live arena " << name;
+      double planned = -1;
+      for (const auto& i : plan.at("items"))
+        if (i.at("name").get<std::string>().rfind(name + " arena", 0) == 0)
+          planned = i.at("bytes").get<double>();
+      EXPECT_EQ(planned, double(it->mapped_bytes)) << name << " with pages=" << pages;
+      EXPECT_EQ(to_string(it->policy_requested), pages) << name;
+    }
+  }
 }
 
 TEST_F(Planner, PeakIsSteadyPlusTheLargestPhaseAndRssLeavesOutHugetlb) {
@@ -130,8 +163,9 @@ TEST_F(Planner, PpmMeansThreeGuardsAndAnRk3StageCopyOfEveryLeaf) {
   EXPECT_EQ(plan.at("inputs").at("nguard"), 3);
   EXPECT_EQ(plan.at("inputs").at("integrator"), "rk3");
   EXPECT_EQ(plan.at("assumptions").at("tree_nodes").get<double>(), 64);
-  // 64 leaves * 22^3 cells * 5 variables * 8 bytes.
-  EXPECT_DOUBLE_EQ(bytes(plan, "runge-kutta stage copy"), 64.0 * 22 * 22 * 22 * 5 * 8);
+  // An arena of maxblocks (4000) * 22^3 cells * 5 variables * 8 bytes, on THP pages.
+  EXPECT_DOUBLE_EQ(bytes(plan, "rk_stage arena"),
+                   double(Arena::mapped_size(4000ull * 22 * 22 * 22 * 5 * 8, PagePolicy::thp)));
   // A checkpoint gathers unk + 9 derived variables of the 64 interiors.
   EXPECT_GE(bytes(plan, "output: checkpoint"), 64.0 * 4096 * 14 * 8);
 }
