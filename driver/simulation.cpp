@@ -586,6 +586,12 @@ nlohmann::json Simulation::run() {
   s["counter_backends"] = perf::counter_backends_to_json(counters);
   s["outputs"] = out_->published();
   s["io"] = out_->stats_json(comm_);
+  // The I/O thread keeps its own timer tree (regions io_thread/..., io/write, hdf5/...).
+  std::vector<perf::ReducedRow> io_rows;
+  if (out_->async()) {
+    io_rows = perf::reduce_timers(comm_, out_->io_thread_rows());
+    s["io"]["thread_timers"] = perf::timers_to_json(io_rows);
+  }
   s["mpi_thread_multiple"] = opt_.thread_multiple;
   if (restarted) s["restarted_from"] = opt_.restart_path;
   if (!stopped_by_.empty()) s["stopped_by"] = stopped_by_;
@@ -593,6 +599,10 @@ nlohmann::json Simulation::run() {
   if (rank_ == 0) {
     std::ostringstream os;
     perf::print_summary_table(os, rows, wall, nranks_);
+    if (!io_rows.empty()) {
+      os << " I/O thread:\n";
+      perf::print_summary_table(os, io_rows, wall, nranks_);
+    }
     perf::print_counter_table(os, counters);
     std::cout << os.str();
     // summary.json is published like an output: a crash never leaves half of one.

@@ -70,8 +70,10 @@ void OutputManager::loop() {
       std::lock_guard<std::mutex> lk(m_);
       if (error_.empty()) error_ = e.what();
     }
+    auto rows = perf::TimerTree::local().rows();  // this (I/O) thread's tree
     {
       std::lock_guard<std::mutex> lk(m_);
+      io_rows_ = std::move(rows);
       if (job.type == Job::write) {
         in_flight_[static_cast<int>(job.kind)] = false;
         held_bytes_ -= job.bytes;
@@ -223,6 +225,11 @@ std::string OutputManager::local_error() const {
 std::vector<std::string> OutputManager::published() const {
   std::lock_guard<std::mutex> lk(m_);
   return published_;
+}
+
+std::vector<perf::TimerTree::Row> OutputManager::io_thread_rows() const {
+  std::lock_guard<std::mutex> lk(m_);
+  return io_rows_;
 }
 
 std::optional<memory::ArenaReport> OutputManager::staging_report() const {

@@ -27,6 +27,7 @@
 
 #include "io/flash_file.hpp"
 #include "memory/arena.hpp"
+#include "perf/timers.hpp"
 
 namespace tessera::io {
 
@@ -82,6 +83,8 @@ class OutputManager {
   /// The largest staging snapshot written so far (its arena, "staging", as smaps showed
   /// it just before it was written and released); nullopt before the first output.
   std::optional<memory::ArenaReport> staging_report() const;
+  /// The I/O thread's timer tree as of its last finished job (empty without a thread).
+  std::vector<perf::TimerTree::Row> io_thread_rows() const;
 
  private:
   struct Job {
@@ -110,6 +113,7 @@ class OutputManager {
   std::vector<std::string> published_;
   OutputStats stats_[2];
   std::optional<memory::ArenaReport> staging_;
+  std::vector<perf::TimerTree::Row> io_rows_;
   std::thread thread_;
 
   void loop();

@@ -256,9 +256,13 @@ std::vector<std::vector<char>> allgather_bytes(MPI_Comm comm, const std::vector<
 }  // namespace detail
 
 std::vector<ReducedRow> reduce_timers(MPI_Comm comm) {
+  return reduce_timers(comm, TimerTree::local().rows());
+}
+
+std::vector<ReducedRow> reduce_timers(MPI_Comm comm, const std::vector<TimerTree::Row>& mine) {
   // Every rank merges the same bytes in the same order, so all get identical rows.
   std::vector<std::vector<TimerTree::Row>> per_rank;
-  for (const auto& bytes : detail::allgather_bytes(comm, serialize(TimerTree::local().rows())))
+  for (const auto& bytes : detail::allgather_bytes(comm, serialize(mine)))
     per_rank.push_back(deserialize(bytes.data(), bytes.data() + bytes.size()));
   return detail::merge_rows(per_rank);
 }

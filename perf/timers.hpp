@@ -104,6 +104,9 @@ struct ReducedRow {
   std::int64_t calls;
 };
 std::vector<ReducedRow> reduce_timers(MPI_Comm comm);
+/// The same for rows taken from another thread's tree (e.g. the I/O thread's, handed
+/// over by that thread): collective over comm, `mine` is this rank's rows.
+std::vector<ReducedRow> reduce_timers(MPI_Comm comm, const std::vector<TimerTree::Row>& mine);
 
 /// FLASH-style summary table (seconds, calls, percent of total; max/min/avg across
 /// ranks). `total_seconds` is the wall time the percentages refer to.

@@ -182,6 +182,12 @@ def test_async_outputs_are_identical_to_sync_outputs_on_two_ranks(tmp_path):
         assert io[kind]["count"] == 7
         assert io[kind]["sync_fallbacks"] == 0
         assert 0.0 <= io[kind]["hidden_fraction"] <= 1.0
+    # The I/O thread's own timer tree: every write it made (the final checkpoint too: the
+    # step loop waits for it, but the I/O thread writes it).
+    regions = {c["name"]: c for c in io["thread_timers"]["children"]}
+    assert regions["io_thread/checkpoint"]["calls"] == 7
+    assert regions["io_thread/plotfile"]["calls"] == 7
+    assert regions["io_thread/checkpoint"]["max_s"] > 0
 
 
 def test_budget_smaller_than_one_output_falls_back_and_counts(tmp_path):
