@@ -170,11 +170,11 @@ std::vector<Item> items_for(const Model& m, double M, double B, double N) {
   // An arena item: mapped size under its policy, pre-faulted, out of VmRSS if hugetlb.
   auto arena_item = [&](const std::string& name, double bytes, const ArenaConfig& c,
                         const std::string& scales, const std::string& formula) {
-    out.push_back({name + " arena (" + to_string(c.policy) + ")",
-                   double(Arena::mapped_size(static_cast<std::size_t>(bytes), c.policy,
-                                             c.hugepage_size)),
-                   "steady", "prefaulted", scales, c.policy != PagePolicy::hugetlb, true,
-                   formula + " rounded to the page size"});
+    out.push_back(
+        {name + " arena (" + to_string(c.policy) + ")",
+         double(Arena::mapped_size(static_cast<std::size_t>(bytes), c.policy, c.hugepage_size)),
+         "steady", "prefaulted", scales, c.policy != PagePolicy::hugetlb, true,
+         formula + " rounded to the page size"});
   };
 
   // mesh/flux_register.cpp: Arena "flux" of M * 6 * F * V doubles: six faces per slot in
@@ -280,9 +280,10 @@ std::vector<Item> items_for(const Model& m, double M, double B, double N) {
   if (!m.async) {
     out.push_back({"output: checkpoint snapshot", chk_spec, "checkpoint", "transient", "blocks",
                    true, true, m.checkpoints ? chk_formula : "no checkpoints"});
-    out.push_back({"output: checkpoint's unk copy beyond hdf5", std::max(0.0, chk_copy - hdf5_chk),
-                   "checkpoint", "transient", "blocks", true, true,
-                   fmt::format("B*I*{}*8 less the hdf5 item (freed before the file opens)", m.nvar)});
+    out.push_back(
+        {"output: checkpoint's unk copy beyond hdf5", std::max(0.0, chk_copy - hdf5_chk),
+         "checkpoint", "transient", "blocks", true, true,
+         fmt::format("B*I*{}*8 less the hdf5 item (freed before the file opens)", m.nvar)});
     out.push_back({"output: plotfile snapshot", plt_spec, "plotfile", "transient", "blocks", true,
                    true, m.plotfiles ? plt_formula : "no plotfiles"});
     out.push_back({"output: plotfile's unk copy beyond hdf5", std::max(0.0, plt_copy - hdf5_plt),

@@ -44,11 +44,12 @@ struct Hydro::Scratch {
     n = cells;
     fn = (n0 + 1 + 3) / 4 * 4;
     const std::size_t r = 5 * std::size_t(n0);
-    const std::size_t sizes[] = {5 * cells, 3 * r, r, r, r, 2 * r, 2 * std::size_t(n1) * r,
-                                 5 * std::size_t(fn), std::size_t(n0)};
+    const std::size_t sizes[] = {
+        5 * cells,           3 * r,          r, r, r, 2 * r, 2 * std::size_t(n1) * r,
+        5 * std::size_t(fn), std::size_t(n0)};
     double** parts[] = {&w, &slope, &half, &lo, &hi, &hi_y, &hi_z, &flux, &row};
     std::size_t total = 0;
-    for (std::size_t sz : sizes) total += (sz + 7) / 8 * 8;  // 8 doubles = 64 bytes
+    for (std::size_t sz : sizes) total += (sz + 7) / 8 * 8;         // 8 doubles = 64 bytes
     arena = memory::Arena("scratch", total * sizeof(double), cfg);  // zero-filled
     double* p = static_cast<double*>(arena.data());
     for (std::size_t i = 0; i < std::size(sizes); ++i) {
@@ -566,8 +567,8 @@ void Hydro::allocate(const mesh::Mesh& m, const memory::ArenaConfig& cfg) {
   scratch_->arena = memory::Arena();
   scratch_->resize(s.cells(), s.n(0), s.n(1));
   if (opt_.integrator != Integrator::hancock)
-    u0_ = memory::Arena("rk_stage", std::size_t(m.storage().maxblocks()) * s.doubles() * sizeof(double),
-                        cfg);
+    u0_ = memory::Arena("rk_stage",
+                        std::size_t(m.storage().maxblocks()) * s.doubles() * sizeof(double), cfg);
 }
 
 void Hydro::advance(mesh::Mesh& m, double dt) {
