@@ -57,6 +57,9 @@ class Simulation {
   int rank_ = 0, nranks_ = 1;
   RunOptions opt_;
   std::string dir_;
+  /// When the constructor started: wall_seconds and the timer tree both count from here
+  /// (setup, i.e. mapping the arenas, included).
+  std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
   std::unique_ptr<hydro::Hydro> hydro_;
   std::unique_ptr<problems::Problem> problem_;
   std::unique_ptr<mesh::Mesh> mesh_;

@@ -161,8 +161,14 @@ TEST_F(CountersTest, SoftwareEventsAreCountedOnEveryLinuxMachine) {
             << count(r, "total/work", "context-switches") << '\n';
 }
 
-TEST_F(CountersTest, TouchingFreshMemoryRaisesPageFaultsByAboutOnePerPage) {
-  configure_counters({"page-faults", "minor-faults"});
+// Base pages (MADV_NOHUGEPAGE): one fault per page, whatever else is counted beside it
+// (with task-clock first, a perf group of software events undercounted page faults by
+// 35-80 % on this kernel; each event is now opened alone).
+class PageFaultCounts : public CountersTest,
+                        public ::testing::WithParamInterface<std::vector<std::string>> {};
+
+TEST_P(PageFaultCounts, TouchingFreshMemoryRaisesPageFaultsByOnePerPage) {
+  configure_counters(GetParam());
   constexpr std::size_t kBytes = 16u << 20;
   const auto pages = kBytes / static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   { TESSERA_REGION("idle"); }
@@ -175,10 +181,16 @@ TEST_F(CountersTest, TouchingFreshMemoryRaisesPageFaultsByAboutOnePerPage) {
   std::cout << "  [counters] touching " << pages << " pages: page-faults " << faults
             << ", minor-faults " << count(r, "total/touch", "minor-faults") << "; idle region "
             << count(r, "total/idle", "page-faults") << '\n';
-  EXPECT_GE(faults, pages / 2);
-  EXPECT_GE(count(r, "total/touch", "minor-faults"), pages / 2);
+  EXPECT_GE(faults, pages * 95 / 100);
+  EXPECT_GE(count(r, "total/touch", "minor-faults"), pages * 95 / 100);
   EXPECT_LT(count(r, "total/idle", "page-faults"), faults);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Orders, PageFaultCounts,
+    ::testing::Values(std::vector<std::string>{"page-faults", "minor-faults"},
+                      std::vector<std::string>{"task-clock", "page-faults", "minor-faults"},
+                      std::vector<std::string>{"context-switches", "minor-faults", "page-faults"}));
 
 TEST_F(CountersTest, NestedRegionsAddUpWithChildrenWithinTheirParent) {
   configure_counters({"task-clock", "page-faults"});
