@@ -866,6 +866,22 @@ void expect_parents_follow_first_leaf(const Tree& t) {
   }
 }
 
+// Runs check(tree, nranks) on the run's own distribution and on the tree redistributed
+// over 1..7 ranks, then checks that the mesh's local leaves are this rank's share.
+template <class Check>
+void check_distributions(const Mesh& m, bool round_robin, Check&& check) {
+  const Tree& t = m.tree();
+  check(t, world_size());
+  for (int n = 1; n <= 7; ++n) {
+    Tree d = t;
+    d.distribute(n, round_robin);
+    check(d, n);
+  }
+  std::vector<int> mine;
+  for (int id : t.leaves())
+    if (t.node(id).owner == world_rank()) mine.push_back(id);
+  EXPECT_EQ(m.local_leaves(), mine);
+}
 // Given an irregular tree, then its canonical leaf order is the Morton order (root by
 // root, Morton keys strictly increasing); with mesh.distribution = morton, for the run's
 // rank count and for 1..7 ranks, leaf counts per rank differ by at most one, each rank's
@@ -896,16 +912,7 @@ TEST(TreeDistribution, GivenMorton_ThenRanksGetContiguousRunsDifferingByAtMostOn
     for (int r = 0; r < nranks; ++r) EXPECT_LE(runs[r], 1) << nranks << " ranks, rank " << r;
     expect_parents_follow_first_leaf(d);
   };
-  check(t, world_size());
-  for (int n = 1; n <= 7; ++n) {
-    Tree d = t;
-    d.distribute(n, false);
-    check(d, n);
-  }
-  std::vector<int> mine;
-  for (int id : leaves)
-    if (t.node(id).owner == world_rank()) mine.push_back(id);
-  EXPECT_EQ(m.local_leaves(), mine);
+  check_distributions(m, false, check);
 }
 
 // Given an irregular tree and mesh.distribution = round_robin, then leaf i (canonical
@@ -922,16 +929,7 @@ TEST(TreeDistribution, GivenRoundRobin_ThenLeafIGoesToRankIModNranks) {
       EXPECT_EQ(d.node(leaves[i]).owner, int(i % nranks)) << nranks << " ranks, leaf " << i;
     expect_parents_follow_first_leaf(d);
   };
-  check(t, world_size());
-  for (int n = 1; n <= 7; ++n) {
-    Tree d = t;
-    d.distribute(n, true);
-    check(d, n);
-  }
-  std::vector<int> mine;
-  for (int id : leaves)
-    if (t.node(id).owner == world_rank()) mine.push_back(id);
-  EXPECT_EQ(m.local_leaves(), mine);
+  check_distributions(m, true, check);
 }
 
 }  // namespace
