@@ -20,7 +20,6 @@
 #include "driver/simulation.hpp"
 #include "io/flash_file.hpp"
 #include "memory/planner.hpp"
-#include "parallel/comm.hpp"
 
 namespace {
 
@@ -61,21 +60,18 @@ int run(const std::string& file, const std::string& dir, const std::string& rest
   driver::declare_all_params(params);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  auto checkpoint = std::make_shared<io::FlashFileSpec>();
+  auto checkpoint = std::make_shared<io::FlashFileMeta>();
   nlohmann::json from_checkpoint;
   if (!restart.empty()) {
-    // Refuse a file that does not verify, with the first reason.
-    std::string why;
-    if (rank == 0) {
-      const auto c = io::check_flash_file(restart);
-      if (!c.ok) {
-        why = "refusing to restart from '" + restart + "': " + c.problems.front();
-        if (c.problems.size() > 1) why += " (+" + std::to_string(c.problems.size() - 1) + " more)";
-      }
+    // Every rank gets the checkpoint without its variables (rank 0 reads and verifies
+    // it); the simulation reads each rank's blocks. A file that does not verify is
+    // refused with the first reason, the same on every rank.
+    try {
+      *checkpoint = io::read_flash_metadata(MPI_COMM_WORLD, restart);
+    } catch (const Error& e) {
+      throw Error("refusing to restart from '" + restart + "': " + e.what());
     }
-    parallel::agree(MPI_COMM_WORLD, why);
-    *checkpoint = io::read_flash_file(restart);
-    apply_checkpoint_params(params, *checkpoint);
+    apply_checkpoint_params(params, checkpoint->spec);
     from_checkpoint = params.to_json();
   }
   params.load_file(file);

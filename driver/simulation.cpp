@@ -220,7 +220,8 @@ void Simulation::check_state() {
   parallel::agree(comm_, msg);  // the lowest rank with a bad zone speaks for all
 }
 
-void Simulation::restore(const io::FlashFileSpec& f) {
+void Simulation::restore(const io::FlashFileMeta& m) {
+  const io::FlashFileSpec& f = m.spec;
   const std::string what = "cannot restart from '" + opt_.restart_path + "': ";
   if (!f.double_precision)
     throw Error(what + "it holds single-precision data (a plotfile?); restart needs a checkpoint");
@@ -229,6 +230,9 @@ void Simulation::restore(const io::FlashFileSpec& f) {
   if (f.nxb != mesh_->nxb())
     throw Error(what +
                 fmt::format("its blocks have nxb = {} but mesh.nxb = {}", f.nxb, mesh_->nxb()));
+  if (f.nyb != mesh_->shape().ni(1) || f.nzb != mesh_->shape().ni(2))
+    throw Error(what + fmt::format("its blocks have nyb = {}, nzb = {}; expected {}, {}", f.nyb,
+                                   f.nzb, mesh_->shape().ni(1), mesh_->shape().ni(2)));
   const auto& geo = mesh_->tree().geometry();
   const std::size_t N = f.refine_level.size();
   std::vector<std::pair<int, mesh::IVec>> refined;
@@ -262,27 +266,37 @@ void Simulation::restore(const io::FlashFileSpec& f) {
   }
   // Fields: every variable the mesh holds must be in the file.
   const auto& s = mesh_->shape();
-  const std::size_t cells = s.interior_cells();
-  std::vector<std::size_t> src;
-  for (const auto& v : mesh_->vars()) {
-    const auto it = std::find(f.var_names.begin(), f.var_names.end(), v.name);
-    if (it == f.var_names.end()) throw Error(what + "variable '" + v.name + "' is missing");
-    src.push_back(static_cast<std::size_t>(it - f.var_names.begin()));
+  std::vector<int> dst(f.var_names.size(), -1);  // file variable -> unk variable, or -1
+  for (int v = 0; v < static_cast<int>(mesh_->vars().size()); ++v) {
+    const auto& name = mesh_->vars()[v].name;
+    const auto it = std::find(f.var_names.begin(), f.var_names.end(), name);
+    if (it == f.var_names.end()) throw Error(what + "variable '" + name + "' is missing");
+    dst[static_cast<std::size_t>(it - f.var_names.begin())] = v;
   }
-  mesh_->with_layout([&](auto tag) {
-    for (int id = 0; id < t.size(); ++id) {
-      if (mesh_->slot(id) < 0) continue;
-      auto u = mesh_->view(id, tag);
-      for (std::size_t v = 0; v < src.size(); ++v) {
-        const double* q = f.data.data() + (src[v] * N + static_cast<std::size_t>(id)) * cells;
-        std::size_t c = 0;
-        for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-          for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
-            for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i)
-              u(static_cast<int>(v), i, j, k) = q[c++];
-      }
-    }
-  });
+  // This rank's blocks (parents included), read straight from the file into unk, every
+  // row verified as it is read. The derived variables are read and verified too, so a
+  // restart refuses what `tessera check` refuses; no rank holds more than one variable of
+  // its own rows besides unk.
+  std::vector<int> rows;
+  for (int id = 0; id < t.size(); ++id)
+    if (mesh_->slot(id) >= 0) rows.push_back(id);
+  try {
+    mesh_->with_layout([&](auto tag) {
+      io::read_flash_rows(
+          comm_, m, f.var_names, rows,
+          [&](std::size_t v, std::size_t r, const double* q) {
+            if (dst[v] < 0) return;
+            auto u = mesh_->view(rows[r], tag);
+            std::size_t c = 0;
+            for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+              for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
+                for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) u(dst[v], i, j, k) = q[c++];
+          },
+          hints_);
+    });
+  } catch (const Error& e) {
+    throw Error("refusing to restart from '" + opt_.restart_path + "': " + e.what());
+  }
   // Scalars.
   auto real = [&](const char* name) {
     for (const auto& [k, v] : f.real_scalars)

@@ -35,9 +35,10 @@ void declare_all_params(base::Params& p);
 /// How the run was started and what the process may do.
 struct RunOptions {
   std::string run_dir = ".";
-  /// Restart: the checkpoint, read and verified (null: fresh start). Released once the
-  /// mesh holds its contents.
-  std::shared_ptr<io::FlashFileSpec> restart;
+  /// Restart: the checkpoint's tree, scalars, parameters and manifest, read and verified
+  /// on every rank (io::read_flash_metadata; null: fresh start). Its variables are read
+  /// by the simulation, each rank its own blocks. Released once the mesh is restored.
+  std::shared_ptr<io::FlashFileMeta> restart;
   std::string restart_path;
   bool thread_multiple = false;  ///< MPI provides MPI_THREAD_MULTIPLE
 };
@@ -76,7 +77,9 @@ class Simulation {
   bool restarted_ = false;
 
   void initialise();
-  void restore(const io::FlashFileSpec& f);
+  /// Collective: the tree from the checkpoint's metadata, then this rank's blocks read
+  /// from the file (io::read_flash_rows) and the scalars.
+  void restore(const io::FlashFileMeta& m);
   void mark_and_regrid();
   void check_state();
   std::array<double, 2> totals();  ///< mass, total energy (rank-independent sum)

@@ -90,9 +90,51 @@ FileCheck check_flash_file(const std::string& path);
 /// failing HDF5 call on any error (every rank throws).
 void write_flash_file(MPI_Comm comm, const FlashFileSpec& spec);
 
-/// What a reader gets back (used by restart later and by tests): everything in
-/// FlashFileSpec, with all rows (local_rows = 0..N-1) read on the calling rank.
+/// What a reader gets back (used by tools and tests): everything in FlashFileSpec, with
+/// all rows (local_rows = 0..N-1) read on the calling rank.
 /// Serial (MPI_COMM_SELF) read; variables returned as f64.
 FlashFileSpec read_flash_file(const std::string& path);
+
+// --- Distributed, verified read (restart) ----------------------------------------------
+// read_flash_metadata gives every rank the small part of a file; read_flash_rows then
+// reads each rank's own rows of the variables, so no rank holds the whole file.
+
+/// A file without its variable data: what every rank needs before read_flash_rows.
+struct FlashFileMeta {
+  /// Everything but the variable data: var_names set, local_rows and data empty;
+  /// double_precision from the stored types (false for a plotfile).
+  FlashFileSpec spec;
+  /// The manifest's entries for spec.var_names, in that order.
+  std::vector<ManifestEntry> variables;
+};
+
+/// Collective over comm. Rank 0 reads `path` except the variable data, verifies every
+/// other dataset against the checksum manifest (as check_flash_file does; the variables
+/// only for presence) and broadcasts the result. On any problem every rank throws the
+/// same one-line tessera::Error: the first problem as check_flash_file words it (e.g.
+/// "dataset 'gid': checksum mismatch (stored 1a2b3c4d, computed 5e6f7a8b)"), followed by
+/// " (+k more)" when there are more.
+FlashFileMeta read_flash_metadata(MPI_Comm comm, const std::string& path);
+
+/// Receives one row from read_flash_rows: variable names[var], file row rows[row], as
+/// nzb*nyb*nxb doubles with x fastest; the pointer is valid during the call only. It runs
+/// between collective calls, so it must not throw.
+using RowSink = std::function<void(std::size_t var, std::size_t row, const double* values)>;
+
+/// Collective over comm; every rank calls it, a rank without rows too. Reads exactly
+/// `rows` (0-based file rows, strictly ascending) of each variable in `names` from
+/// meta.spec.path with MPI-IO (collective transfers, `hints` as for writing), one variable
+/// at a time: a rank holds one variable's rows, never the file. Every row of the file must
+/// be read by exactly one rank. Verified as read: each rank computes the CRC-32 of each of
+/// its rows as stored (little-endian f64), rank 0 chains them in file order
+/// (crc32_combine) and compares with the manifest, which is how the writer computed it.
+/// A failed read throws at once; checksum mismatches throw after every variable was read.
+/// Either way every rank throws the same one-line tessera::Error naming the dataset
+/// ("dataset 'dens': checksum mismatch (stored ..., computed ...)", then " (+k more)" if
+/// other datasets failed too). Rows handed to `sink` before a throw are unverified.
+void read_flash_rows(MPI_Comm comm, const FlashFileMeta& meta,
+                     const std::vector<std::string>& names, const std::vector<int>& rows,
+                     const RowSink& sink,
+                     const std::vector<std::pair<std::string, std::string>>& hints = {});
 
 }  // namespace tessera::io

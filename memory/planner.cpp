@@ -328,13 +328,14 @@ std::vector<Item> items_for(const Model& m, double M, double B, double N) {
                      "fixed", true, true, format_bytes(double(kHdf5Bytes)) + " (hdf5, measured)"});
   }
 
-  // app/main.cpp restart: the whole checkpoint (every rank's rows) is read on every rank
-  // and kept for the run. Not part of a fresh run's total.
-  out.push_back({"restart: checkpoint read on every rank",
-                 N * m.I * m.checkpoint_vars * 8 + tree_arrays, "restart", "touched", "tree nodes",
-                 true, false,
-                 fmt::format("N*I*{}*8 + N*{} (only with --restart; not in the totals)",
-                             m.checkpoint_vars, m.tree_array_bytes())});
+  // Restart (io::read_flash_metadata, io::read_flash_rows from Simulation::restore): the
+  // checkpoint's tree arrays on every rank, and this rank's rows of one variable at a time
+  // (each of the checkpoint_vars is read into one buffer, then copied into unk). Not part
+  // of a fresh run's total.
+  out.push_back(
+      {"restart: own rows of one var + tree", B * m.I * 8 + tree_arrays, "restart", "touched",
+       "blocks", true, false,
+       fmt::format("B*I*8 + N*{} (only with --restart; not in the totals)", m.tree_array_bytes())});
   return out;
 }
 

@@ -463,4 +463,180 @@ TEST(FlashFile, ReadingAnHdf5FileWithoutTheFlashDatasetsNamesTheMissingOne) {
   remove_shared(path);
 }
 
+// --- Distributed, verified read (restart) ---------------------------------------------------
+
+using tessera::io::FlashFileMeta;
+
+/// Flip one bit of element `element` of row `row` of a contiguous dataset, on rank 0.
+void corrupt(const std::string& path, const char* dataset, int row, int element) {
+  if (world_rank() == 0) {
+    const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    const hid_t d = H5Dopen2(f, dataset, H5P_DEFAULT);
+    const hid_t t = H5Dget_type(d);
+    const std::vector<hsize_t> dims = dims_of(d);
+    std::size_t row_elems = 1;
+    for (std::size_t a = 1; a < dims.size(); ++a) row_elems *= dims[a];
+    const std::size_t elem = H5Tget_size(t);
+    const haddr_t at = H5Dget_offset(d);
+    H5Tclose(t);
+    H5Dclose(d);
+    H5Fclose(f);
+    ASSERT_NE(at, HADDR_UNDEF) << dataset << " is not contiguous";
+    std::FILE* fp = std::fopen(path.c_str(), "r+b");
+    ASSERT_NE(fp, nullptr);
+    const long pos = static_cast<long>(at + (row * row_elems + element) * elem + 2);
+    std::fseek(fp, pos, SEEK_SET);
+    const int c = std::fgetc(fp);
+    std::fseek(fp, pos, SEEK_SET);
+    std::fputc(c ^ 0x40, fp);
+    std::fclose(fp);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/// This rank's rows under owner(), ascending.
+std::vector<int> rows_of(const std::function<int(int)>& owner) {
+  std::vector<int> rows;
+  for (int b = 0; b < kN; ++b)
+    if (owner(b) == world_rank()) rows.push_back(b);
+  return rows;
+}
+
+/// read_flash_rows into a buffer laid out as FlashFileSpec::data (variable-major).
+std::vector<double> read_rows(const FlashFileMeta& meta, const std::vector<std::string>& names,
+                              const std::vector<int>& rows) {
+  std::vector<double> got(names.size() * rows.size() * kCells, -1.0);
+  tessera::io::read_flash_rows(
+      MPI_COMM_WORLD, meta, names, rows, [&](std::size_t v, std::size_t r, const double* q) {
+        std::copy(q, q + kCells,
+                  got.begin() + static_cast<std::ptrdiff_t>((v * rows.size() + r) * kCells));
+      });
+  return got;
+}
+
+TEST(FlashFileRows,
+     GivenAFileWrittenOnOneSplitWhenEachRankReadsAnotherSplitThenItGetsItsRowsExactly) {
+  // Written with row r on rank r % size, read with the rows in reverse round robin (on 2
+  // ranks: rank 0 reads rows 1, 3 written by rank 1, and so on); pres before dens.
+  const std::string path = shared_path("rows", "chk");
+  const auto writer = [](int b) { return b % world_size(); };
+  const auto reader = [](int b) { return (world_size() - 1 - b % world_size()); };
+  const FlashFileSpec full = two_level_spec(path, true, writer);
+  tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(full, writer));
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  const FlashFileMeta meta = tessera::io::read_flash_metadata(MPI_COMM_WORLD, path);
+  EXPECT_TRUE(meta.spec.double_precision);
+  EXPECT_EQ(meta.spec.refine_level, full.refine_level);
+  EXPECT_EQ(meta.spec.gid, full.gid);
+  EXPECT_EQ(meta.spec.bounding_box, full.bounding_box);
+  EXPECT_EQ(meta.spec.int_scalars, full.int_scalars);
+  EXPECT_EQ(meta.spec.real_runtime, full.real_runtime);
+  EXPECT_EQ(meta.spec.str_runtime, full.str_runtime);
+  EXPECT_EQ(meta.spec.log_runtime, full.log_runtime);
+  EXPECT_EQ(meta.spec.var_names, full.var_names);
+  EXPECT_TRUE(meta.spec.data.empty()) << "the metadata carries no variable data";
+  ASSERT_EQ(meta.variables.size(), 2u);
+  EXPECT_EQ(meta.variables[0].name, "dens");
+  EXPECT_EQ(meta.variables[0].bytes, std::uint64_t{kN * kCells * 8});
+
+  const std::vector<int> rows = rows_of(reader);
+  const std::vector<double> got = read_rows(meta, {"pres", "dens"}, rows);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    for (int c = 0; c < kCells; ++c) {
+      const std::size_t want_at = static_cast<std::size_t>(rows[r] * kCells + c);
+      ASSERT_EQ(got[r * kCells + c], full.data[kN * kCells + want_at]) << "pres row " << rows[r];
+      ASSERT_EQ(got[(rows.size() + r) * kCells + c], full.data[want_at]) << "dens row " << rows[r];
+    }
+  }
+  remove_shared(path);
+}
+
+TEST(FlashFileRows, GivenRanksWithoutRowsWhenTheLastRankReadsEverythingThenAllTakePart) {
+  const std::string path = shared_path("rows_one", "chk");
+  const auto owner = [](int b) { return b % world_size(); };
+  const FlashFileSpec full = two_level_spec(path, true, owner);
+  tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(full, owner));
+  MPI_Barrier(MPI_COMM_WORLD);
+  const FlashFileMeta meta = tessera::io::read_flash_metadata(MPI_COMM_WORLD, path);
+  const std::vector<int> rows = rows_of([](int) { return world_size() - 1; });
+  const std::vector<double> got = read_rows(meta, {"dens", "pres"}, rows);
+  if (!rows.empty()) {
+    EXPECT_EQ(got, std::vector<double>(full.data.begin(), full.data.end()));
+  }
+  remove_shared(path);
+}
+
+TEST(FlashFileRows, GivenABitFlippedInARowOfTheLastRankThenEveryRankFailsNamingTheDataset) {
+  const std::string path = shared_path("rows_bad", "chk");
+  const auto owner = [](int b) { return b % world_size(); };
+  const FlashFileSpec full = two_level_spec(path, true, owner);
+  tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(full, owner));
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto reader = [](int b) { return b == kN - 1 ? world_size() - 1 : 0; };
+  corrupt(path, "pres", kN - 1, 5);  // read by the last rank only
+
+  // The metadata verifies (the variables are checked as they are read) ...
+  const FlashFileMeta meta = tessera::io::read_flash_metadata(MPI_COMM_WORLD, path);
+  // ... and reading them fails on every rank with the same line.
+  const std::string what = error_of([&] { read_rows(meta, {"dens", "pres"}, rows_of(reader)); });
+  EXPECT_EQ(what.rfind("dataset 'pres': checksum mismatch (stored ", 0), 0u) << what;
+  EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  // The same words as `tessera check`.
+  if (world_rank() == 0) {
+    const auto c = tessera::io::check_flash_file(path);
+    ASSERT_EQ(c.problems.size(), 1u);
+    EXPECT_EQ(c.problems[0], what);
+  }
+  remove_shared(path);
+}
+
+TEST(FlashFileRows, GivenABitFlippedInTheTreeThenTheMetadataIsRefusedOnEveryRank) {
+  const std::string path = shared_path("meta_bad", "chk");
+  const auto owner = [](int b) { return b % world_size(); };
+  tessera::io::write_flash_file(MPI_COMM_WORLD,
+                                local_part(two_level_spec(path, true, owner), owner));
+  MPI_Barrier(MPI_COMM_WORLD);
+  corrupt(path, "bounding box", 3, 1);
+  const std::string what =
+      error_of([&] { tessera::io::read_flash_metadata(MPI_COMM_WORLD, path); });
+  EXPECT_EQ(what.rfind("dataset 'bounding box': checksum mismatch (stored ", 0), 0u) << what;
+  remove_shared(path);
+}
+
+TEST(FlashFileRows, GivenRowsThatNoRankReadsThenEveryRankFails) {
+  const std::string path = shared_path("rows_gap", "chk");
+  const auto owner = [](int b) { return b % world_size(); };
+  tessera::io::write_flash_file(MPI_COMM_WORLD,
+                                local_part(two_level_spec(path, true, owner), owner));
+  MPI_Barrier(MPI_COMM_WORLD);
+  const FlashFileMeta meta = tessera::io::read_flash_metadata(MPI_COMM_WORLD, path);
+  std::vector<int> rows = rows_of(owner);
+  if (world_rank() == 0) rows.erase(rows.begin());  // nobody reads row 0
+  const std::string what = error_of([&] { read_rows(meta, {"dens"}, rows); });
+  EXPECT_NE(what.find("row 0 is read by 0 ranks, expected 1"), std::string::npos) << what;
+  remove_shared(path);
+}
+
+TEST(FlashFileRows, GivenAPlotfileThenTheMetadataSaysSinglePrecision) {
+  const std::string path = shared_path("rows_plot", "plt_cnt");
+  const auto owner = [](int b) { return b % world_size(); };
+  tessera::io::write_flash_file(MPI_COMM_WORLD,
+                                local_part(two_level_spec(path, false, owner), owner));
+  MPI_Barrier(MPI_COMM_WORLD);
+  const FlashFileMeta meta = tessera::io::read_flash_metadata(MPI_COMM_WORLD, path);
+  EXPECT_FALSE(meta.spec.double_precision);
+  // Rows are only read as stored f64.
+  const std::string what = error_of([&] { read_rows(meta, {"dens"}, rows_of(owner)); });
+  EXPECT_NE(what.find("dataset 'dens' is not stored as little-endian f64"), std::string::npos)
+      << what;
+  remove_shared(path);
+}
+
+TEST(FlashFileRows, GivenAMissingFileThenTheMetadataReadSaysSoOnEveryRank) {
+  const std::string what = error_of(
+      [&] { tessera::io::read_flash_metadata(MPI_COMM_WORLD, "/nonexistent-tessera/x_chk"); });
+  EXPECT_EQ(what, "no such file");
+}
+
 }  // namespace
