@@ -115,8 +115,8 @@ int check(const std::vector<std::string>& files) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int bad = 0;
   for (const auto& f : files) {
+    if (rank != 0) continue;  // serial reads: rank 0 verifies and reports
     const auto c = io::check_flash_file(f);
-    if (rank != 0) continue;
     if (c.ok) {
       std::cout << f << ": OK (" << c.datasets_checked << " datasets, "
                 << format_bytes(static_cast<double>(c.bytes_checked)) << " verified)\n";
@@ -126,6 +126,7 @@ int check(const std::vector<std::string>& files) {
       for (const auto& p : c.problems) std::cout << "  " << p << "\n";
     }
   }
+  MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);  // every rank exits with rank 0's verdict
   return bad == 0 ? 0 : 1;
 }
 

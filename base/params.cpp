@@ -19,6 +19,7 @@
 #include <type_traits>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 
 namespace tessera::base {
 
@@ -271,21 +272,6 @@ ParamValue from_text(const ParamSpec& s, const std::string& text) {
                           type_phrase(s.type), text));
 }
 
-std::size_t levenshtein(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  std::iota(row.begin(), row.end(), std::size_t{0});
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string_view after_last_dot(std::string_view key) {
   const auto dot = key.rfind('.');
   return dot == std::string_view::npos ? key : key.substr(dot + 1);
@@ -473,8 +459,8 @@ std::string Params::closest_key(const std::string& key) const {
   std::string best;
   std::pair<std::size_t, std::size_t> best_rank{SIZE_MAX, SIZE_MAX};  // (closest, full)
   for (const auto& [candidate, s] : specs_) {
-    const std::size_t full = levenshtein(key, candidate);
-    const std::size_t part = levenshtein(name, after_last_dot(candidate));
+    const std::size_t full = edit_distance(key, candidate);
+    const std::size_t part = edit_distance(name, after_last_dot(candidate));
     if (full > full_limit && part > name_limit) continue;
     const std::pair rank{std::min(full, part), full};
     if (rank < best_rank) {

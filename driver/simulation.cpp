@@ -55,7 +55,7 @@ void declare_all_params(base::Params& p) {
 }
 
 Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
-    : p_(p), comm_(comm), opt_(std::move(opt)), dir_(opt_.run_dir) {
+    : p_(p), comm_(comm), opt_(std::move(opt)) {
   rank_ = parallel::rank(comm);
   nranks_ = parallel::size(comm);
   memory::check_params(p);
@@ -81,7 +81,8 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
     if (!known) throw Error("io.plot_vars: unknown variable '" + v + "'");
   }
   hints_ = io::hints_from(p);  // validated before the run starts
-  out_ = std::make_unique<io::OutputManager>(comm, io::config_from(p, dir_, opt_.thread_multiple));
+  out_ = std::make_unique<io::OutputManager>(
+      comm, io::config_from(p, opt_.run_dir, opt_.thread_multiple));
   if (!out_->async_note().empty()) log("warning: " + out_->async_note());
   for (const auto& a : memory::report_all()) {
     log(fmt::format("memory: arena {} {} pages={} (requested {}), {} in huge pages", a.name,
@@ -171,7 +172,6 @@ std::array<double, 2> Simulation::totals() {
   const auto& t = mesh_->tree();
   // Per-leaf sums, gathered and added in canonical order: the same bits on any rank count.
   std::vector<double> mine;
-  std::vector<int> ids;
   mesh_->with_layout([&](auto tag) {
     for (int id : mesh_->local_leaves()) {
       auto u = mesh_->view(id, tag);
@@ -425,7 +425,7 @@ std::array<bool, 3> Simulation::control(double& wall_next_chk, double wall_inter
     // FLASH's convention: files dropped into the run directory.
     auto take = [&](const char* name) {
       std::error_code ec;
-      const auto f = fs::path(dir_) / name;
+      const auto f = fs::path(opt_.run_dir) / name;
       if (!fs::exists(f, ec)) return 0;
       fs::remove(f, ec);
       return 1;
@@ -626,8 +626,8 @@ nlohmann::json Simulation::run() {
     perf::print_counter_table(os, counters);
     std::cout << os.str();
     // summary.json is published like an output: a crash never leaves half of one.
-    const auto path = fs::path(dir_) / "summary.json";
-    const auto tmp = fs::path(dir_) / "summary.json.tmp";
+    const auto path = fs::path(opt_.run_dir) / "summary.json";
+    const auto tmp = fs::path(opt_.run_dir) / "summary.json.tmp";
     std::ofstream(tmp) << s.dump(2) << '\n';
     fs::rename(tmp, path);
     std::cout << fmt::format("summary: {}\n", path.string());

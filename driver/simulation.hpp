@@ -57,7 +57,6 @@ class Simulation {
   MPI_Comm comm_;
   int rank_ = 0, nranks_ = 1;
   RunOptions opt_;
-  std::string dir_;
   /// When the constructor started: wall_seconds and the timer tree both count from here
   /// (setup, i.e. mapping the arenas, included).
   std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();

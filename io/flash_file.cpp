@@ -394,6 +394,35 @@ void select_rows(const Context& c, const Handle& fspace, const std::vector<int>&
   }
 }
 
+/// CRC-32 (zlib) of a byte buffer.
+std::uint32_t crc_of_bytes(const void* buf, std::size_t bytes) {
+  const uLong crc = crc32_z(0L, Z_NULL, 0);
+  return static_cast<std::uint32_t>(
+      crc32_z(crc, static_cast<const Bytef*>(buf), static_cast<z_size_t>(bytes)));
+}
+
+/// The CRC-32 of a dataset of rows of row_bytes each, from its rows' CRCs in file order
+/// (how the manifest checksums distributed variables, independent of the rank count).
+std::uint32_t chain_row_crcs(const std::vector<std::uint32_t>& by_row, std::size_t row_bytes) {
+  uLong chained = crc32_z(0L, Z_NULL, 0);
+  for (const std::uint32_t rc : by_row)
+    chained = crc32_combine(chained, rc, static_cast<z_off_t>(row_bytes));
+  return static_cast<std::uint32_t>(chained);
+}
+
+/// File access through MPI-IO on comm with the given hints (io.mpi_hints etc.).
+void set_fapl_mpio(const Context& c, hid_t fapl, MPI_Comm comm,
+                   const std::vector<std::pair<std::string, std::string>>& hints) {
+  MPI_Info info = MPI_INFO_NULL;
+  if (!hints.empty()) {
+    MPI_Info_create(&info);
+    for (const auto& [key, value] : hints) MPI_Info_set(info, key.c_str(), value.c_str());
+  }
+  const herr_t rc = H5Pset_fapl_mpio(fapl, comm, info);
+  if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+  c.check(rc, "H5Pset_fapl_mpio");
+}
+
 class Writer {
  public:
   Writer(MPI_Comm comm, const FlashFileSpec& spec)
@@ -449,14 +478,7 @@ class Writer {
     std::string why;
     try {
       Handle fapl = c_.check(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate");
-      MPI_Info info = MPI_INFO_NULL;
-      if (!s_.hints.empty()) {
-        MPI_Info_create(&info);
-        for (const auto& [key, value] : s_.hints) MPI_Info_set(info, key.c_str(), value.c_str());
-      }
-      const herr_t rc = H5Pset_fapl_mpio(fapl.get(), comm_, info);
-      if (info != MPI_INFO_NULL) MPI_Info_free(&info);
-      c_.check(rc, "H5Pset_fapl_mpio");
+      set_fapl_mpio(c_, fapl.get(), comm_, s_.hints);
       file_ = c_.check(H5Fcreate(s_.path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose,
                        "H5Fcreate");
     } catch (const Error& e) {
@@ -502,14 +524,8 @@ class Writer {
       // Memory and file types have the same bytes here (little-endian, packed records).
       const hssize_t n = H5Sget_simple_extent_npoints(fspace.get());
       const std::size_t bytes = static_cast<std::size_t>(n) * H5Tget_size(mem_type);
-      manifest_.push_back({name, crc_of(buf, bytes), bytes});
+      manifest_.push_back({name, crc_of_bytes(buf, bytes), bytes});
     }
-  }
-
-  static std::uint32_t crc_of(const void* buf, std::size_t bytes) {
-    uLong crc = crc32_z(0L, Z_NULL, 0);
-    return static_cast<std::uint32_t>(
-        crc32_z(crc, static_cast<const Bytef*>(buf), static_cast<z_size_t>(bytes)));
   }
 
   /// Collective: the manifest (a JSON string) as the last dataset, written by rank 0.
@@ -687,24 +703,19 @@ class Writer {
     write_attribute(dset, name, "maximum", -extrema[1]);
 
     // Checksum of the whole dataset in file order: each rank checksums its rows, the
-    // row checksums are summed (one contributor per row) and chained with crc32_combine,
+    // row checksums are summed onto rank 0 (one contributor per row) and chained there,
     // so the result does not depend on how rows are spread over ranks.
     const std::size_t elem = s_.double_precision ? sizeof(double) : sizeof(float);
     const std::size_t row_bytes = cells * elem;
-    std::vector<unsigned long long> row_crc(n, 0);
+    std::vector<std::uint32_t> row_crc(n, 0);
     for (std::size_t r = 0; r < s_.local_rows.size(); ++r) {
       const void* p = s_.double_precision ? static_cast<const void*>(values + r * cells)
                                           : static_cast<const void*>(single.data() + r * cells);
-      row_crc[static_cast<std::size_t>(s_.local_rows[r])] = crc_of(p, row_bytes);
+      row_crc[static_cast<std::size_t>(s_.local_rows[r])] = crc_of_bytes(p, row_bytes);
     }
-    MPI_Allreduce(MPI_IN_PLACE, row_crc.data(), static_cast<int>(n), MPI_UNSIGNED_LONG_LONG,
-                  MPI_SUM, comm_);
-    if (rank_ == 0) {
-      uLong crc = crc32_z(0L, Z_NULL, 0);
-      for (const auto rc : row_crc)
-        crc = crc32_combine(crc, static_cast<uLong>(rc), static_cast<z_off_t>(row_bytes));
-      manifest_.push_back({name, static_cast<std::uint32_t>(crc), row_bytes * n});
-    }
+    MPI_Reduce(rank_ == 0 ? MPI_IN_PLACE : row_crc.data(), row_crc.data(), static_cast<int>(n),
+               MPI_UINT32_T, MPI_SUM, 0, comm_);
+    if (rank_ == 0) manifest_.push_back({name, chain_row_crcs(row_crc, row_bytes), row_bytes * n});
   }
 
   void select_rows(const Handle& fspace, const std::string& name) const {
@@ -1240,12 +1251,6 @@ bool is_variable(const std::string& name) {
   return name != kManifestName && reserved_names().count(name) == 0;
 }
 
-std::uint32_t crc_of_bytes(const void* buf, std::size_t bytes) {
-  const uLong crc = crc32_z(0L, Z_NULL, 0);
-  return static_cast<std::uint32_t>(
-      crc32_z(crc, static_cast<const Bytef*>(buf), static_cast<z_size_t>(bytes)));
-}
-
 /// read_flash_rows: one collective H5Dread per variable into a buffer of this rank's rows,
 /// the CRC-32 of each row taken from that buffer, chained on rank 0.
 class RowReader {
@@ -1331,14 +1336,7 @@ class RowReader {
     std::string why;
     try {
       Handle fapl = c_.check(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate");
-      MPI_Info info = MPI_INFO_NULL;
-      if (!hints_.empty()) {
-        MPI_Info_create(&info);
-        for (const auto& [key, value] : hints_) MPI_Info_set(info, key.c_str(), value.c_str());
-      }
-      const herr_t rc = H5Pset_fapl_mpio(fapl.get(), comm_, info);
-      if (info != MPI_INFO_NULL) MPI_Info_free(&info);
-      c_.check(rc, "H5Pset_fapl_mpio");
+      set_fapl_mpio(c_, fapl.get(), comm_, hints_);
       file_ = c_.check(H5Fopen(s_.path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose,
                        "H5Fopen (MPI-IO)");
     } catch (const Error& e) {
@@ -1421,11 +1419,7 @@ class RowReader {
     for (std::size_t i = 0; i < all.size(); ++i) {
       by_row[static_cast<std::size_t>(all_rows_[i])] = all[i];
     }
-    uLong chained = crc32_z(0L, Z_NULL, 0);
-    for (const std::uint32_t rc : by_row) {
-      chained = crc32_combine(chained, rc, static_cast<z_off_t>(row_bytes));
-    }
-    const auto computed = static_cast<std::uint32_t>(chained);
+    const std::uint32_t computed = chain_row_crcs(by_row, row_bytes);
     if (computed == entry.crc32) return {};
     char hex[64];
     std::snprintf(hex, sizeof hex, "stored %08x, computed %08x", entry.crc32, computed);

@@ -91,11 +91,18 @@ void OutputManager::execute(Job& job) {
     auto prepare = std::move(job.spec.prepare);
     prepare(job.spec);
   }
-  if (!job.spec.data.empty()) {
-    // The snapshot's arena as the kernel backs it now, before it is written and freed.
+  // The largest snapshot's arena as the kernel backs it now, before it is written and
+  // freed (smaps is read only for a snapshot larger than the one already reported).
+  const std::size_t bytes = job.spec.data.size() * sizeof(double);
+  bool larger = false;
+  {
+    std::lock_guard<std::mutex> lk(m_);
+    larger = bytes > 0 && (!staging_ || bytes > staging_->bytes);
+  }
+  if (larger) {
     auto r = memory::report_of(job.spec.data.data());
     std::lock_guard<std::mutex> lk(m_);
-    if (r && (!staging_ || r->bytes >= staging_->bytes)) staging_ = std::move(r);
+    if (r && (!staging_ || r->bytes > staging_->bytes)) staging_ = std::move(r);
   }
   const std::string written =
       write_and_publish(comm_, job.spec, final_path, cfg_.stage_dir, job.inject);
@@ -146,13 +153,12 @@ void OutputManager::published_one(const std::string& name, OutputKind kind) {
     std::lock_guard<std::mutex> lk(m_);
     published_.push_back(name);
     if (kind == OutputKind::checkpoint && cfg_.keep_checkpoints > 0) {
-      std::vector<std::string> chk;
-      for (const auto& p : published_)
-        if (p.find("_hdf5_chk_") != std::string::npos) chk.push_back(p);
-      const int extra = static_cast<int>(chk.size()) - cfg_.keep_checkpoints;
-      for (int i = 0; i < extra; ++i) remove.push_back(chk[static_cast<std::size_t>(i)]);
-      for (const auto& r : remove)
-        published_.erase(std::find(published_.begin(), published_.end(), r));
+      kept_checkpoints_.push_back(name);
+      while (static_cast<int>(kept_checkpoints_.size()) > cfg_.keep_checkpoints) {
+        remove.push_back(kept_checkpoints_.front());
+        kept_checkpoints_.pop_front();
+        published_.erase(std::find(published_.begin(), published_.end(), remove.back()));
+      }
     }
   }
   for (const auto& r : remove) ::unlink((fs::path(cfg_.dir) / r).c_str());

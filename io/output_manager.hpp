@@ -111,6 +111,7 @@ class OutputManager {
   int submitted_ = 0;
   std::string error_;
   std::vector<std::string> published_;
+  std::deque<std::string> kept_checkpoints_;  ///< io.checkpoint_keep: published, oldest first
   OutputStats stats_[2];
   std::optional<memory::ArenaReport> staging_;
   std::vector<perf::TimerTree::Row> io_rows_;

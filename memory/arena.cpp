@@ -227,9 +227,13 @@ std::string page_size_text(std::size_t bytes) {
 }
 
 std::size_t thp_size() {
-  std::size_t s = 0;
-  if (read_count(std::string(kThpDir) + "/hpage_pmd_size", s) && power_of_two(s)) return s;
-  return 2 * kMiB;
+  // Fixed for the life of the kernel: read once (the planner asks hundreds of times).
+  static const std::size_t size = [] {
+    std::size_t s = 0;
+    if (read_count(std::string(kThpDir) + "/hpage_pmd_size", s) && power_of_two(s)) return s;
+    return 2 * kMiB;
+  }();
+  return size;
 }
 
 HugePool read_pool(std::size_t page_size) {
@@ -548,6 +552,26 @@ nlohmann::json to_json(const ArenaReport& r) {
 // ---------------------------------------------------------------------------------------
 // Process and system memory
 
+namespace {
+// /proc/meminfo key, JSON key, field: read_meminfo and its JSON from one list.
+struct MemInfoField {
+  const char* proc;
+  const char* json;
+  std::size_t MemInfo::*field;
+};
+constexpr MemInfoField kMemInfoFields[] = {
+    {"HugePages_Total", "hugepages_total", &MemInfo::hugepages_total},
+    {"HugePages_Free", "hugepages_free", &MemInfo::hugepages_free},
+    {"HugePages_Rsvd", "hugepages_rsvd", &MemInfo::hugepages_rsvd},
+    {"HugePages_Surp", "hugepages_surp", &MemInfo::hugepages_surp},
+    {"Hugepagesize", "hugepagesize", &MemInfo::hugepagesize},
+    {"AnonHugePages", "anon_huge_bytes", &MemInfo::anon_huge_bytes},
+    {"Hugetlb", "hugetlb_bytes", &MemInfo::hugetlb_bytes},
+    {"MemTotal", "mem_total", &MemInfo::mem_total},
+    {"MemAvailable", "mem_available", &MemInfo::mem_available},
+};
+}  // namespace
+
 MemInfo read_meminfo() {
   MemInfo m;
   std::ifstream in("/proc/meminfo");
@@ -555,34 +579,15 @@ MemInfo read_meminfo() {
   while (std::getline(in, line)) {
     std::size_t v = 0;
     if (!parse_kv(line, key, v)) continue;
-    if (key == "HugePages_Total")
-      m.hugepages_total = v;
-    else if (key == "HugePages_Free")
-      m.hugepages_free = v;
-    else if (key == "HugePages_Rsvd")
-      m.hugepages_rsvd = v;
-    else if (key == "HugePages_Surp")
-      m.hugepages_surp = v;
-    else if (key == "Hugepagesize")
-      m.hugepagesize = v;
-    else if (key == "AnonHugePages")
-      m.anon_huge_bytes = v;
-    else if (key == "Hugetlb")
-      m.hugetlb_bytes = v;
-    else if (key == "MemTotal")
-      m.mem_total = v;
-    else if (key == "MemAvailable")
-      m.mem_available = v;
+    for (const auto& f : kMemInfoFields)
+      if (key == f.proc) m.*f.field = v;
   }
   return m;
 }
 
 void to_json(nlohmann::json& j, const MemInfo& m) {
-  j = nlohmann::json{{"hugepages_total", m.hugepages_total}, {"hugepages_free", m.hugepages_free},
-                     {"hugepages_rsvd", m.hugepages_rsvd},   {"hugepages_surp", m.hugepages_surp},
-                     {"hugepagesize", m.hugepagesize},       {"anon_huge_bytes", m.anon_huge_bytes},
-                     {"hugetlb_bytes", m.hugetlb_bytes},     {"mem_total", m.mem_total},
-                     {"mem_available", m.mem_available}};
+  j = nlohmann::json::object();
+  for (const auto& f : kMemInfoFields) j[f.json] = m.*f.field;
 }
 
 namespace {

@@ -50,8 +50,7 @@ struct Model {
   std::string integrator;
   bool rk = false;
   bool round_robin = false;
-  int nranks = 1, ranks_per_node = 1;
-  std::size_t memory_per_node = 0;
+  int nranks = 1;
   ArenaConfig unk, flux, scratch, staging;
   bool checkpoints = true, plotfiles = true;
   int checkpoint_vars = kHydroVars + kCheckpointDerivedVars, plot_vars = 7;
@@ -68,8 +67,7 @@ struct Model {
   }
 };
 
-Model model_from(const base::Params& p, int nranks, int ranks_per_node,
-                 std::size_t memory_per_node) {
+Model model_from(const base::Params& p, int nranks) {
   Model m;
   m.ndim = static_cast<int>(int_or(p, "mesh.ndim", 3));
   m.nx = static_cast<int>(int_or(p, "mesh.nxb", 16));
@@ -94,8 +92,6 @@ Model model_from(const base::Params& p, int nranks, int ranks_per_node,
   m.rk = m.integrator == "rk2" || m.integrator == "rk3";
   m.round_robin = string_or(p, "mesh.distribution", "morton") == "round_robin";
   m.nranks = nranks;
-  m.ranks_per_node = ranks_per_node;
-  m.memory_per_node = memory_per_node;
   m.unk = config_for(p, "unk");
   m.flux = config_for(p, "flux");
   m.scratch = config_for(p, "scratch");
@@ -154,28 +150,23 @@ std::vector<Item> items_for(const Model& m, double M, double B, double N) {
   out.push_back({"process baseline", m.baseline, "steady", "measured", "fixed", true, true,
                  "VmRSS of this process at plan time (libraries, MPI, parameters)"});
 
-  // mesh/block_storage.cpp: Arena "unk" of M * C * V doubles, rounded up to the page size
-  // of its policy (Arena::mapped_size), pre-faulted in the constructor.
-  const std::size_t unk_bytes = static_cast<std::size_t>(M * m.C * V * 8);
-  out.push_back({"unk arena (" + to_string(m.unk.policy) + ")",
-                 double(Arena::mapped_size(unk_bytes, m.unk.policy, m.unk.hugepage_size)), "steady",
-                 "prefaulted", "maxblocks", m.unk.policy != PagePolicy::hugetlb, true,
-                 "M*C*V*8 rounded to the " +
-                     (m.unk.policy == PagePolicy::none
-                          ? std::string("base page")
-                          : page_size_text(m.unk.policy == PagePolicy::thp ? thp_size()
-                                                                           : m.unk.hugepage_size)) +
-                     " size"});
-
-  // An arena item: mapped size under its policy, pre-faulted, out of VmRSS if hugetlb.
+  // An arena item: mapped size under its policy (Arena::mapped_size), pre-faulted when it
+  // is created, out of VmRSS if hugetlb.
   auto arena_item = [&](const std::string& name, double bytes, const ArenaConfig& c,
                         const std::string& scales, const std::string& formula) {
+    const std::string page =
+        c.policy == PagePolicy::none
+            ? std::string("base page")
+            : page_size_text(c.policy == PagePolicy::thp ? thp_size() : c.hugepage_size);
     out.push_back(
         {name + " arena (" + to_string(c.policy) + ")",
          double(Arena::mapped_size(static_cast<std::size_t>(bytes), c.policy, c.hugepage_size)),
          "steady", "prefaulted", scales, c.policy != PagePolicy::hugetlb, true,
-         formula + " rounded to the page size"});
+         formula + " rounded to the " + page + " size"});
   };
+
+  // mesh/block_storage.cpp: Arena "unk" of M * C * V doubles.
+  arena_item("unk", M * m.C * V * 8, m.unk, "maxblocks", "M*C*V*8");
 
   // mesh/flux_register.cpp: Arena "flux" of M * 6 * F * V doubles: six faces per slot in
   // every dimensionality.
@@ -312,20 +303,21 @@ std::vector<Item> items_for(const Model& m, double M, double B, double N) {
   // Writing a file also costs what the HDF5 library holds while a file is open (state,
   // metadata cache, MPI-IO file handle) and, in a checkpoint that follows a plotfile, the
   // plotfile's f32 copy of one variable: glibc keeps freed chunks under its mmap
-  // threshold (at most 32 MiB) in the heap, so that copy stays resident. kHdf5Bytes was
-  // measured (peak RSS of output minus no-output runs, less the snapshots) on Debian 12's
-  // HDF5 1.10 + Open MPI 4.1 with 8 to 512 blocks on 1 and 2 ranks, ROMIO or OMPIO alike.
+  // threshold (at most 32 MiB) in the heap, so that copy stays resident. kHdf5Bytes and
+  // how it was measured: planner.hpp.
   if (m.checkpoints || m.plotfiles) {
     const double f32_copy = B * m.I * 4;
     const double retained = m.plotfiles && f32_copy <= 32.0 * kMiB ? f32_copy : 0;
     if (m.checkpoints)
-      out.push_back({"output: hdf5 + heap kept from a plotfile", kHdf5Bytes + retained,
-                     "checkpoint", "transient", "blocks", true, true,
-                     fmt::format("{} (hdf5, measured){}", format_bytes(double(kHdf5Bytes)),
-                                 retained > 0 ? " + B*I*4 (f32 copy kept by malloc)" : "")});
+      out.push_back(
+          {"output: hdf5 + heap kept from a plotfile", kHdf5Bytes + retained, "checkpoint",
+           "transient", "blocks", true, true,
+           fmt::format("{} (hdf5, measured on Debian 12){}", format_bytes(double(kHdf5Bytes)),
+                       retained > 0 ? " + B*I*4 (f32 copy kept by malloc)" : "")});
     if (m.plotfiles)
       out.push_back({"output: hdf5 (plotfile)", double(kHdf5Bytes), "plotfile", "transient",
-                     "fixed", true, true, format_bytes(double(kHdf5Bytes)) + " (hdf5, measured)"});
+                     "fixed", true, true,
+                     format_bytes(double(kHdf5Bytes)) + " (hdf5, measured on Debian 12)"});
   }
 
   // Restart (io::read_flash_metadata, io::read_flash_rows from Simulation::restore): the
@@ -381,7 +373,7 @@ nlohmann::json plan_memory(const base::Params& p, int nranks, int ranks_per_node
   if (memory_per_node == 0) memory_per_node = read_meminfo().mem_total;
   if (memory_per_node == 0)
     throw Error("plan: memory per node not given and /proc/meminfo is unreadable");
-  const Model m = model_from(p, nranks, ranks_per_node, memory_per_node);
+  const Model m = model_from(p, nranks);
 
   // Nodes: the tree refined everywhere to lrefine_max, but no more than all slots hold.
   const double M = double(m.maxblocks);
@@ -469,11 +461,14 @@ nlohmann::json plan_memory(const base::Params& p, int nranks, int ranks_per_node
         "mesh.maxblocks = {} does not fit: at most {} per rank with {} "
         "ranks per node in {}",
         m.maxblocks, max_blocks, ranks_per_node, format_bytes(double(memory_per_node))));
-  if (m.unk.policy == PagePolicy::hugetlb)
+  double hugetlb_bytes = 0;  // steady arenas in hugetlb pages (every arena shares the size)
+  for (const auto& it : items)
+    if (it.counted && !it.in_rss) hugetlb_bytes += it.bytes;
+  if (hugetlb_bytes > 0)
     notes.push_back(fmt::format(
-        "unk in hugetlb pages: needs {} free {} pages per node in the pool "
+        "arenas in hugetlb pages: need {} free {} pages per node in the pool "
         "(tools/reserve_hugepages.sh); they are not counted in VmRSS/VmHWM",
-        std::llround(std::ceil(items[1].bytes / double(m.unk.hugepage_size)) * ranks_per_node),
+        std::llround(std::ceil(hugetlb_bytes / double(m.unk.hugepage_size)) * ranks_per_node),
         page_size_text(m.unk.hugepage_size)));
   if (blocks_per_rank <= 0 && m.lrefine_max > m.lrefine_min)
     notes.push_back(

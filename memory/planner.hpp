@@ -20,6 +20,7 @@
 // modules, so it can run before anything is allocated.
 #include <cstddef>
 #include <iosfwd>
+#include <iterator>
 #include <nlohmann/json_fwd.hpp>
 
 namespace tessera::base {
@@ -60,13 +61,16 @@ inline constexpr std::size_t kIndexBytesPerNode = 32 + 2 * 8;
 inline constexpr int kCheckpointDerivedVars = 9;
 /// hydro's conserved variables in unk (Hydro::variables).
 inline constexpr const char* kHydroVarNames[] = {"dens", "momx", "momy", "momz", "etot"};
-inline constexpr int kHydroVars = 5;
+inline constexpr int kHydroVars = static_cast<int>(std::size(kHydroVarNames));
 /// Share of a rank's blocks assumed to change owner in one regrid (rebalancing after
 /// refinement moves the Morton cut points; an estimate, not a bound).
 inline constexpr double kMigratingShare = 0.25;
-/// What the HDF5 library (and MPI-IO) add while a file is written, measured on Debian
-/// 12 (HDF5 1.10, Open MPI 4.1): peak RSS of runs with outputs minus runs without, less
-/// the snapshot. Recalibrate with `tessera plan` against a measured run elsewhere.
+/// What the HDF5 library (and MPI-IO) add while a file is written, on Debian 12 (HDF5
+/// 1.10, Open MPI 4.1): peak RSS of a run with a final plotfile + checkpoint minus the
+/// same run without outputs, less the checkpoint's buffers (unk copy + file variables).
+/// sedov_3d_uniform.toml, driver.nend=1, memory.pages=none, 4x4xN roots of 16^3, 1 rank
+/// (re-measured 2026-11-21): 16/32/64 blocks -> 13.74/23.46/42.89 MiB more, of which
+/// 9.50/19.00/38.00 MiB buffers -> 4.24/4.46/4.89 MiB. Recalibrate the same way elsewhere.
 inline constexpr std::size_t kHdf5Bytes = 4608 * 1024;
 /// A Morton run of blocks has a larger surface than a cube of the same volume; factor
 /// applied to the cube's surface for remote guard cells.

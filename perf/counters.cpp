@@ -25,6 +25,7 @@
 
 #include "base/error.hpp"
 #include "base/params.hpp"
+#include "base/text.hpp"
 #include "perf/timers.hpp"
 
 #if defined(TESSERA_HAVE_PAPI) && TESSERA_HAVE_PAPI
@@ -169,23 +170,6 @@ std::optional<Soft> find_software(std::string_view perf_name) {
   for (const auto& [n, s] : kSoftware)
     if (perf_name == n) return s;
   return std::nullopt;
-}
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                        std::tolower(static_cast<unsigned char>(b[j - 1]));
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
 }
 
 // ---------------------------------------------------------------------------------------
@@ -606,7 +590,7 @@ std::vector<Plan> plan(const std::vector<std::string>& names) {
     std::string best;
     std::size_t best_d = 4;  // suggest only close names
     for (const auto& k : known_counter_names()) {
-      const std::size_t d = edit_distance(name, k);
+      const std::size_t d = edit_distance(to_lower(name), to_lower(k));  // case-blind
       if (d < best_d) best_d = d, best = k;
     }
     throw Error(fmt::format(

@@ -598,9 +598,7 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
   static const double rk3[3][2] = {{0.0, 1.0}, {0.75, 0.25}, {1.0 / 3.0, 2.0 / 3.0}};
   const int ns = stages();
   const auto& leaves = m.local_leaves();
-  if (u0_.bytes() < leaves.size() * per * sizeof(double))
-    u0_ = memory::Arena("rk_stage", std::size_t(m.storage().maxblocks()) * per * sizeof(double),
-                        scratch_->cfg);
+  if (u0_.data() == nullptr) allocate(m, scratch_->cfg);  // maxblocks slots: every leaf fits
   double* const u0 = static_cast<double*>(u0_.data());
   for (std::size_t b = 0; b < leaves.size(); ++b) {
     const double* src = m.storage().data(m.slot(leaves[b]));

@@ -26,9 +26,8 @@ rank count) besides ``results.csv`` and ``summary.json``.
 
 Metrics per run, all taken from the run's ``summary.json``:
 
-* ``wall_seconds``; ``evolution_seconds``: the step loop (a timer region named
-  ``evolve``/``evolution``/``step_loop`` when the driver has one, else the driver's
-  ``evolution_seconds`` key, else total minus ``initialise``);
+* ``wall_seconds``; ``evolution_seconds``: the step loop (the driver's own key, else
+  total minus ``initialise``);
   ``zone_updates_per_second`` and ``zone_updates_per_second_per_core`` (÷ ranks);
 * ``timer.<region>``: max-over-ranks seconds of each region directly under ``total``;
 * ``counter.<region>.<name>`` and ``derived.<region>.<name>`` from ``counters`` (numbers
@@ -76,7 +75,6 @@ CORE_METRICS = ("wall_seconds", "evolution_seconds", "zone_updates_per_second",
 #: Metrics drawn in ratios.png.
 RATIO_PLOT_METRICS = ("wall_seconds", "evolution_seconds", "zone_updates_per_second")
 #: Timer-region names taken to be the step loop, if the driver emits one.
-EVOLUTION_REGIONS = ("evolve", "evolution", "step_loop", "evolution_loop", "loop")
 STATS = ("mean", "min", "max", "std", "ratio")
 
 
@@ -343,31 +341,17 @@ def _is_number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def _find_region(node: dict, names: Iterable[str]) -> Optional[dict]:
-    names = tuple(names)
-    if node.get("name") in names:
-        return node
-    for child in node.get("children", []) or []:
-        hit = _find_region(child, names)
-        if hit is not None:
-            return hit
-    return None
-
-
-def evolution_seconds(summary: dict) -> Tuple[Optional[float], str]:
-    """Seconds in the step loop and where they came from (see the module doc)."""
-    timers = summary.get("timers")
-    if isinstance(timers, dict):
-        node = _find_region(timers, EVOLUTION_REGIONS)
-        if node is not None and _is_number(node.get("max_s")):
-            return float(node["max_s"]), f"timers:{node['name']}"
+def evolution_seconds(summary: dict) -> Optional[float]:
+    """Seconds in the step loop: the driver's key, else (a summary written without it)
+    the timer total minus ``initialise``."""
     if _is_number(summary.get("evolution_seconds")):
-        return float(summary["evolution_seconds"]), "evolution_seconds"
+        return float(summary["evolution_seconds"])
+    timers = summary.get("timers")
     if isinstance(timers, dict) and _is_number(timers.get("max_s")):
         init = sum(c.get("max_s", 0.0) for c in timers.get("children", [])
                    if c.get("name") == "initialise")
-        return float(timers["max_s"]) - init, "timers:total-initialise"
-    return None, "unavailable"
+        return float(timers["max_s"]) - init
+    return None
 
 
 def _flatten_numbers(prefix: str, node, out: Dict[str, float]) -> None:
@@ -387,7 +371,7 @@ def extract_metrics(summary: dict, ranks: Optional[int] = None,
     ranks = int(summary.get("ranks") or ranks or 1)
     if _is_number(summary.get("wall_seconds")):
         m["wall_seconds"] = float(summary["wall_seconds"])
-    evo, _ = evolution_seconds(summary)
+    evo = evolution_seconds(summary)
     if evo is not None:
         m["evolution_seconds"] = evo
     if _is_number(summary.get("zone_updates_per_second")):
@@ -884,7 +868,6 @@ def run_bench(spec: Spec, log=print) -> int:
             if res["ok"]:
                 m, unavailable = extract_metrics(res["summary"], c.ranks, spec.timer_depth)
                 record["metrics"], record["unavailable"] = m, unavailable
-                record["evolution_source"] = evolution_seconds(res["summary"])[1]
                 t = m.get("wall_seconds", res["process_seconds"])
                 log(f"[{k}/{total}] {c.label} rep {rep}: {fmt_seconds(t)} s", flush=True)
             else:

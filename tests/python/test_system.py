@@ -12,6 +12,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+from h5compare import differing_datasets
 
 from tessera import reader
 from tessera.verify import verify
@@ -190,22 +191,6 @@ def test_sedov_2d_amr_identical_on_1_2_4_ranks(tmp_path):
 
 # ---------------------------------------------------------------- layout
 
-def checkpoint_datasets(path, skip_param):
-    """Every dataset of a checkpoint; "sim info" (it holds the file creation time) and the
-    checksum manifest (which covers it) left out, and the parameter entry named skip_param
-    removed from the runtime parameters."""
-    out = {}
-    with h5py.File(path, "r") as h:
-        for name in h:
-            if name in ("sim info", "tessera manifest"):
-                continue
-            data = h[name][()]
-            if name.endswith("runtime parameters"):
-                data = data[data["name"] != skip_param.encode()]
-            out[name] = data
-    return out
-
-
 @pytest.mark.parametrize("problem,args", [
     ("sedov_2d_amr.toml", ["mesh.lrefine_max=4", "sedov.r_init=0.013671875", "driver.nend=30"]),
     ("sedov_2d_amr.toml", ["mesh.lrefine_max=3", "sedov.r_init=0.02734375", "driver.nend=10",
@@ -220,15 +205,10 @@ def test_var_major_and_zone_major_layouts_give_identical_checkpoints(tmp_path, p
     for layout in ("var_major", "zone_major"):
         run(problem, tmp_path / layout, *args, "mesh.layout=" + layout)
         chk[layout] = sorted((tmp_path / layout).glob("*_hdf5_chk_*"))[-1]
-    a = checkpoint_datasets(chk["var_major"], "mesh.layout")
-    b = checkpoint_datasets(chk["zone_major"], "mesh.layout")
-    assert a.keys() == b.keys()
-    assert {"dens", "momx", "etot", "pres", "gid"} <= a.keys()
-    for name in a:
-        x, y = a[name], b[name]
-        if x.dtype.kind == "f":  # the same bits, signed zeros and NaNs included
-            x, y = x.view(f"u{x.itemsize}"), y.view(f"u{y.itemsize}")
-        assert np.array_equal(x, y), name
+    with h5py.File(chk["var_major"], "r") as h:
+        assert {"dens", "momx", "etot", "pres", "gid"} <= set(h)
+    assert not differing_datasets(chk["var_major"], chk["zone_major"],
+                                  allowed_params={"mesh.layout"})
 
 
 # ---------------------------------------------------------------- output

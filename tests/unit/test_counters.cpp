@@ -18,9 +18,12 @@
 #include "base/params.hpp"
 #include "perf/counters.hpp"
 #include "perf/timers.hpp"
+#include "tests/unit/test_util.hpp"
 
 namespace tessera::perf {
 namespace {
+
+using tessera::testing_util::world_size;
 
 const std::string kUnavailable = "unavailable (";
 
@@ -86,12 +89,6 @@ std::uint64_t count(const ReducedCounters& r, const std::string& path, const std
   throw std::runtime_error("no counter " + name);
 }
 
-int world_size() {
-  int n = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
-
 // Each test starts and ends with an empty tree and counting off on this thread.
 class CountersTest : public ::testing::Test {
  protected:
@@ -154,8 +151,8 @@ TEST_F(CountersTest, SoftwareEventsAreCountedOnEveryLinuxMachine) {
   const auto ranks = static_cast<std::uint64_t>(world_size());
   EXPECT_GE(count(r, "total/work", "task-clock"), ranks * 19'000'000u);
   EXPECT_LT(count(r, "total/work", "task-clock"), ranks * 40'000'000u);
-  EXPECT_GE(count(r, "total/work", "page-faults"), 0u);
-  EXPECT_GE(count(r, "total/work", "context-switches"), 0u);
+  // page-faults and context-switches may well be 0 in 20 ms of spinning: that they are
+  // counted at all (numbers, not reasons) is checked above.
   std::cout << "  [counters] work: task-clock " << count(r, "total/work", "task-clock")
             << " ns, page-faults " << count(r, "total/work", "page-faults") << ", context-switches "
             << count(r, "total/work", "context-switches") << '\n';

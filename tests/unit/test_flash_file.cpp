@@ -19,19 +19,10 @@
 
 namespace {
 
+using tessera::testing_util::world_rank;
+using tessera::testing_util::world_size;
+
 using tessera::io::FlashFileSpec;
-
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
-int world_size() {
-  int s = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
 
 /// A FLASH-style file name ("..._hdf5_chk_0000") that every rank agrees on; rank 0's pid
 /// and the test's tag make it unique.

@@ -28,6 +28,16 @@ static_assert(sizeof(mesh::Node) == detail::kNodeBytes, "update planner's kNodeB
 static_assert(sizeof(mesh::TransferOp) == detail::kTransferOpBytes,
               "update planner's kTransferOpBytes");
 
+// The planner reads parameters only, so it carries hydro's variable lists as constants:
+// they must be what hydro really keeps and writes.
+TEST(PlannerConstants, HydroVariablesAndDerivedOutputsAreWhatHydroDeclares) {
+  const auto vars = hydro::Hydro::variables();
+  ASSERT_EQ(vars.size(), std::size(detail::kHydroVarNames));
+  EXPECT_EQ(static_cast<int>(vars.size()), detail::kHydroVars);
+  for (std::size_t v = 0; v < vars.size(); ++v) EXPECT_EQ(vars[v].name, detail::kHydroVarNames[v]);
+  EXPECT_EQ(static_cast<int>(hydro::Hydro::derived_names().size()), detail::kCheckpointDerivedVars);
+}
+
 // The parameters the planner reads, declared as their owners declare them (a subset).
 class Planner : public ::testing::Test {
  protected:
@@ -150,7 +160,7 @@ TEST_F(Planner, OneRankExchangesNothingAndHancockKeepsNoStageCopy) {
   EXPECT_EQ(bytes(plan, "guard exchange buffers"), 0);
   EXPECT_EQ(bytes(plan, "regrid: migrating blocks"), 0);
   for (const auto& it : plan.at("items"))
-    EXPECT_EQ(it.at("name").get<std::string>().find("runge-kutta"), std::string::npos);
+    EXPECT_EQ(it.at("name").get<std::string>().find("rk_stage"), std::string::npos);
   EXPECT_EQ(plan.at("inputs").at("nguard"), 2);
 }
 

@@ -1,12 +1,25 @@
 #pragma once
 // Helpers shared by the unit tests.
 #include <gtest/gtest.h>
+#include <mpi.h>
 
 #include <string>
 
 #include "base/error.hpp"
 
 namespace tessera::testing_util {
+
+/// This process's rank and the number of ranks in MPI_COMM_WORLD.
+inline int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+inline int world_size() {
+  int n = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
 
 /// The message of the tessera::Error thrown by f, or a marker that makes a test fail.
 template <class F>
