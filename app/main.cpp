@@ -18,6 +18,7 @@
 #include "base/params.hpp"
 #include "base/size.hpp"
 #include "driver/simulation.hpp"
+#include "driver/units.hpp"
 #include "io/flash_file.hpp"
 #include "memory/planner.hpp"
 
@@ -147,7 +148,8 @@ int plan(const std::string& file, const std::vector<std::string>& overrides, int
       throw Error(std::string("--memory-per-node: ") + e.what());
     }
   }
-  const auto p = memory::plan_memory(params, ranks, ranks_per_node, mem, blocks);
+  const auto p =
+      memory::plan_memory(params, driver::declared(params), ranks, ranks_per_node, mem, blocks);
   if (rank == 0) {
     if (json) {
       std::cout << p.dump(2) << "\n";

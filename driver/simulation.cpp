@@ -17,6 +17,7 @@
 #include "base/error.hpp"
 #include "base/size.hpp"
 #include "driver/signals.hpp"
+#include "driver/units.hpp"
 #include "io/io_params.hpp"
 #include "io/mesh_output.hpp"
 #include "io/output_manager.hpp"
@@ -27,7 +28,7 @@
 #include "parallel/comm.hpp"
 #include "perf/counters.hpp"
 #include "perf/timers.hpp"
-#include "physics/hydro/hydro.hpp"
+#include "physics/eos/eos_unit.hpp"
 #include "problems/problem.hpp"
 
 namespace tessera::driver {
@@ -50,7 +51,7 @@ void declare_all_params(base::Params& p) {
   perf::declare_params(p);
   memory::declare_params(p);
   mesh::Mesh::declare_params(p);
-  hydro::Hydro::declare_params(p);
+  declare_unit_params(p);
   problems::declare_params(p);
 }
 
@@ -65,21 +66,26 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
   // does.
   perf::TimerTree::local().reset();
   perf::configure_counters(p.get_string_list("perf.counters"));
-  hydro_ = std::make_unique<hydro::Hydro>(p);
-  problem_ = problems::make(p);
+  units_ = make_units(p, &operators_);
+  eos_ = units_.find<eos::EosUnit>();
+  problem_ = problems::make(p, eos_->eos());
+  const auto vars = unk_variables(units_);
+  for (const auto& u : units_.all())
+    for (const auto& t : u->total_names()) total_names_.push_back(t);
   // The planner's prediction, made before anything large is allocated (its baseline is
   // this process's RSS now); summary.json sets it beside the measured peak.
-  plan_ = memory::plan_memory(p, nranks_, nranks_, 0);
+  plan_ = memory::plan_memory(p, declared(p, units_), nranks_, nranks_, 0);
   {
     TESSERA_REGION("setup");  // root blocks, and every arena mapped and pre-faulted
-    mesh_ = std::make_unique<mesh::Mesh>(p, comm, hydro::Hydro::variables(), hydro_->nguard());
-    hydro_->allocate(*mesh_, memory::config_for(p, "scratch"));
+    mesh_ = std::make_unique<mesh::Mesh>(p, comm, vars, unk_nguard(units_),
+                                         unk_nflux(units_, vars));
+    // Services (composition, eos) first: operators look up what they declared.
+    for (auto* u : services_first()) u->bind(*mesh_, units_);
   }
-  for (const auto& v : p.get_string_list("io.plot_vars")) {
-    bool known = mesh_->var_index(v) >= 0;
-    for (const auto& d : hydro::Hydro::derived_names()) known |= d == v;
-    if (!known) throw Error("io.plot_vars: unknown variable '" + v + "'");
-  }
+  problem_->bind(*mesh_);
+  for (const auto& v : p.get_string_list("io.plot_vars"))
+    if (mesh_->var_index(v) < 0 && deriver(v) == nullptr)
+      throw Error("io.plot_vars: unknown variable '" + v + "'");
   hints_ = io::hints_from(p);  // validated before the run starts
   out_ = std::make_unique<io::OutputManager>(
       comm, io::config_from(p, opt_.run_dir, opt_.thread_multiple));
@@ -102,6 +108,31 @@ void Simulation::log(const std::string& line) const {
   }
 }
 
+void Simulation::fill_guards() {
+  mesh_->fill_guards();
+  for (auto* u : services_first()) u->fill_guard_state(*mesh_);
+}
+
+const physics::Unit* Simulation::deriver(const std::string& name) const {
+  for (const auto& u : units_.all())
+    for (const auto& d : u->derived_names())
+      if (d == name) return u.get();
+  return nullptr;
+}
+
+std::vector<physics::Unit*> Simulation::services_first() const {
+  std::vector<physics::Unit*> out;
+  for (const auto& u : units_.all())
+    if (std::find(operators_.begin(), operators_.end(), u.get()) == operators_.end())
+      out.push_back(u.get());
+  out.insert(out.end(), operators_.begin(), operators_.end());
+  return out;
+}
+
+void Simulation::initialise_units() {
+  for (auto* u : services_first()) u->initialise(*mesh_);
+}
+
 void Simulation::initialise() {
   TESSERA_REGION("initialise");
   if (opt_.restart) {
@@ -111,15 +142,15 @@ void Simulation::initialise() {
     return;
   }
   auto init_all = [&] {
-    mesh_->with_layout([&](auto tag) {
-      for (int id : mesh_->local_leaves())
-        problem_->init_block(mesh_->view(id, tag), mesh_->geom(id), mesh_->shape());
+    mesh_->for_each_leaf([&](int, const auto& u, const mesh::BlockGeom& g) {
+      problem_->init_block(u, g, mesh_->shape());
     });
+    initialise_units();
   };
   init_all();
   // Refine on the initial condition itself, re-initialising the new blocks each time.
   for (int it = 0; it < mesh_->lrefine_max(); ++it) {
-    mesh_->fill_guards();
+    fill_guards();
     mark_and_regrid();
     init_all();
   }
@@ -153,8 +184,9 @@ void Simulation::mark_and_regrid() {
         if (c.var >= 0) {
           e = mesh::lohner_error(u.field(c.var), s, c.filter);
         } else {
-          if (!hydro_->derived(c.name, u, s, scratch.data(), true))
-            throw Error("mesh.refine_var: unknown variable '" + c.name + "'");
+          const physics::Unit* d = deriver(c.name);
+          if (d == nullptr) throw Error("mesh.refine_var: unknown variable '" + c.name + "'");
+          d->derived(c.name, u, s, scratch.data(), true);
           e = mesh::lohner_error(scratch.data(), s, c.filter);
         }
         refine |= e > c.refine;
@@ -164,49 +196,48 @@ void Simulation::mark_and_regrid() {
                          : (derefine && !crit.empty() ? mesh::Flag::derefine : mesh::Flag::keep);
     }
   });
-  mesh_->regrid(flags);
+  if (mesh_->regrid(flags))
+    for (const auto& u : units_.all()) u->after_regrid(*mesh_);
 }
 
-std::array<double, 2> Simulation::totals() {
+std::vector<double> Simulation::totals() {
   const auto& s = mesh_->shape();
   const auto& t = mesh_->tree();
+  const std::size_t nt = total_names_.size();
   // Per-leaf sums, gathered and added in canonical order: the same bits on any rank count.
-  std::vector<double> mine;
-  mesh_->with_layout([&](auto tag) {
-    for (int id : mesh_->local_leaves()) {
-      auto u = mesh_->view(id, tag);
-      const auto g = mesh_->geom(id);
-      double dv = 1;
-      for (int a = 0; a < s.ndim; ++a) dv *= g.dx[a];
-      double m = 0, e = 0;
-      for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-        for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
-          for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
-            m += u(hydro::DENS, i, j, k);
-            e += u(hydro::ETOT, i, j, k);
-          }
-      mine.push_back(m * dv);
-      mine.push_back(e * dv);
-    }
+  std::vector<double> all(nt * t.size(), 0.0), red(nt * t.size(), 0.0), zone(nt, 0.0);
+  mesh_->for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& g) {
+    // Cartesian zones share one volume (applied once per block); curvilinear ones are
+    // weighted zone by zone.
+    const bool curved = g.geometry != mesh::Geometry::cartesian;
+    double dv = 1;
+    for (int a = 0; a < s.ndim; ++a) dv *= g.dx[a];
+    std::vector<double> sum(nt, 0.0);
+    mesh::for_each_zone(s, [&](int i, int j, int k) {
+      std::size_t at = 0;
+      for (const auto& unit : units_.all()) {
+        if (unit->total_names().empty()) continue;
+        unit->total_densities(u, i, j, k, zone.data() + at);
+        at += unit->total_names().size();
+      }
+      const double w = curved ? g.volume(i - s.g(0)) : 1.0;
+      for (std::size_t q = 0; q < nt; ++q) sum[q] += zone[q] * w;
+    });
+    for (std::size_t q = 0; q < nt; ++q)
+      all[nt * std::size_t(id) + q] = curved ? sum[q] : sum[q] * dv;
   });
-  std::vector<double> all(2 * t.size(), 0.0), red(2 * t.size(), 0.0);
-  std::size_t at = 0;
-  for (int id : mesh_->local_leaves()) {
-    all[2 * id] = mine[at++];
-    all[2 * id + 1] = mine[at++];
-  }
   // Exactly one rank holds each entry, others hold 0: the sum is exact.
   MPI_Allreduce(all.data(), red.data(), static_cast<int>(red.size()), MPI_DOUBLE, MPI_SUM, comm_);
-  double m = 0, e = 0;
-  for (int id = 0; id < t.size(); ++id) {
-    m += red[2 * id];
-    e += red[2 * id + 1];
-  }
-  return {m, e};
+  std::vector<double> tot(nt, 0.0);
+  for (int id = 0; id < t.size(); ++id)
+    for (std::size_t q = 0; q < nt; ++q) tot[q] += red[nt * std::size_t(id) + q];
+  return tot;
 }
 
 void Simulation::check_state() {
-  const auto bad = hydro_->check(*mesh_);
+  physics::BadZone bad;
+  for (const auto& u : units_.all())
+    if (bad.node < 0) bad = u->check(*mesh_);
   char msg[512] = {0};
   if (bad.node >= 0) {
     const auto g = mesh_->geom(bad.node);
@@ -214,7 +245,7 @@ void Simulation::check_state() {
     std::snprintf(
         msg, sizeof msg,
         "step %d: %s = %g in block %d (rank %d, level %d), zone (%d,%d,%d) at (%g, %g, %g)", step_,
-        bad.what, bad.value, bad.node + 1, rank_, mesh_->tree().node(bad.node).level + 1, bad.i,
+        bad.what.c_str(), bad.value, bad.node + 1, rank_, mesh_->tree().node(bad.node).level + 1, bad.i,
         bad.j, bad.k, g.x(bad.i), s.ndim > 1 ? g.y(bad.j) : 0.0, s.ndim > 2 ? g.z(bad.k) : 0.0);
   }
   parallel::agree(comm_, msg);  // the lowest rank with a bad zone speaks for all
@@ -316,7 +347,8 @@ void Simulation::restore(const io::FlashFileMeta& m) {
   plot_count_ = integer("plotfilenumber");
   next_plot_time_ = real("nextplotfiletime");
   next_chk_time_ = real("nextcheckpointtime");
-  totals0_ = {real("mass_initial"), real("energy_initial")};
+  totals0_.clear();
+  for (const auto& t : total_names_) totals0_.push_back(real((t + "_initial").c_str()));
 }
 
 void Simulation::write(bool checkpoint, bool force_sync) {
@@ -324,7 +356,8 @@ void Simulation::write(bool checkpoint, bool force_sync) {
   std::vector<std::string> names;
   if (checkpoint) {
     for (const auto& v : mesh_->vars()) names.push_back(v.name);
-    for (const auto& d : hydro::Hydro::derived_names()) names.push_back(d);
+    for (const auto& u : units_.all())
+      for (const auto& d : u->derived_names()) names.push_back(d);
   } else {
     names = p_.get_string_list("io.plot_vars");
   }
@@ -353,11 +386,12 @@ void Simulation::write(bool checkpoint, bool force_sync) {
     stored.push_back(std::move(ov));
   }
   // Runs on the writer: rebuild data in the order of `names`, deriving what is missing.
-  const hydro::Hydro* hydro = hydro_.get();
+  std::vector<const physics::Unit*> derivers;  // per name: the unit deriving it, or null
+  for (const auto& n : names) derivers.push_back(mesh_->var_index(n) < 0 ? deriver(n) : nullptr);
   mesh::BlockShape interior = mesh_->shape();
   interior.ng = 0;
   const int nstored = static_cast<int>(stored.size());
-  auto prepare = [hydro, names, interior, nstored](io::FlashFileSpec& f) {
+  auto prepare = [derivers, names, interior, nstored](io::FlashFileSpec& f) {
     const std::size_t rows = f.local_rows.size();
     const std::size_t cells = interior.interior_cells();
     memory::ArenaVector<double> data(names.size() * rows * cells, f.data.get_allocator());
@@ -374,7 +408,7 @@ void Simulation::write(bool checkpoint, bool force_sync) {
         mesh::BlockView<> u(f.data.data() + r * cells, interior);
         u.sv = rows * cells;
         u.nvar = nstored;
-        hydro->derived(names[n], u, interior, dst + r * cells);
+        derivers[n]->derived(names[n], u, interior, dst + r * cells, false);
       }
     }
     f.var_names = names;
@@ -391,9 +425,9 @@ void Simulation::write(bool checkpoint, bool force_sync) {
   info.int_state = {{"checkpointfilenumber", chk_count_}, {"plotfilenumber", plot_count_}};
   info.real_state = {{"dtold", dt_prev_},
                      {"nextplotfiletime", next_plot_time_},
-                     {"nextcheckpointtime", next_chk_time_},
-                     {"mass_initial", totals0_[0]},
-                     {"energy_initial", totals0_[1]}};
+                     {"nextcheckpointtime", next_chk_time_}};
+  for (std::size_t t = 0; t < total_names_.size(); ++t)
+    info.real_state.emplace_back(total_names_[t] + "_initial", totals0_[t]);
   const int deflate = checkpoint ? 0 : static_cast<int>(p_.get_int("io.plotfile_deflate"));
   out_->write(
       checkpoint ? io::OutputKind::checkpoint : io::OutputKind::plotfile, fname,
@@ -499,13 +533,14 @@ nlohmann::json Simulation::run() {
   while (more_steps()) {
     {
       TESSERA_REGION("dt");
-      double dt = hydro_->max_dt(*mesh_);
+      double dt = std::numeric_limits<double>::max();
+      for (const auto& u : units_.all()) dt = std::min(dt, u->max_dt(*mesh_));
       MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MIN, comm_);
       if (dt_prev_ > 0) dt = std::min(dt, dt_prev_ * (step_ == 0 ? 1.0 : growth));
       dt = std::min({dt, dtmax, tmax - time_});
       dt_ = dt;
     }
-    hydro_->advance(*mesh_, dt_);
+    for (auto* op : operators_) op->advance(*mesh_, dt_);
     time_ += dt_;
     ++step_;
     zone_updates += double(mesh_->tree().num_leaves()) * zones_per_block;
@@ -513,13 +548,14 @@ nlohmann::json Simulation::run() {
     if (step_ == inject_nan_step && rank_ == nranks_ - 1 && !mesh_->local_leaves().empty()) {
       const auto& s = mesh_->shape();
       mesh_->with_layout([&](auto tag) {
-        mesh_->view(mesh_->local_leaves().back(), tag)(hydro::DENS, s.g(0), s.g(1), s.g(2)) =
+        mesh_->view(mesh_->local_leaves().back(), tag)(mesh_->var_index("dens"), s.g(0), s.g(1),
+                                                       s.g(2)) =
             std::numeric_limits<double>::quiet_NaN();
       });
     }
     check_state();
     if (step_ % nrefs == 0 && mesh_->lrefine_max() > mesh_->lrefine_min()) {
-      mesh_->fill_guards();
+      fill_guards();
       mark_and_regrid();
     }
     if (step_ % log_every == 0 && rank_ == 0) {
@@ -574,12 +610,20 @@ nlohmann::json Simulation::run() {
   s["zone_updates_per_second"] = loop_seconds > 0 ? zone_updates / loop_seconds : 0.0;
   s["zone_updates_per_second_per_rank"] =
       loop_seconds > 0 ? zone_updates / loop_seconds / nranks_ : 0.0;
-  s["conservation"] = {{"mass_initial", c0[0]},
-                       {"mass_final", c1[0]},
-                       {"energy_initial", c0[1]},
-                       {"energy_final", c1[1]},
-                       {"mass_rel_change", (c1[0] - c0[0]) / c0[0]},
-                       {"energy_rel_change", (c1[1] - c0[1]) / c0[1]}};
+  s["units"] = nlohmann::json::array();
+  for (const auto& u : units_.all()) {
+    s["units"].push_back(u->name());
+    auto j = u->summary(comm_);
+    if (!j.is_null()) s[u->name()] = j;
+  }
+  s["operators"] = p_.get_string_list("driver.operators");
+  s["conservation"] = nlohmann::json::object();
+  for (std::size_t t = 0; t < total_names_.size(); ++t) {
+    const auto& n = total_names_[t];
+    s["conservation"][n + "_initial"] = c0[t];
+    s["conservation"][n + "_final"] = c1[t];
+    s["conservation"][n + "_rel_change"] = (c1[t] - c0[t]) / c0[t];
+  }
   s["timers"] = perf::timers_to_json(rows);
   {
     // Peak RSS: the maximum over ranks (the planner predicts one rank).

@@ -12,12 +12,13 @@
 
 #include "base/params.hpp"
 #include "io/flash_file.hpp"
+#include "physics/unit.hpp"
 
 namespace tessera::mesh {
 class Mesh;
 }
-namespace tessera::hydro {
-class Hydro;
+namespace tessera::eos {
+class EosUnit;
 }
 namespace tessera::problems {
 class Problem;
@@ -29,7 +30,7 @@ enum class OutputKind;
 
 namespace tessera::driver {
 
-/// Declare every module's parameters (driver, io, mesh, hydro, problems).
+/// Declare every module's parameters (driver, io, mesh, the physics units, problems).
 void declare_all_params(base::Params& p);
 
 /// How the run was started and what the process may do.
@@ -60,7 +61,9 @@ class Simulation {
   /// When the constructor started: wall_seconds and the timer tree both count from here
   /// (setup, i.e. mapping the arenas, included).
   std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
-  std::unique_ptr<hydro::Hydro> hydro_;
+  physics::Units units_;                  ///< operators (driver.operators), then services
+  std::vector<physics::Unit*> operators_;  ///< applied each step in this order
+  eos::EosUnit* eos_ = nullptr;
   std::unique_ptr<problems::Problem> problem_;
   std::unique_ptr<mesh::Mesh> mesh_;
   std::unique_ptr<io::OutputManager> out_;
@@ -69,7 +72,8 @@ class Simulation {
   int step_ = 0;
   int plot_count_ = 0, chk_count_ = 0;
   double next_plot_time_ = 0, next_chk_time_ = 0;
-  std::array<double, 2> totals0_{};  ///< mass and energy at step 0 (kept across restarts)
+  std::vector<std::string> total_names_;  ///< every unit's conserved totals, unit order
+  std::vector<double> totals0_;           ///< their values at step 0 (kept across restarts)
   std::vector<std::pair<std::string, std::string>> hints_;  ///< MPI-IO hints for every file
   std::string stopped_by_;
   nlohmann::json plan_;  ///< the memory planner's prediction for this run
@@ -79,9 +83,19 @@ class Simulation {
   /// Collective: the tree from the checkpoint's metadata, then this rank's blocks read
   /// from the file (io::read_flash_rows) and the scalars.
   void restore(const io::FlashFileMeta& m);
+  /// The units with the services (composition, eos) before the operators: the order of
+  /// bind() and initialise().
+  std::vector<physics::Unit*> services_first() const;
+  /// Every unit's initialise hook, services first.
+  void initialise_units();
+  /// Guard zones of every variable: the mesh fills the guard-filled ones, the units the
+  /// rest (collective).
+  void fill_guards();
   void mark_and_regrid();
   void check_state();
-  std::array<double, 2> totals();  ///< mass, total energy (rank-independent sum)
+  std::vector<double> totals();  ///< total_names_'s values (rank-independent sums)
+  /// The unit that derives output variable `name`, or null.
+  const physics::Unit* deriver(const std::string& name) const;
   void write(bool checkpoint, bool force_sync = false);
   /// Collective, once per step: I/O errors from any rank, signals, .dump_* / .kill files,
   /// the wall-clock checkpoint schedule. Returns {want_checkpoint, want_plotfile, stop}.

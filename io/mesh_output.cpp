@@ -120,15 +120,15 @@ FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool do
   f.int_runtime.emplace_back("nblockz", geo.nroot[2]);
   f.int_runtime.emplace_back("lrefine_min", m.lrefine_min());
   f.int_runtime.emplace_back("lrefine_max", m.lrefine_max());
-  if (p.has("hydro.gamma")) f.real_runtime.emplace_back("gamma", p.get_real("hydro.gamma"));
-  f.str_runtime.emplace_back("geometry", "cartesian");
+  if (p.has("eos.gamma")) f.real_runtime.emplace_back("gamma", p.get_real("eos.gamma"));
+  f.str_runtime.emplace_back("geometry", mesh::geometry_name(m.geometry()));
   f.str_runtime.emplace_back("unitsystem", "cgs");
 
   f.real_scalars = {{"time", info.time}, {"dt", info.dt}};
   f.int_scalars = {{"nxb", f.nxb},         {"nyb", f.nyb},       {"nzb", f.nzb},
                    {"globalnumblocks", N}, {"nstep", info.step}, {"dimensionality", nd},
                    {"nprocs", m.nranks()}};
-  f.str_scalars = {{"geometry", "cartesian"}};
+  f.str_scalars = {{"geometry", mesh::geometry_name(m.geometry())}};
   for (const auto& kv : info.int_state) f.int_scalars.push_back(kv);
   for (const auto& kv : info.real_state) f.real_scalars.push_back(kv);
 

@@ -1,7 +1,8 @@
 // Memory planner: what a run holds per rank, derived from the code that allocates it.
 // Notation below: d = mesh.ndim, nx = mesh.nxb, g = guard zones (2 for PLM, 3 for PPM),
 // n = nx + 2g, C = n^d cells per block array, I = nx^d interior cells, F = nx^(d-1)
-// cells per block face, V = 5 variables in unk, M = mesh.maxblocks, B = blocks held by
+// cells per block face, V = variables in unk (the units' declarations), Vf = flux
+// variables, M = mesh.maxblocks, B = blocks held by
 // a rank (leaves and parents), L = leaves held by a rank, N = nodes in the (replicated)
 // tree, P = ranks.
 #include "memory/planner.hpp"
@@ -41,20 +42,19 @@ double real_or(const base::Params& p, const std::string& k, double def) {
 
 // Everything the formulas need, read once from the parameters.
 struct Model {
-  int ndim = 3, nx = 16, ng = 2, nvar = kHydroVars;
+  int ndim = 3, nx = 16, ng = 2, nvar = 5, nflux = 5;
+  std::vector<Declared::ArenaNeed> unit_arenas;
   double C = 0, I = 0, F = 0;
   long maxblocks = 1;
   double roots = 1;
   int lrefine_min = 1, lrefine_max = 1;
   double full_tree_nodes = 1;
-  std::string integrator;
-  bool rk = false;
   bool round_robin = false;
   int nranks = 1;
   ArenaConfig unk, flux, scratch, staging;
   bool checkpoints = true, plotfiles = true;
-  int checkpoint_vars = kHydroVars + kCheckpointDerivedVars, plot_vars = 7;
-  int plot_stored_vars = kHydroVars;  ///< unk variables a plotfile snapshot copies
+  int checkpoint_vars = 5, plot_vars = 7;
+  int plot_stored_vars = 5;  ///< unk variables a plotfile snapshot copies
   bool async = false;
   std::size_t async_budget = 0;
   double baseline = 0;
@@ -67,13 +67,16 @@ struct Model {
   }
 };
 
-Model model_from(const base::Params& p, int nranks) {
+Model model_from(const base::Params& p, const Declared& dcl, int nranks) {
   Model m;
   m.ndim = static_cast<int>(int_or(p, "mesh.ndim", 3));
   m.nx = static_cast<int>(int_or(p, "mesh.nxb", 16));
-  // Hydro::nguard(): PPM needs 3 guard zones, PLM 2.
-  const std::string recon = string_or(p, "hydro.reconstruction", "plm");
-  m.ng = recon == "ppm" ? 3 : 2;
+  m.ng = dcl.nguard;
+  m.nvar = static_cast<int>(dcl.unk_vars.size());
+  m.nflux = std::max(dcl.nflux, 1);
+  m.unit_arenas = dcl.arenas;
+  m.checkpoint_vars = static_cast<int>(dcl.unk_vars.size() + dcl.derived_vars.size());
+  m.plot_stored_vars = m.nvar;
   const double n = m.nx + 2.0 * m.ng;
   m.C = std::pow(n, m.ndim);
   m.I = std::pow(double(m.nx), m.ndim);
@@ -87,9 +90,6 @@ Model model_from(const base::Params& p, int nranks) {
   // Every block refined down to lrefine_max: roots * sum_{l<Lmax} 2^(d l).
   m.full_tree_nodes = 0;
   for (int l = 0; l < m.lrefine_max; ++l) m.full_tree_nodes += m.roots * std::pow(2.0, m.ndim * l);
-  m.integrator = string_or(p, "hydro.integrator", "auto");
-  if (m.integrator == "auto") m.integrator = recon == "ppm" ? "rk3" : "hancock";
-  m.rk = m.integrator == "rk2" || m.integrator == "rk3";
   m.round_robin = string_or(p, "mesh.distribution", "morton") == "round_robin";
   m.nranks = nranks;
   m.unk = config_for(p, "unk");
@@ -110,9 +110,8 @@ Model model_from(const base::Params& p, int nranks) {
     m.plot_vars = static_cast<int>(names.size());
     bool derived = false;
     for (const auto& n : names)
-      derived |= std::find(std::begin(kHydroVarNames), std::end(kHydroVarNames), n) ==
-                 std::end(kHydroVarNames);
-    m.plot_stored_vars = derived ? kHydroVars : m.plot_vars;
+      derived |= std::find(dcl.unk_vars.begin(), dcl.unk_vars.end(), n) == dcl.unk_vars.end();
+    m.plot_stored_vars = derived ? m.nvar : m.plot_vars;
   }
   m.async = bool_or(p, "io.async", false);
   if (m.async && p.has("io.async_budget")) {
@@ -168,25 +167,16 @@ std::vector<Item> items_for(const Model& m, double M, double B, double N) {
   // mesh/block_storage.cpp: Arena "unk" of M * C * V doubles.
   arena_item("unk", M * m.C * V * 8, m.unk, "maxblocks", "M*C*V*8");
 
-  // mesh/flux_register.cpp: Arena "flux" of M * 6 * F * V doubles: six faces per slot in
-  // every dimensionality.
-  arena_item("flux", M * 6 * m.F * V * 8, m.flux, "maxblocks", "M*6*F*V*8");
+  // mesh/flux_register.cpp: Arena "flux" of M * 6 * F * Vf doubles: six faces per slot in
+  // every dimensionality, room for the most flux variables one operator stores.
+  arena_item("flux", M * 6 * m.F * m.nflux * 8, m.flux, "maxblocks",
+             fmt::format("M*6*F*{}*8", m.nflux));
 
-  // physics/hydro/hydro.cpp Hydro::Scratch::resize: Arena "scratch" holding w 5C, the row
-  // buffers slope 3R, half/lo/hi R each, hi_y 2R, hi_z 2*n1*R (R = 5*n0), a flux row 5*fn
-  // (fn = n0+1 rounded up to 4) and one rate row n0, each rounded up to 8 doubles.
-  {
-    const double n0 = m.nx + 2.0 * m.ng, n1 = m.ndim > 1 ? n0 : 1, R = 5 * n0;
-    const double fn = std::ceil((n0 + 1) / 4) * 4;
-    double total = 0;
-    for (double sz : {5 * m.C, 3 * R, R, R, R, 2 * R, 2 * n1 * R, 5 * fn, n0})
-      total += std::ceil(sz / 8) * 8;
-    arena_item("scratch", total * 8, m.scratch, "fixed", "(5C + 9R + 2*n1*R + 5*fn + n0)*8");
+  // The units' own arenas, as they declare them (physics::Unit::memory_needs).
+  for (const auto& a : m.unit_arenas) {
+    const ArenaConfig& c = a.config == "scratch" ? m.scratch : (a.config == "unk" ? m.unk : m.flux);
+    arena_item(a.name, a.bytes, c, "declared by its unit", a.formula);
   }
-
-  // physics/hydro/hydro.cpp Hydro::allocate: Arena "rk_stage" of M * C * V doubles, the
-  // stage-0 copy of SSP Runge-Kutta.
-  if (m.rk) arena_item("rk_stage", M * m.C * V * 8, m.scratch, "maxblocks", "M*C*V*8");
 
   // mesh/tree.hpp: nodes_ (sizeof(Node) each) + index_ (hash node + 2 buckets) on every
   // rank, and Mesh::slot_ (int per node).
@@ -366,14 +356,15 @@ double full_rank_peak(const Model& m, double blocks) {
 
 }  // namespace
 
-nlohmann::json plan_memory(const base::Params& p, int nranks, int ranks_per_node,
-                           std::size_t memory_per_node, long blocks_per_rank) {
+nlohmann::json plan_memory(const base::Params& p, const Declared& dcl, int nranks,
+                           int ranks_per_node, std::size_t memory_per_node,
+                           long blocks_per_rank) {
   if (nranks < 1) throw Error("plan: the number of ranks must be at least 1");
   if (ranks_per_node <= 0) ranks_per_node = nranks;
   if (memory_per_node == 0) memory_per_node = read_meminfo().mem_total;
   if (memory_per_node == 0)
     throw Error("plan: memory per node not given and /proc/meminfo is unreadable");
-  const Model m = model_from(p, nranks);
+  const Model m = model_from(p, dcl, nranks);
 
   // Nodes: the tree refined everywhere to lrefine_max, but no more than all slots hold.
   const double M = double(m.maxblocks);
@@ -413,7 +404,7 @@ nlohmann::json plan_memory(const base::Params& p, int nranks, int ranks_per_node
                  {"root_blocks", m.roots},
                  {"lrefine_min", m.lrefine_min},
                  {"lrefine_max", m.lrefine_max},
-                 {"integrator", m.integrator},
+                 {"nflux", m.nflux},
                  {"distribution", m.round_robin ? "round_robin" : "morton"},
                  {"unk_policy", to_string(m.unk.policy)},
                  {"hugepage_size", m.unk.hugepage_size},

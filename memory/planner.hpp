@@ -15,19 +15,36 @@
 // pages out of VmRSS/VmHWM, so a comparison with the measured peak must leave them out
 // (per_rank.peak_rss_bytes does).
 //
-// The planner knows the allocations of mesh/, physics/hydro and io/ by their formulas
-// (documented beside each item in planner.cpp); it reads parameters only, never those
-// modules, so it can run before anything is allocated.
+// The planner knows the allocations of mesh/ and io/ by their formulas (documented beside
+// each item in planner.cpp); what the physics units put in `unk` and which arenas they map
+// comes from their own declarations (Declared, filled by driver::declared()), so it runs
+// before anything is allocated and mirrors no unit.
 #include <cstddef>
 #include <iosfwd>
 #include <iterator>
 #include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
 
 namespace tessera::base {
 class Params;
 }
 
 namespace tessera::memory {
+
+/// What the active physics units declare, as the planner needs it.
+struct Declared {
+  std::vector<std::string> unk_vars;      ///< every variable of unk, in unk order
+  std::vector<std::string> derived_vars;  ///< derived outputs (a checkpoint writes them)
+  int nguard = 2;                         ///< guard zones per side
+  int nflux = 5;                          ///< flux-register variables per face
+  struct ArenaNeed {
+    std::string name, config;  ///< arena name; memory.pages_<config> is its policy
+    double bytes = 0;          ///< per rank
+    std::string formula;
+  };
+  std::vector<ArenaNeed> arenas;  ///< arenas the units map (scratch, rk_stage, ...)
+};
 
 /// Predicts per-rank memory for the run `p` describes on `nranks` ranks,
 /// `ranks_per_node` of them per node (<= 0: all on one node) with `memory_per_node`
@@ -41,8 +58,9 @@ namespace tessera::memory {
 /// in_rss, formula}], "phases", "per_rank": {steady_bytes, peak_bytes, peak_phase,
 /// peak_rss_bytes, ...}, "per_node", "capacity": {max_blocks_per_rank,
 /// max_blocks_per_node, bytes_per_block}, "notes"}.
-nlohmann::json plan_memory(const base::Params& p, int nranks, int ranks_per_node,
-                           std::size_t memory_per_node, long blocks_per_rank = 0);
+nlohmann::json plan_memory(const base::Params& p, const Declared& d, int nranks,
+                           int ranks_per_node, std::size_t memory_per_node,
+                           long blocks_per_rank = 0);
 
 /// The plan as a table for people (sizes via format_bytes).
 void print_plan(std::ostream& os, const nlohmann::json& plan);
@@ -51,17 +69,11 @@ namespace detail {
 // Sizes of the per-node structures the planner charges (x86-64, libstdc++). Unit tests
 // check the first two against the real types.
 inline constexpr std::size_t kNodeBytes = 56;        ///< sizeof(mesh::Node)
-inline constexpr std::size_t kTransferOpBytes = 80;  ///< sizeof(mesh::TransferOp)
+inline constexpr std::size_t kTransferOpBytes = 96;  ///< sizeof(mesh::TransferOp)
 inline constexpr std::size_t kFaceOpBytes = 36;      ///< sizeof(mesh::FluxRegister::FaceOp)
 /// Tree::index_ (unordered_map<uint64_t, int>): a 24-byte hash node in a 32-byte malloc
 /// chunk, plus 8-byte buckets, reserved at 2 per node.
 inline constexpr std::size_t kIndexBytesPerNode = 32 + 2 * 8;
-/// Variables a checkpoint writes besides unk's: hydro's derived outputs
-/// (Hydro::derived_names: velx vely velz pres ener eint temp gamc game).
-inline constexpr int kCheckpointDerivedVars = 9;
-/// hydro's conserved variables in unk (Hydro::variables).
-inline constexpr const char* kHydroVarNames[] = {"dens", "momx", "momy", "momz", "etot"};
-inline constexpr int kHydroVars = static_cast<int>(std::size(kHydroVarNames));
 /// Share of a rank's blocks assumed to change owner in one regrid (rebalancing after
 /// refinement moves the Morton cut points; an estimate, not a bound).
 inline constexpr double kMigratingShare = 0.25;

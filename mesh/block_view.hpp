@@ -47,6 +47,15 @@ struct BlockShape {
   std::size_t doubles() const { return cells() * nvar; }
 };
 
+/// f(i, j, k) for every interior zone of a block array of shape s (array indices, guards
+/// counted: the first interior zone is (g(0), g(1), g(2))), k outermost, x fastest.
+template <class F>
+void for_each_zone(const BlockShape& s, F&& f) {
+  for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+    for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
+      for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) f(i, j, k);
+}
+
 /// An x-row of one variable in zone-major storage: element i is nvar doubles after
 /// element i-1. Loads and stores through it are strided (gathers/scatters once
 /// vectorised), which is the cost of the zone-major layout in x-sweeping kernels.

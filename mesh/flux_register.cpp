@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "base/error.hpp"
 #include "parallel/comm.hpp"
 #include "perf/timers.hpp"
 
@@ -15,16 +16,17 @@ void transverse(int axis, int& t1, int& t2) {
 }
 }  // namespace
 
-FluxRegister::FluxRegister(const BlockShape& s, int maxblocks, memory::ArenaConfig cfg)
-    : shape_(s) {
+FluxRegister::FluxRegister(const BlockShape& s, int maxblocks, int nflux, memory::ArenaConfig cfg)
+    : shape_(s), nflux_(nflux) {
   const int nt = s.nx;
   const std::size_t per = s.ndim == 1 ? 1 : (s.ndim == 2 ? nt : std::size_t(nt) * nt);
-  face_size_ = per * s.nvar;
+  face_size_ = per * std::size_t(nflux);
   arena_ = memory::Arena("flux", std::size_t(maxblocks) * 6 * face_size_ * sizeof(double), cfg);
 }
 
-void FluxRegister::build(const Tree& t, const std::vector<int>& slot_of, int me) {
+void FluxRegister::build(const Tree& t, const std::vector<int>& slot_of, int me, Geometry geo) {
   me_ = me;
+  geo_ = geo;
   ops_.clear();
   const int nd = t.geometry().ndim;
   const int half = shape_.nx / 2;
@@ -57,9 +59,12 @@ void FluxRegister::build(const Tree& t, const std::vector<int>& slot_of, int me)
   }
 }
 
-void FluxRegister::correct(BlockStorage& storage, const Tree& t, MPI_Comm comm, double dt_weight) {
+void FluxRegister::correct(BlockStorage& storage, const Tree& t, MPI_Comm comm, double dt_weight,
+                           const std::vector<int>& vars) {
   TESSERA_REGION("flux_correction");
-  const int nd = shape_.ndim, nx = shape_.nx, nvar = shape_.nvar, ng = shape_.ng;
+  const int nd = shape_.ndim, nx = shape_.nx, ng = shape_.ng;
+  const int nvar = static_cast<int>(vars.size());
+  if (nvar > nflux_) throw Error("flux register: more flux variables than it holds");
   const int half = nx / 2;
   const int n1 = nd > 1 ? half : 1, n2 = nd > 2 ? half : 1;  // coarse cells per quadrant
   const int ft1 = nd > 1 ? nx : 1;                           // fine face row length
@@ -70,10 +75,19 @@ void FluxRegister::correct(BlockStorage& storage, const Tree& t, MPI_Comm comm, 
     if (op.coarse_rank == me_ && op.fine_rank != me_)
       recv[op.fine_rank].resize(recv[op.fine_rank].size() + std::size_t(nvar) * n1 * n2);
   }
-  // Area-averaged fine fluxes over one coarse face cell.
+  // Area-averaged fine fluxes over one coarse face cell. In curvilinear geometry the
+  // faces across r (axis 1, t1 = r) differ in area: weight the two fine faces by area.
+  const bool curved = geo_ != Geometry::cartesian;
   auto averaged = [&](const FaceOp& op, int v, int a, int b) {
     const double* F = face(op.fine_slot, 2 * op.axis + (1 - op.coarse_side));
-    const double* Fv = F + std::size_t(v) * (face_size_ / nvar);
+    const double* Fv = F + std::size_t(v) * (per_var());
+    if (curved && op.axis != 0) {
+      const double dr = t.block_size(op.coarse_node)[0] / nx;
+      const double r0 = t.block_lo(op.coarse_node)[0] + (op.off1 + a) * dr;
+      const double w0 = geometry::shell_volume(geo_, r0, r0 + 0.5 * dr);
+      const double w1 = geometry::shell_volume(geo_, r0 + 0.5 * dr, r0 + dr);
+      return (w0 * Fv[2 * a] + w1 * Fv[2 * a + 1]) / (w0 + w1);
+    }
     double s = 0.0;
     for (int bb = 0; bb < (nd > 2 ? 2 : 1); ++bb)
       for (int aa = 0; aa < (nd > 1 ? 2 : 1); ++aa) s += Fv[(2 * b + bb) * ft1 + (2 * a + aa)];
@@ -99,7 +113,14 @@ void FluxRegister::correct(BlockStorage& storage, const Tree& t, MPI_Comm comm, 
       }
       const auto dxs = t.block_size(op.coarse_node);
       const double dx = dxs[op.axis] / nx;
-      const double coef = dt_weight / dx * (op.coarse_side ? 1.0 : -1.0);
+      double coef = dt_weight / dx * (op.coarse_side ? 1.0 : -1.0);
+      if (curved && op.axis == 0) {
+        // dt A / V of the coarse cell next to the face (per unit length along z).
+        const double r0 = t.block_lo(op.coarse_node)[0] + (op.coarse_side ? nx - 1 : 0) * dx;
+        const double rf = op.coarse_side ? r0 + dx : r0;
+        coef = dt_weight * geometry::radial_area(geo_, rf) /
+               geometry::shell_volume(geo_, r0, r0 + dx) * (op.coarse_side ? 1.0 : -1.0);
+      }
       const double* Fc = face(op.coarse_slot, 2 * op.axis + op.coarse_side);
       const auto U = storage.view(op.coarse_slot, tag);
       int t1, t2;
@@ -110,13 +131,13 @@ void FluxRegister::correct(BlockStorage& storage, const Tree& t, MPI_Comm comm, 
             const double ff =
                 remote ? remote[(std::size_t(v) * n2 + b) * n1 + a] : averaged(op, v, a, b);
             const int c1 = op.off1 + a, c2 = op.off2 + b;
-            const double fc = Fc[std::size_t(v) * (face_size_ / nvar) + std::size_t(c2) * ft1 + c1];
+            const double fc = Fc[std::size_t(v) * (per_var()) + std::size_t(c2) * ft1 + c1];
             IVec idx{0, 0, 0};
             idx[op.axis] = op.coarse_side ? ng + nx - 1 : ng;
             if (t1 < nd) idx[t1] = ng + c1;
             if (t2 < nd) idx[t2] = ng + c2;
             // +face: U -= dt/dx (F_fine - F_coarse); -face: U += dt/dx (F_fine - F_coarse).
-            U(v, idx[0], idx[1], idx[2]) -= coef * (ff - fc);
+            U(vars[v], idx[0], idx[1], idx[2]) -= coef * (ff - fc);
           }
     }
   });

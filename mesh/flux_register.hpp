@@ -10,26 +10,38 @@
 
 #include "memory/arena.hpp"
 #include "mesh/block_storage.hpp"
+#include "mesh/geometry.hpp"
 #include "mesh/tree.hpp"
 
 namespace tessera::mesh {
 
 class FluxRegister {
  public:
-  /// Maps the arena "flux" (maxblocks * 6 faces * face_size() doubles) with policy cfg.
-  FluxRegister(const BlockShape& s, int maxblocks, memory::ArenaConfig cfg = {});
-  /// Face `face` = 2*axis + side (side 0 = low) of slot: nvar x nt2 x nt1 doubles, where
-  /// t1 < t2 are the two other axes (inactive axes count 1). Layout [v][t2][t1].
+  /// Maps the arena "flux" (maxblocks * 6 faces * face_size() doubles) with policy cfg,
+  /// room for `nflux` flux-carrying variables per face.
+  FluxRegister(const BlockShape& s, int maxblocks, int nflux, memory::ArenaConfig cfg = {});
+  /// Face `face` = 2*axis + side (side 0 = low) of slot: nflux x nt2 x nt1 doubles, where
+  /// t1 < t2 are the two other axes (inactive axes count 1). Layout [f][t2][t1], f the
+  /// operator's own numbering of its flux variables.
   double* face(int slot, int face) {
     return static_cast<double*>(arena_.data()) + (std::size_t(slot) * 6 + face) * face_size_;
   }
   std::size_t face_size() const { return face_size_; }
+  /// Doubles of one variable on one face.
+  std::size_t per_var() const { return face_size_ / nflux_; }
+  int nflux() const { return nflux_; }
 
   /// Rebuild the list of fine/coarse faces for a tree. slot_of: node -> local slot / -1.
-  void build(const Tree& t, const std::vector<int>& slot_of, int me);
-  /// Collective: correct coarse cells of `storage` next to finer faces. `dt_weight` is the
-  /// factor the stage applied to its flux divergence (dt for a plain step).
-  void correct(BlockStorage& storage, const Tree& t, MPI_Comm comm, double dt_weight);
+  /// In curvilinear geometry the fine fluxes are averaged by face area and the correction
+  /// is dt A / V of the coarse cell (conservation of the volume integral).
+  void build(const Tree& t, const std::vector<int>& slot_of, int me,
+             Geometry geo = Geometry::cartesian);
+  /// Collective: correct coarse cells of `storage` next to finer faces, exactly the
+  /// variables `vars` (flux f of the register corrects unk variable vars[f]) that the
+  /// calling operator stored. `dt_weight` is the factor the stage applied to its flux
+  /// divergence (dt for a plain step).
+  void correct(BlockStorage& storage, const Tree& t, MPI_Comm comm, double dt_weight,
+               const std::vector<int>& vars);
 
  private:
   struct FaceOp {
@@ -39,9 +51,11 @@ class FluxRegister {
   };
   BlockShape shape_;
   std::size_t face_size_ = 0;
+  int nflux_ = 1;
   memory::Arena arena_;  ///< zero-filled by the mapping
   std::vector<FaceOp> ops_;
   int me_ = 0;
+  Geometry geo_ = Geometry::cartesian;
 };
 
 }  // namespace tessera::mesh

@@ -95,6 +95,9 @@ void Mesh::declare_params(base::Params& p) {
   p.declare_string("mesh.layout", "var_major", {"var_major", "zone_major"},
                    "unk order per block: var_major [var][k][j][i] or zone_major [k][j][i][var] "
                    "(PARAMESH); same answers to the bit");
+  p.declare_string("mesh.geometry", "cartesian", {"cartesian", "cylindrical", "spherical"},
+                   "coordinates: cartesian (1-3-D), cylindrical (2-D r-z, x = r), spherical "
+                   "(1-D r)");
   p.declare_string("mesh.distribution", "morton", {"morton", "round_robin"},
                    "how leaf blocks are spread over ranks");
   for (int n = 1; n <= 4; ++n) {
@@ -109,8 +112,32 @@ void Mesh::declare_params(base::Params& p) {
   }
 }
 
-Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int nguard)
+const char* to_string(VarKind k) {
+  switch (k) {
+    case VarKind::conserved:
+      return "conserved";
+    case VarKind::mass_scalar:
+      return "mass_scalar";
+    default:
+      return "auxiliary";
+  }
+}
+
+Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int nguard,
+           int nflux)
     : comm_(comm), vars_(std::move(vars)) {
+  for (std::size_t v = 0; v < vars_.size(); ++v) {
+    for (std::size_t w = 0; w < v; ++w)
+      if (vars_[w].name == vars_[v].name)
+        throw Error("variable '" + vars_[v].name + "' is declared by both " + vars_[w].owner +
+                    " and " + vars_[v].owner);
+    if (vars_[v].guard_fill) {
+      if (nfill_ != static_cast<int>(v))
+        throw Error("mesh: guard-filled variable '" + vars_[v].name +
+                    "' follows one that is not (the driver orders them)");
+      ++nfill_;
+    }
+  }
   rank_ = parallel::rank(comm);
   nranks_ = parallel::size(comm);
   TreeGeometry g;
@@ -147,6 +174,23 @@ Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int 
     throw Error("mesh.lrefine_max = " + std::to_string(lrefine_max_) +
                 " is below mesh.lrefine_min = " + std::to_string(lrefine_min_));
   round_robin_ = p.get_string("mesh.distribution") == "round_robin";
+  {
+    const auto& geo = p.get_string("mesh.geometry");
+    geometry_ = geo == "cylindrical" ? Geometry::cylindrical
+                                     : (geo == "spherical" ? Geometry::spherical : Geometry::cartesian);
+    if (geometry_ == Geometry::cylindrical && g.ndim != 2)
+      throw Error("mesh.geometry = \"cylindrical\" is 2-D (r, z): set mesh.ndim = 2");
+    if (geometry_ == Geometry::spherical && g.ndim != 1)
+      throw Error("mesh.geometry = \"spherical\" is 1-D (r): set mesh.ndim = 1");
+    if (geometry_ != Geometry::cartesian) {
+      if (g.lo[0] < 0.0)
+        throw Error("mesh.xmin = " + std::to_string(g.lo[0]) + " is a negative radius");
+      if (g.periodic[0]) throw Error("mesh.geometry = \"" + geo + "\": r cannot be periodic");
+      if (g.lo[0] == 0.0 && bc_[0][0] != Boundary::reflecting)
+        throw Error("mesh.geometry = \"" + geo +
+                    "\": the axis r = 0 needs mesh.xl_boundary_type = \"reflecting\"");
+    }
+  }
   BlockShape s;
   s.ndim = g.ndim;
   s.nx = nxb;
@@ -157,7 +201,9 @@ Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int 
   tree_.distribute(nranks_, round_robin_);
   storage_ = BlockStorage(s, maxblocks, rank_, memory::config_for(p, "unk"),
                           parse_layout(p.get_string("mesh.layout")));
-  fluxreg_ = std::make_unique<FluxRegister>(s, maxblocks, memory::config_for(p, "flux"));
+  fluxreg_ =
+      std::make_unique<FluxRegister>(s, maxblocks, nflux < 0 ? s.nvar : std::max(nflux, 1),
+                                     memory::config_for(p, "flux"));
   check_maxblocks(tree_);
   slot_.assign(tree_.size(), -1);
   for (int id = 0; id < tree_.size(); ++id)
@@ -173,8 +219,17 @@ int Mesh::var_index(const std::string& name) const {
   return -1;
 }
 
+void Mesh::set_radial(TransferOp& op, int src_node) const {
+  if (geometry_ == Geometry::cartesian) return;
+  const double dx = tree_.block_size(src_node)[0] / shape().nx;
+  op.r_dx = dx;
+  op.r_lo = tree_.block_lo(src_node)[0] + (op.src.lo[0] - shape().ng) * dx;
+}
+
 BlockGeom Mesh::geom(int node) const {
   BlockGeom bg;
+  bg.geometry = geometry_;
+  bg.ndim = ndim();
   bg.lo = tree_.block_lo(node);
   const auto w = tree_.block_size(node);
   for (int a = 0; a < 3; ++a) bg.dx[a] = w[a] / shape().ni(a);
@@ -204,7 +259,7 @@ void Mesh::after_tree_change() {
   for (int id = 0; id < tree_.size(); ++id)
     if (tree_.node(id).leaf() && tree_.node(id).owner == rank_) local_leaves_.push_back(id);
   build_guard_plan();
-  fluxreg_->build(tree_, slot_, rank_);
+  fluxreg_->build(tree_, slot_, rank_, geometry_);
 }
 
 void Mesh::build_guard_plan() {
@@ -230,7 +285,8 @@ void Mesh::build_guard_plan() {
           }
           IVec shift{0, 0, 0};
           const int nb = tree_.find(n.level, p, &shift);
-          auto add = [&](int stage, const TransferOp& op, int src_node) {
+          auto add = [&](int stage, TransferOp op, int src_node) {
+            set_radial(op, src_node);
             push_op(guard_stages_[stage], op, rank_, tree_.node(src_node).owner, slot_[src_node],
                     n.owner, slot_[id]);
           };
@@ -293,10 +349,10 @@ namespace {
 // so applying x, then y, then z fills edges and corners from already-filled zones.
 template <Layout L>
 void boundary_slab(const BlockView<L>& u, const BlockShape& s, int a, int side, Boundary bc,
-                   const std::vector<VarInfo>& vars) {
+                   const std::vector<VarInfo>& vars, int nfill) {
   const int nx = s.nx, ng = s.ng;
   const int b = a == 0 ? 1 : 0, c = a == 2 ? 1 : 2;  // the other two axes
-  for (int v = 0; v < s.nvar; ++v) {
+  for (int v = 0; v < nfill; ++v) {
     const double sign = bc == Boundary::reflecting && vars[v].vector_axis == a ? -1.0 : 1.0;
     for (int m = 0; m < ng; ++m) {
       int g[3], q[3];
@@ -332,7 +388,7 @@ void Mesh::apply_physical_bcs(int level) {
           const Boundary bc = bc_[a][side];
           if (bc == Boundary::periodic) continue;
           const int edge = side ? tree_.geometry().nblocks_at(a, level) - 1 : 0;
-          if (n.pos[a] == edge) boundary_slab(u, shape(), a, side, bc, vars_);
+          if (n.pos[a] == edge) boundary_slab(u, shape(), a, side, bc, vars_, nfill_);
         }
     }
   });
@@ -340,10 +396,10 @@ void Mesh::apply_physical_bcs(int level) {
 
 void Mesh::fill_guards() {
   TESSERA_REGION("guardcell");
-  execute(guard_stages_[0], storage_, comm_, 100);
+  execute(guard_stages_[0], storage_, comm_, 100, nfill_, geometry_);
   apply_physical_bcs(0);
   for (int L = 1; L < static_cast<int>(guard_stages_.size()); ++L) {
-    execute(guard_stages_[L], storage_, comm_, 100 + L);
+    execute(guard_stages_[L], storage_, comm_, 100 + L, nfill_, geometry_);
     apply_physical_bcs(L);
   }
 }
@@ -388,7 +444,8 @@ bool Mesh::regrid(std::vector<Flag> flags) {
 
   TransferPlan plan;
   const Box interior = interior_box(shape());
-  auto add = [&](const TransferOp& op, int src_old, int dst_new) {
+  auto add = [&](TransferOp op, int src_old, int dst_new) {
+    set_radial(op, src_old);
     push_op(plan, op, rank_, tree_.node(src_old).owner, slot_[src_old], nt.node(dst_new).owner,
             nslot[dst_new]);
   };
@@ -429,7 +486,7 @@ bool Mesh::regrid(std::vector<Flag> flags) {
       }
     }
   }
-  execute(plan, storage_, comm_, 200);
+  execute(plan, storage_, comm_, 200, -1, geometry_);
   for (int id = 0; id < tree_.size(); ++id)
     if (slot_[id] >= 0 && !kept[slot_[id]]) storage_.release(slot_[id]);
   tree_ = std::move(nt);
@@ -447,11 +504,13 @@ void Mesh::restrict_parents() {
       if (p.leaf() || p.level != L) continue;
       for (int c = 0; c < tree_.geometry().nchild(); ++c) {
         const int cid = p.child[c];
-        push_op(plan, child_to_parent(shape(), c), rank_, tree_.node(cid).owner, slot_[cid],
+        TransferOp op = child_to_parent(shape(), c);
+        set_radial(op, cid);
+        push_op(plan, op, rank_, tree_.node(cid).owner, slot_[cid],
                 p.owner, slot_[id]);
       }
     }
-    execute(plan, storage_, comm_, 300 + L);
+    execute(plan, storage_, comm_, 300 + L, -1, geometry_);
   }
 }
 

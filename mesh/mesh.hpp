@@ -8,9 +8,11 @@
 #include <array>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mesh/block_storage.hpp"
+#include "mesh/geometry.hpp"
 #include "mesh/transfer.hpp"
 #include "mesh/tree.hpp"
 
@@ -20,21 +22,68 @@ class Params;
 
 namespace tessera::mesh {
 
-/// A variable held in `unk`, declared by the module that owns it.
-struct VarInfo {
-  std::string name;      ///< FLASH-style, at most 4 characters
-  int vector_axis = -1;  ///< 0/1/2 if this is the x/y/z component of a vector, else -1
+/// How an operator treats a variable of `unk` (physics units declare it; the mesh only
+/// stores it and hands the list to whoever asks).
+enum class VarKind {
+  conserved,    ///< a conserved density updated by fluxes (dens, momx, etot)
+  mass_scalar,  ///< a mass-specific quantity X stored as X, advected as rho*X with fluxes
+  auxiliary     ///< a zone quantity without fluxes (pres, temp, gamc)
 };
+
+/// A variable held in `unk`, declared by the unit that owns it.
+struct VarInfo {
+  VarInfo() = default;
+  VarInfo(std::string n, int axis = -1, VarKind k = VarKind::conserved, bool fill = true,
+          bool plotted = true, std::string by = {})
+      : name(std::move(n)),
+        vector_axis(axis),
+        kind(k),
+        guard_fill(fill),
+        plot(plotted),
+        owner(std::move(by)) {}
+  std::string name;      ///< FLASH name, at most 4 characters
+  int vector_axis = -1;  ///< 0/1/2 if this is the x/y/z component of a vector, else -1
+  VarKind kind = VarKind::conserved;
+  bool guard_fill = true;  ///< guard zones are filled (false: the owner recomputes them)
+  bool plot = true;        ///< written to plotfiles when io.plot_vars names "all"
+  std::string owner;       ///< the declaring unit's name
+  bool has_fluxes() const { return kind != VarKind::auxiliary; }
+};
+
+/// "conserved" / "mass_scalar" / "auxiliary".
+const char* to_string(VarKind k);
 
 enum class Boundary { outflow, reflecting, periodic };
 
-/// Cell geometry of one block: lower corner of the interior and cell widths.
+/// Cell geometry of one block: lower corner of the interior, cell widths and the
+/// coordinate system (geometry.hpp; axis 0 is r in cylindrical and spherical).
 struct BlockGeom {
   std::array<double, 3> lo{}, dx{1, 1, 1};
+  Geometry geometry = Geometry::cartesian;
+  int ndim = 3;
   /// Centre of interior cell (i, j, k), interior indices from 0.
   double x(int i) const { return lo[0] + (i + 0.5) * dx[0]; }
   double y(int j) const { return lo[1] + (j + 0.5) * dx[1]; }
   double z(int k) const { return lo[2] + (k + 0.5) * dx[2]; }
+  /// Volume of interior cell i (any j, k; cm^3 with the full 2 pi / 4 pi).
+  double volume(int i) const {
+    double v = geometry::shell_volume(geometry, lo[0] + i * dx[0], lo[0] + (i + 1) * dx[0]);
+    for (int a = 1; a < ndim; ++a) v *= dx[a];
+    return v;
+  }
+  /// Area of the lower face of interior cell i along axis a (i may be nx: the upper face of
+  /// the last cell). Axis 0 in curvilinear geometry: 2 pi r dz or 4 pi r^2.
+  double area(int a, int i) const {
+    double s = 1.0;
+    if (a == 0) {
+      s = geometry::radial_area(geometry, lo[0] + i * dx[0]);
+    } else {
+      s = geometry::shell_volume(geometry, lo[0] + i * dx[0], lo[0] + (i + 1) * dx[0]);
+    }
+    for (int b = 1; b < ndim; ++b)
+      if (b != a) s *= dx[b];
+    return s;
+  }
 };
 
 class FluxRegister;
@@ -45,7 +94,12 @@ class Mesh {
   static void declare_params(base::Params& p);
 
   /// Collective. Root blocks only, distributed; call refine_initial to reach lrefine_min.
-  Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int nguard);
+  /// `vars` lists every variable with guard_fill first (guard fills move that prefix of
+  /// the variables only); `nflux` is the most flux-carrying variables one operator
+  /// stores in the flux register (< 0: as many as vars). Throws tessera::Error on a
+  /// repeated name or a guard-filled variable after one that is not.
+  Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int nguard,
+       int nflux = -1);
   ~Mesh();
 
   MPI_Comm comm() const { return comm_; }
@@ -57,11 +111,15 @@ class Mesh {
   const BlockStorage& storage() const { return storage_; }
   const std::vector<VarInfo>& vars() const { return vars_; }
   int var_index(const std::string& name) const;  ///< -1 if absent
+  /// Variables whose guard zones fill_guards() fills: indices [0, nfill()).
+  int nfill() const { return nfill_; }
   int ndim() const { return tree_.geometry().ndim; }
   int nxb() const { return shape().nx; }
   int lrefine_min() const { return lrefine_min_; }  ///< 1-based, as FLASH
   int lrefine_max() const { return lrefine_max_; }
   Boundary boundary(int axis, int side) const { return bc_[axis][side]; }
+  /// mesh.geometry, fixed for the run.
+  Geometry geometry() const { return geometry_; }
 
   /// Local slot of node id, or -1 if not held here.
   int slot(int node) const { return slot_[node]; }
@@ -80,6 +138,14 @@ class Mesh {
   template <Layout L>
   BlockView<L> view(int node, LayoutTag<L> tag) {
     return storage_.view(slot_[node], tag);
+  }
+  /// f(node, view, geom) for every local leaf in canonical order, the layout dispatched
+  /// once around the loop (the one leaf-iteration helper; f is compiled for both).
+  template <class F>
+  void for_each_leaf(F&& f) {
+    with_layout([&](auto tag) {
+      for (int id : local_leaves_) f(id, view(id, tag), geom(id));
+    });
   }
   /// Smallest cell width on each axis over the whole tree.
   std::array<double, 3> finest_dx() const;
@@ -110,18 +176,22 @@ class Mesh {
   MPI_Comm comm_;
   int rank_ = 0, nranks_ = 1;
   std::vector<VarInfo> vars_;
+  int nfill_ = 0;
   Tree tree_;
   BlockStorage storage_;
   std::vector<int> slot_;
   std::vector<int> local_leaves_;
   int lrefine_min_ = 1, lrefine_max_ = 1;
   bool round_robin_ = false;
+  Geometry geometry_ = Geometry::cartesian;
   std::array<std::array<Boundary, 2>, 3> bc_{};
   // Guard fill: stage 0 (copies + restrictions), then one prolongation stage per level.
   std::vector<TransferPlan> guard_stages_;
   std::unique_ptr<FluxRegister> fluxreg_;
 
   void after_tree_change();  ///< local lists, plans
+  /// Radial position of op's first source cell (r_lo, r_dx) for curvilinear weights.
+  void set_radial(TransferOp& op, int src_node) const;
   void build_guard_plan();
   void apply_physical_bcs(int level);
   void check_maxblocks(const Tree& t) const;

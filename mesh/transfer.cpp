@@ -30,18 +30,23 @@ inline void for_box(const Box& b, int nvar, F&& f) {
   }
 }
 
-// Every contiguous run of box b's doubles in layout L, as f(v, j, k, n): the n doubles
-// from (v, b.lo[0], j, k) on. Var-major: one x-row of one variable; zone-major: one x-row
-// of all variables (v = 0). Only a plain copy may use runs.
+// Every contiguous run of box b's doubles in layout L for variables [0, nv) of an array
+// of nvar, as f(v, i, j, k, n): the n doubles from (v, b.lo[0] + i, j, k) on. Var-major:
+// one x-row of one variable; zone-major: one x-row of all variables (v = 0, i = 0) when
+// nv = nvar, else the nv variables of one zone. Only a plain copy may use runs.
 template <Layout L, class F>
-inline void for_box_runs(const Box& b, int nvar, F&& f) {
+inline void for_box_runs(const Box& b, int nv, int nvar, F&& f) {
   if constexpr (L == Layout::var_major) {
-    for (int v = 0; v < nvar; ++v)
+    for (int v = 0; v < nv; ++v)
       for (int k = 0; k < b.extent(2); ++k)
-        for (int j = 0; j < b.extent(1); ++j) f(v, j, k, b.extent(0));
+        for (int j = 0; j < b.extent(1); ++j) f(v, 0, j, k, b.extent(0));
+  } else if (nv == nvar) {
+    for (int k = 0; k < b.extent(2); ++k)
+      for (int j = 0; j < b.extent(1); ++j) f(0, 0, j, k, b.extent(0) * nvar);
   } else {
     for (int k = 0; k < b.extent(2); ++k)
-      for (int j = 0; j < b.extent(1); ++j) f(0, j, k, b.extent(0) * nvar);
+      for (int j = 0; j < b.extent(1); ++j)
+        for (int i = 0; i < b.extent(0); ++i) f(0, i, j, k, nv);
   }
 }
 
@@ -90,22 +95,45 @@ inline double mc_slope(double qm, double q0, double qp) {
   return s * std::min({0.5 * std::fabs(dl + dr), 2.0 * std::fabs(dl), 2.0 * std::fabs(dr)});
 }
 
+// Variables [0, nvar) of op; the source's and the destination's own strides apply (a
+// packed buffer holds nvar variables per zone, a block array all of its own).
 template <Layout L>
 void apply(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst, int nvar,
-           int ndim) {
+           int ndim, Geometry geo) {
   const Box& d = op.dst;
   const IVec& o = op.src.lo;
   switch (op.kind) {
     case OpKind::copy:
-      for_box_runs<L>(d, nvar, [&](int v, int j, int k, int n) {
-        double* __restrict out = &dst(v, d.lo[0], d.lo[1] + j, d.lo[2] + k);
-        const double* __restrict in = src.ptr(v, o[0], o[1] + j, o[2] + k);
+      // A run of zone-major doubles spans whole zones only when source and destination
+      // both hold exactly nvar variables per zone.
+      for_box_runs<L>(d, nvar, src.si == nvar && dst.nvar == nvar ? nvar : nvar + 1,
+                      [&](int v, int i, int j, int k, int n) {
+        double* __restrict out = &dst(v, d.lo[0] + i, d.lo[1] + j, d.lo[2] + k);
+        const double* __restrict in = src.ptr(v, o[0] + i, o[1] + j, o[2] + k);
         for (int c = 0; c < n; ++c) out[c] = in[c];
       });
       break;
     case OpKind::restrict_avg: {
       const int fx = 2, fy = ndim > 1 ? 2 : 1, fz = ndim > 2 ? 2 : 1;
       const double w = 1.0 / (fx * fy * fz);
+      if (geo != Geometry::cartesian) {
+        // Volume-weighted mean: the two fine cells along r weigh by their shell volumes,
+        // those along the other axes equally.
+        const double wo = 1.0 / (fy * fz);
+        for_box<L>(d, nvar, [&](int v, int i, int j, int k) {
+          const double r0 = op.r_lo + 2 * i * op.r_dx;
+          const double v0 = geometry::shell_volume(geo, r0, r0 + op.r_dx);
+          const double v1 = geometry::shell_volume(geo, r0 + op.r_dx, r0 + 2 * op.r_dx);
+          double sum[2] = {0.0, 0.0};
+          for (int c = 0; c < fz; ++c)
+            for (int b = 0; b < fy; ++b)
+              for (int a = 0; a < fx; ++a)
+                sum[a] += src(v, o[0] + fx * i + a, o[1] + fy * j + b, o[2] + fz * k + c);
+          dst(v, d.lo[0] + i, d.lo[1] + j, d.lo[2] + k) =
+              (v0 * sum[0] + v1 * sum[1]) * wo / (v0 + v1);
+        });
+        break;
+      }
       for_box<L>(d, nvar, [&](int v, int i, int j, int k) {
         double sum = 0.0;
         for (int c = 0; c < fz; ++c)
@@ -120,6 +148,8 @@ void apply(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst, 
       // Conservative limited linear prolongation: each fine cell takes the coarse value
       // plus a quarter of the MC-limited slope per axis toward its half; the average of
       // the 2^d fine cells is the coarse value.
+      // In curvilinear geometry the radial offset is (centroid of the fine cell - centroid
+      // of the coarse cell) / coarse width, which keeps the volume integral.
       for_box<L>(d, nvar, [&](int v, int i, int j, int k) {
         const int t[3] = {i, j, k};
         IVec c{0, 0, 0};
@@ -131,6 +161,13 @@ void apply(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst, 
           } else {
             c[a] = o[a];
           }
+        }
+        if (geo != Geometry::cartesian) {
+          const double r0 = op.r_lo + (c[0] - o[0]) * op.r_dx;
+          const double rf = r0 + ((op.parity0[0] + i) & 1) * 0.5 * op.r_dx;
+          sgn[0] = (geometry::centroid(geo, rf, rf + 0.5 * op.r_dx) -
+                    geometry::centroid(geo, r0, r0 + op.r_dx)) /
+                   op.r_dx;
         }
         const double q0 = src(v, c[0], c[1], c[2]);
         double val = q0;
@@ -147,9 +184,10 @@ void apply(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst, 
 }
 
 template <Layout L>
-void run_plan(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag) {
+void run_plan(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag, int nvar,
+              Geometry geo) {
   const int me = parallel::rank(comm);
-  const int nvar = storage.shape().nvar;
+  const int nall = storage.shape().nvar;
   const int ndim = storage.shape().ndim;
   std::map<int, std::vector<double>> send, recv;
   {
@@ -167,8 +205,8 @@ void run_plan(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, in
       auto& buf = send[op.dst_rank];
       const Source<L> s = block_source<L>(storage, op.src_slot);
       const Box& b = op.src;
-      for_box_runs<L>(b, nvar, [&](int v, int j, int k, int n) {
-        const double* in = s.ptr(v, b.lo[0], b.lo[1] + j, b.lo[2] + k);
+      for_box_runs<L>(b, nvar, nall, [&](int v, int i, int j, int k, int n) {
+        const double* in = s.ptr(v, b.lo[0] + i, b.lo[1] + j, b.lo[2] + k);
         buf.insert(buf.end(), in, in + n);
       });
     }
@@ -183,11 +221,11 @@ void run_plan(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, in
     if (op.dst_rank != me) continue;
     const BlockView<L> dst = storage.view<L>(op.dst_slot);
     if (op.src_rank == me) {
-      apply(op, block_source<L>(storage, op.src_slot), dst, nvar, ndim);
+      apply(op, block_source<L>(storage, op.src_slot), dst, nvar, ndim, geo);
     } else {
       std::size_t& at = cursor[op.src_rank];
       const double* p = recv[op.src_rank].data() + at;
-      apply(op, buffer_source<L>(p, op.src, nvar), dst, nvar, ndim);
+      apply(op, buffer_source<L>(p, op.src, nvar), dst, nvar, ndim, geo);
       at += op.src.volume() * nvar;
     }
   }
@@ -195,8 +233,12 @@ void run_plan(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, in
 
 }  // namespace
 
-void execute(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag) {
-  storage.with_layout([&](auto L) { run_plan<decltype(L)::value>(plan, storage, comm, tag); });
+void execute(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag,
+             int nvar, Geometry geo) {
+  const int nall = storage.shape().nvar;
+  const int nv = nvar < 0 || nvar > nall ? nall : nvar;
+  storage.with_layout(
+      [&](auto L) { run_plan<decltype(L)::value>(plan, storage, comm, tag, nv, geo); });
 }
 
 }  // namespace tessera::mesh

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mesh/block_storage.hpp"
+#include "mesh/geometry.hpp"
 #include "mesh/tree.hpp"
 
 namespace tessera::mesh {
@@ -31,14 +32,20 @@ struct TransferOp {
   int src_slot = -1, dst_slot = -1;  ///< known only on the rank that owns that side
   Box src, dst;                      ///< src: cells read (prolong: with a 1-cell halo)
   IVec parity0{0, 0, 0};             ///< prolong: parity of dst.lo in the fine index space
+  /// Curvilinear geometry: r of the lower edge of source cell src.lo[0] and its width
+  /// (restriction weights fine cells by volume; prolongation offsets by volume centroids).
+  double r_lo = 0, r_dx = 0;
 };
 
 struct TransferPlan {
   std::vector<TransferOp> ops;  ///< only ops this rank takes part in, in global order
 };
 
-/// Execute a plan on `storage` (all variables). Collective over the ranks that appear in
-/// the plan (call it on every rank). `tag` separates concurrent plans.
-void execute(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag);
+/// Execute a plan on `storage` for variables [0, nvar) (nvar < 0: all of them), in
+/// geometry `geo` (restriction is the volume-weighted mean and prolongation conserves the
+/// volume integral). Collective over the ranks that appear in the plan (call it on every
+/// rank). `tag` separates concurrent plans.
+void execute(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag,
+             int nvar = -1, Geometry geo = Geometry::cartesian);
 
 }  // namespace tessera::mesh

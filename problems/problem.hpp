@@ -2,7 +2,9 @@
 // Problem set-ups: initial conditions and the parameters that describe them. Each
 // problem fills the conserved hydro variables of one block (interior cells), with cell
 // averages computed by sub-zone sampling or exact integrals so that refining a block
-// and re-initialising it gives the same averages the initial refinement expects.
+// and re-initialising it gives the same averages the initial refinement expects. Energies
+// come from the run's EOS (pressure or temperature to specific internal energy), never
+// from a gamma constant; the EOS unit fills pres, temp, gamc, game afterwards.
 #include <memory>
 #include <string>
 
@@ -11,6 +13,9 @@
 namespace tessera::base {
 class Params;
 }
+namespace tessera::eos {
+class Eos;
+}
 
 namespace tessera::problems {
 
@@ -18,6 +23,9 @@ class Problem {
  public:
   virtual ~Problem() = default;
   virtual std::string name() const = 0;
+  /// Once unk exists: look up the indices of variables the problem sets besides hydro's
+  /// (species, scalars). Throws tessera::Error if one it needs is missing.
+  virtual void bind(const mesh::Mesh& /*m*/) {}
   /// Fill the interior cells of u (dens, momx, momy, momz, etot); one overload per
   /// layout, both implemented by ProblemBase from one template.
   virtual void init_block(const mesh::BlockView<mesh::Layout::var_major>& u,
@@ -43,7 +51,8 @@ class ProblemBase : public Problem {
 
 /// Declare problem.name and every problem's section.
 void declare_params(base::Params& p);
-/// The problem named by problem.name.
-std::unique_ptr<Problem> make(const base::Params& p);
+/// The problem named by problem.name, with the run's EOS (kept by reference: it must
+/// outlive the problem).
+std::unique_ptr<Problem> make(const base::Params& p, const eos::Eos& eos);
 
 }  // namespace tessera::problems

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <numbers>
 #include <string>
+#include <vector>
 
 #include "base/error.hpp"
 #include "base/params.hpp"
+#include "physics/eos/eos.hpp"
 #include "physics/hydro/hydro.hpp"
 #include "problems/problem.hpp"
 
@@ -27,21 +29,53 @@ void for_interior(const mesh::BlockShape& s, F&& f) {
       for (int i = 0; i < s.ni(0); ++i) f(i, j, k);
 }
 
+/// Internal energy density rho*e of (dens, pres) from the run's EOS (dens_pres).
+double rhoe_of(const eos::Eos& eos, double dens, double pres) {
+  double d = dens, t = 1e7, e = 0.0, p = pres, gc = 0.0, ge = 0.0;
+  eos::Pencil pc;
+  pc.n = 1;
+  pc.dens = &d;
+  pc.temp = &t;
+  pc.eint = &e;
+  pc.pres = &p;
+  pc.gamc = &gc;
+  pc.game = &ge;
+  if (eos.apply(eos::Mode::dens_pres, pc).failed >= 0)
+    throw Error("problem set-up: the EOS has no state with dens = " + std::to_string(dens) +
+                " and pres = " + std::to_string(pres));
+  return d * e;
+}
+
+/// Gamma1 of (dens, pres) from the run's EOS.
+double gamc_of(const eos::Eos& eos, double dens, double pres) {
+  double d = dens, t = 1e7, e = 0.0, p = pres, gc = 0.0, ge = 0.0;
+  eos::Pencil pc;
+  pc.n = 1;
+  pc.dens = &d;
+  pc.temp = &t;
+  pc.eint = &e;
+  pc.pres = &p;
+  pc.gamc = &gc;
+  pc.game = &ge;
+  eos.apply(eos::Mode::dens_pres, pc);
+  return gc;
+}
+
 template <class View>
 void set_state(const View& u, const mesh::BlockShape& s, int i, int j, int k, double d, double vx,
-               double vy, double vz, double p, double gamma) {
+               double vy, double vz, double p, const eos::Eos& eos) {
   const int I = i + s.g(0), J = j + s.g(1), K = k + s.g(2);
   u(DENS, I, J, K) = d;
   u(MOMX, I, J, K) = d * vx;
   u(MOMY, I, J, K) = d * vy;
   u(MOMZ, I, J, K) = d * vz;
-  u(ETOT, I, J, K) = p / (gamma - 1.0) + 0.5 * d * (vx * vx + vy * vy + vz * vz);
+  u(ETOT, I, J, K) = rhoe_of(eos, d, p) + 0.5 * d * (vx * vx + vy * vy + vz * vz);
 }
 
 class Sedov final : public ProblemBase<Sedov> {
  public:
-  explicit Sedov(const base::Params& p)
-      : gamma_(p.get_real("hydro.gamma")),
+  Sedov(const base::Params& p, const eos::Eos& eos)
+      : eos_(eos),
         rho_(p.get_real("sedov.rho_ambient")),
         p_amb_(p.get_real("sedov.p_ambient")),
         e_(p.get_real("sedov.exp_energy")),
@@ -52,9 +86,26 @@ class Sedov final : public ProblemBase<Sedov> {
     ctr_[1] = p.get_real("sedov.yctr");
     ctr_[2] = p.get_real("sedov.zctr");
     const double pi = std::numbers::pi;
+    // r-z (blast on the axis) and 1-D spherical deposit into a sphere, like 3-D.
+    const auto& geo = p.get_string("mesh.geometry");
+    radial_power_ = geo == "cylindrical" ? 1 : (geo == "spherical" ? 2 : 0);
+    const int j = radial_power_ > 0 ? 3 : ndim_;
     const double vol =
-        ndim_ == 1 ? 2.0 * r0_ : (ndim_ == 2 ? pi * r0_ * r0_ : 4.0 / 3.0 * pi * r0_ * r0_ * r0_);
-    p_exp_ = (gamma_ - 1.0) * e_ / vol;
+        j == 1 ? 2.0 * r0_ : (j == 2 ? pi * r0_ * r0_ : 4.0 / 3.0 * pi * r0_ * r0_ * r0_);
+    // The deposit's pressure: rho*e = E / V, p from the EOS (dens_ei).
+    {
+      double d = rho_, t = 1e7, ei = e_ / vol / rho_, pr = 0.0, gc = 0.0, ge = 0.0;
+      eos::Pencil pc;
+      pc.n = 1;
+      pc.dens = &d;
+      pc.temp = &t;
+      pc.eint = &ei;
+      pc.pres = &pr;
+      pc.gamc = &gc;
+      pc.game = &ge;
+      eos.apply(eos::Mode::dens_ei, pc);
+      p_exp_ = pr;
+    }
     // What the sub-zone average below gives for a zone entirely outside r_init, summed
     // in the same order, so skipping those zones changes no bit.
     const int n = nsub_ * (ndim_ > 1 ? nsub_ : 1) * (ndim_ > 2 ? nsub_ : 1);
@@ -78,7 +129,22 @@ class Sedov final : public ProblemBase<Sedov> {
         near2 += d * d;
       }
       if (near2 > r0_ * r0_ * (1.0 + 1e-9)) {
-        set_state(u, s, i, j, k, rho_, 0, 0, 0, p_far_, gamma_);
+        set_state(u, s, i, j, k, rho_, 0, 0, 0, radial_power_ ? p_amb_ : p_far_, eos_);
+        return;
+      }
+      if (radial_power_ > 0) {
+        // Curvilinear: sub-zones weigh by their volume (r or r^2 along axis 0).
+        double psum = 0.0, wsum = 0.0;
+        for (int b = 0; b < ns[1]; ++b)
+          for (int a = 0; a < ns[0]; ++a) {
+            const double r = g.lo[0] + (i + (a + 0.5) / ns[0]) * g.dx[0];
+            const double x = r - ctr_[0];
+            const double y = ndim_ > 1 ? g.lo[1] + (j + (b + 0.5) / ns[1]) * g.dx[1] - ctr_[1] : 0.0;
+            const double w = radial_power_ == 1 ? r : r * r;
+            psum += w * (std::sqrt(x * x + y * y) < r0_ ? p_exp_ : p_amb_);
+            wsum += w;
+          }
+        set_state(u, s, i, j, k, rho_, 0, 0, 0, psum / wsum, eos_);
         return;
       }
       // Average the pressure over nsub^d sub-zones: p_exp inside r_init, ambient outside.
@@ -94,21 +160,23 @@ class Sedov final : public ProblemBase<Sedov> {
             const double r = std::sqrt(x * x + y * y + z * z);
             psum += r < r0_ ? p_exp_ : p_amb_;
           }
-      set_state(u, s, i, j, k, rho_, 0, 0, 0, psum * wsub, gamma_);
+      set_state(u, s, i, j, k, rho_, 0, 0, 0, psum * wsub, eos_);
     });
   }
 
  private:
-  double gamma_, rho_, p_amb_, e_, r0_;
+  const eos::Eos& eos_;
+  double rho_, p_amb_, e_, r0_;
   int nsub_, ndim_;
+  int radial_power_ = 0;  ///< sub-zone volume weight r^power (curvilinear geometry)
   double ctr_[3];
   double p_exp_, p_far_;
 };
 
 class Sod final : public ProblemBase<Sod> {
  public:
-  explicit Sod(const base::Params& p)
-      : gamma_(p.get_real("hydro.gamma")),
+  Sod(const base::Params& p, const eos::Eos& eos)
+      : eos_(eos),
         dl_(p.get_real("sod.rho_left")),
         dr_(p.get_real("sod.rho_right")),
         pl_(p.get_real("sod.p_left")),
@@ -122,6 +190,8 @@ class Sod final : public ProblemBase<Sod> {
     ny_ = ndim_ > 1 ? std::sin(th) : 0.0;
     if (ndim_ == 1) nx_ = 1.0;
     yc_ = 0.5 * (p.get_real("mesh.ymin") + p.get_real("mesh.ymax"));
+    rhoe_l_ = rhoe_of(eos, dl_, pl_);
+    rhoe_r_ = rhoe_of(eos, dr_, pr_);
   }
   std::string name() const override { return "sod"; }
   template <class View>
@@ -142,8 +212,8 @@ class Sod final : public ProblemBase<Sod> {
       // Conserved averages: mix mass, momentum and energy by volume fraction.
       const double d = f * dl_ + (1 - f) * dr_;
       const double m = f * dl_ * ul_ + (1 - f) * dr_ * ur_;
-      const double e = f * (pl_ / (gamma_ - 1) + 0.5 * dl_ * ul_ * ul_) +
-                       (1 - f) * (pr_ / (gamma_ - 1) + 0.5 * dr_ * ur_ * ur_);
+      const double e = f * (rhoe_l_ + 0.5 * dl_ * ul_ * ul_) +
+                       (1 - f) * (rhoe_r_ + 0.5 * dr_ * ur_ * ur_);
       const int I = i + s.g(0), J = j + s.g(1), K = k + s.g(2);
       u(DENS, I, J, K) = d;
       u(MOMX, I, J, K) = m * nx_;
@@ -154,15 +224,17 @@ class Sod final : public ProblemBase<Sod> {
   }
 
  private:
-  double gamma_, dl_, dr_, pl_, pr_, ul_, ur_, posn_;
+  const eos::Eos& eos_;
+  double dl_, dr_, pl_, pr_, ul_, ur_, posn_;
   int ndim_;
   double nx_ = 1, ny_ = 0, yc_ = 0;
+  double rhoe_l_ = 0, rhoe_r_ = 0;
 };
 
 class SoundWave final : public ProblemBase<SoundWave> {
  public:
-  explicit SoundWave(const base::Params& p)
-      : gamma_(p.get_real("hydro.gamma")),
+  SoundWave(const base::Params& p, const eos::Eos& eos)
+      : eos_(eos),
         rho0_(p.get_real("sound_wave.rho0")),
         p0_(p.get_real("sound_wave.p0")),
         amp_(p.get_real("sound_wave.amplitude")),
@@ -179,7 +251,7 @@ class SoundWave final : public ProblemBase<SoundWave> {
     }
     if (k2 == 0)
       throw Error("sound_wave: at least one of nx_waves, ny_waves, nz_waves must be non-zero");
-    c_ = std::sqrt(gamma_ * p0_ / rho0_);
+    c_ = std::sqrt(gamc_of(eos, rho0_, p0_) * p0_ / rho0_);
     for (int a = 0; a < 3; ++a) n_[a] = k_[a] / std::sqrt(k2);
   }
   std::string name() const override { return "sound_wave"; }
@@ -195,20 +267,95 @@ class SoundWave final : public ProblemBase<SoundWave> {
       const double d = rho0_ * (1 + w);
       const double v = c_ * w;
       const double p = p0_ + c_ * c_ * rho0_ * w;
-      set_state(u, s, i, j, k, d, v * n_[0], v * n_[1], v * n_[2], p, gamma_);
+      set_state(u, s, i, j, k, d, v * n_[0], v * n_[1], v * n_[2], p, eos_);
     });
   }
 
  private:
-  double gamma_, rho0_, p0_, amp_;
+  const eos::Eos& eos_;
+  double rho0_, p0_, amp_;
   int ndim_;
   double k_[3]{}, n_[3]{}, c_ = 1;
+};
+
+// A uniform flow carrying a disc (2-D) or ball (3-D) or slab (1-D) of a mass scalar or
+// species across a periodic box: the first mass scalar of unk is `inside` within radius r
+// of the centre and `outside` elsewhere (cell averages by sub-sampling); with species,
+// the second species takes the rest so that they sum to 1.
+class Advection final : public ProblemBase<Advection> {
+ public:
+  Advection(const base::Params& p, const eos::Eos& eos)
+      : rho_(p.get_real("advection.rho")),
+        p0_(p.get_real("advection.p")),
+        r_(p.get_real("advection.radius")),
+        in_(p.get_real("advection.inside")),
+        out_(p.get_real("advection.outside")),
+        ndim_(static_cast<int>(p.get_int("mesh.ndim"))) {
+    v_[0] = p.get_real("advection.velx");
+    v_[1] = p.get_real("advection.vely");
+    v_[2] = p.get_real("advection.velz");
+    const char* lo[3] = {"mesh.xmin", "mesh.ymin", "mesh.zmin"};
+    const char* hi[3] = {"mesh.xmax", "mesh.ymax", "mesh.zmax"};
+    for (int a = 0; a < 3; ++a) ctr_[a] = 0.5 * (p.get_real(lo[a]) + p.get_real(hi[a]));
+    rhoe_ = rhoe_of(eos, rho_, p0_);
+  }
+  std::string name() const override { return "advection"; }
+  void bind(const mesh::Mesh& m) override {
+    for (int v = 0; v < static_cast<int>(m.vars().size()); ++v)
+      if (m.vars()[v].kind == mesh::VarKind::mass_scalar) scalars_.push_back(v);
+    if (scalars_.empty())
+      throw Error("advection: declare a mass scalar (composition.species or composition.scalars)");
+    pair_ = scalars_.size() >= 2 && m.vars()[scalars_[1]].owner == m.vars()[scalars_[0]].owner;
+  }
+  template <class View>
+  void init(const View& u, const mesh::BlockGeom& g, const mesh::BlockShape& s) const {
+    constexpr int nsub = 4;
+    const int ns[3] = {nsub, ndim_ > 1 ? nsub : 1, ndim_ > 2 ? nsub : 1};
+    for_interior(s, [&](int i, int j, int k) {
+      int inside = 0;
+      for (int c = 0; c < ns[2]; ++c)
+        for (int b = 0; b < ns[1]; ++b)
+          for (int a = 0; a < ns[0]; ++a) {
+            const double x = g.lo[0] + (i + (a + 0.5) / ns[0]) * g.dx[0] - ctr_[0];
+            const double y = ndim_ > 1 ? g.lo[1] + (j + (b + 0.5) / ns[1]) * g.dx[1] - ctr_[1] : 0;
+            const double z = ndim_ > 2 ? g.lo[2] + (k + (c + 0.5) / ns[2]) * g.dx[2] - ctr_[2] : 0;
+            inside += x * x + y * y + z * z < r_ * r_;
+          }
+      const double f = double(inside) / (ns[0] * ns[1] * ns[2]);
+      const int I = i + s.g(0), J = j + s.g(1), K = k + s.g(2);
+      u(DENS, I, J, K) = rho_;
+      u(MOMX, I, J, K) = rho_ * v_[0];
+      u(MOMY, I, J, K) = rho_ * v_[1];
+      u(MOMZ, I, J, K) = rho_ * v_[2];
+      u(ETOT, I, J, K) =
+          rhoe_ + 0.5 * rho_ * (v_[0] * v_[0] + v_[1] * v_[1] + v_[2] * v_[2]);
+      const double x = f * in_ + (1 - f) * out_;
+      u(scalars_[0], I, J, K) = x;
+      if (pair_) u(scalars_[1], I, J, K) = 1.0 - x;
+    });
+  }
+
+ private:
+  double rho_, p0_, r_, in_, out_;
+  int ndim_;
+  double v_[3]{}, ctr_[3]{}, rhoe_ = 0;
+  std::vector<int> scalars_;
+  bool pair_ = false;
 };
 
 }  // namespace
 
 void declare_params(base::Params& p) {
-  p.declare_string("problem.name", "sedov", {"sedov", "sod", "sound_wave"}, "problem set-up");
+  p.declare_string("problem.name", "sedov", {"sedov", "sod", "sound_wave", "advection"},
+                   "problem set-up");
+  p.declare_real("advection.rho", 1.0, 1e-300, 1e300, "density of the uniform flow");
+  p.declare_real("advection.p", 1.0, 1e-300, 1e300, "pressure of the uniform flow");
+  p.declare_real("advection.velx", 1.0, -1e300, 1e300, "flow velocity x");
+  p.declare_real("advection.vely", 0.5, -1e300, 1e300, "flow velocity y");
+  p.declare_real("advection.velz", 0.25, -1e300, 1e300, "flow velocity z");
+  p.declare_real("advection.radius", 0.25, 0.0, 1e300, "radius of the scalar blob");
+  p.declare_real("advection.inside", 1.0, 0.0, 1.0, "first mass scalar inside the blob");
+  p.declare_real("advection.outside", 0.0, 0.0, 1.0, "first mass scalar outside the blob");
   p.declare_real("sedov.rho_ambient", 1.0, 1e-300, 1e300, "ambient density (g/cm^3)");
   p.declare_real("sedov.p_ambient", 1e-5, 1e-300, 1e300, "ambient pressure (erg/cm^3)");
   p.declare_real("sedov.exp_energy", 1.0, 1e-300, 1e300, "explosion energy (erg)");
@@ -234,11 +381,12 @@ void declare_params(base::Params& p) {
   p.declare_int("sound_wave.nz_waves", 0, -64, 64, "wavelengths across the domain along z");
 }
 
-std::unique_ptr<Problem> make(const base::Params& p) {
+std::unique_ptr<Problem> make(const base::Params& p, const eos::Eos& eos) {
   const auto& n = p.get_string("problem.name");
-  if (n == "sedov") return std::make_unique<Sedov>(p);
-  if (n == "sod") return std::make_unique<Sod>(p);
-  return std::make_unique<SoundWave>(p);
+  if (n == "sedov") return std::make_unique<Sedov>(p, eos);
+  if (n == "sod") return std::make_unique<Sod>(p, eos);
+  if (n == "advection") return std::make_unique<Advection>(p, eos);
+  return std::make_unique<SoundWave>(p, eos);
 }
 
 }  // namespace tessera::problems

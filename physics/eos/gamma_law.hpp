@@ -1,8 +1,8 @@
 #pragma once
 // Ideal gas with constant adiabatic index γ and mean molecular weight μ:
 //   p = (γ - 1) ρ e,   T = p μ m_u / (ρ k_B),   cs^2 = γ p / ρ,   gamc = game = γ.
-// The static helpers are the per-zone forms for hot loops that know they run a gamma
-// law; the virtual apply() is the general vector interface (eos.hpp).
+// The static helpers are the per-zone forms for tests and exact solutions; hydro calls
+// the pencil interface (eos.hpp) like every other EOS.
 #include <cmath>
 #include <cstddef>
 #include <string>
@@ -34,48 +34,48 @@ class GammaLaw final : public Eos {
     return std::sqrt(gamma * pres / dens);
   }
 
-  void apply(Mode mode, State* states, std::size_t n) const override {
+  Result apply(Mode mode, const Pencil& p) const override {
     const double g = gamma_;
     const double gm1 = g - 1.0;
     // T = (γ-1) μ m_u e / k_B: temperature and specific energy are proportional.
     const double t_per_e = temp_per_eint_;
+    const std::size_t n = p.n;
+    double* dens = p.dens;
+    double* eint = p.eint;
+    double* pres = p.pres;
+    double* temp = p.temp;
     switch (mode) {
       case Mode::dens_ei:
         for (std::size_t i = 0; i < n; ++i) {
-          State& s = states[i];
-          s.pres = gm1 * s.dens * s.eint;
-          s.temp = t_per_e * s.eint;
-          finish(s, g);
+          pres[i] = gm1 * dens[i] * eint[i];
+          temp[i] = t_per_e * eint[i];
         }
         break;
       case Mode::dens_temp:
         for (std::size_t i = 0; i < n; ++i) {
-          State& s = states[i];
-          s.eint = s.temp / t_per_e;
-          s.pres = gm1 * s.dens * s.eint;
-          finish(s, g);
+          eint[i] = temp[i] / t_per_e;
+          pres[i] = gm1 * dens[i] * eint[i];
         }
         break;
       case Mode::dens_pres:
         for (std::size_t i = 0; i < n; ++i) {
-          State& s = states[i];
-          s.eint = s.pres / (gm1 * s.dens);
-          s.temp = t_per_e * s.eint;
-          finish(s, g);
+          eint[i] = pres[i] / (gm1 * dens[i]);
+          temp[i] = t_per_e * eint[i];
         }
         break;
     }
+    for (std::size_t i = 0; i < n; ++i) {
+      p.gamc[i] = g;
+      p.game[i] = g;
+    }
+    if (p.cs != nullptr)
+      for (std::size_t i = 0; i < n; ++i) p.cs[i] = std::sqrt(g * pres[i] / dens[i]);
+    return {};
   }
 
-  const char* name() const override { return "gamma_law"; }
+  const char* name() const override { return "gamma"; }
 
  private:
-  static void finish(State& s, double g) {
-    s.gamc = g;
-    s.game = g;
-    s.cs = std::sqrt(g * s.pres / s.dens);
-  }
-
   double gamma_;
   double mu_;
   double temp_per_eint_;

@@ -16,6 +16,8 @@
 #include "base/params.hpp"
 #include "mesh/flux_register.hpp"
 #include "perf/timers.hpp"
+#include "physics/composition/composition.hpp"
+#include "physics/eos/eos_unit.hpp"
 #include "physics/hydro/reconstruct.hpp"
 #include "physics/hydro/riemann.hpp"
 
@@ -24,37 +26,64 @@ namespace tessera::hydro {
 // Work arrays of one block update, carved from one arena ("scratch", 64-byte aligned
 // pieces: with n0 a multiple of 4 every x-row of W and of the row buffers then starts on
 // a 32-byte boundary, so no AVX load splits a cache line). Sized once for the mesh's
-// block shape; no allocation in a step.
+// block shape and the number of mass scalars; no allocation in a step. NR = 5 + scalars
+// reconstructed channels (rho, vx, vy, vz, p, X...); W adds gamc and game.
 struct Hydro::Scratch {
   memory::ArenaConfig cfg;
   memory::Arena arena;
-  double* w = nullptr;      // primitives [5][N]: rho, vx, vy, vz, p
-  double* slope = nullptr;  // this row's limited slopes [3 axes][5][n0]
-  double* half = nullptr;   // this row's Hancock half-step state [5][n0]
-  double* lo = nullptr;     // this row's low-face states along one axis [5][n0]
-  double* hi = nullptr;     // this row's high-face states along x [5][n0]
-  double* hi_y = nullptr;   // high-face states along y of rows j-1 and j [2][5][n0]
-  double* hi_z = nullptr;   // high-face states along z of planes k-1 and k [2][n1][5][n0]
-  double* flux = nullptr;   // fluxes through one row of faces [5][fn]
+  double* w = nullptr;      // primitives [NR + 2][N]: rho, vx, vy, vz, p, X..., gamc, game
+  double* slope = nullptr;  // this row's limited slopes [3 axes][NR][n0]
+  double* half = nullptr;   // this row's Hancock half-step state [NR][n0]
+  double* lo = nullptr;     // this row's low-face states along one axis [NR][n0]
+  double* hi = nullptr;     // this row's high-face states along x [NR][n0]
+  double* hi_y = nullptr;   // high-face states along y of rows j-1 and j [2][NR][n0]
+  double* hi_z = nullptr;   // high-face states along z of planes k-1 and k [2][n1][NR][n0]
+  double* flux = nullptr;   // fluxes through one row of faces [NR][fn]
   double* row = nullptr;    // one row of interior zones (time-step rate) [n0]
+  double* eint = nullptr;   // specific internal energy of every cell [N]
+  double* gz = nullptr;     // guard-zone EOS pencil [6][ngz]: dens eint temp pres gamc game
+  double* geo = nullptr;    // curvilinear radial factors [3][n0]: dt A-/V, dt A+/V, alpha dr/r
+  std::vector<int> guard_cells;  // cell numbers of the guard zones (EOS evaluated there)
   std::size_t n = 0;
+  int nr = 5;
   int fn = 0;  // flux row stride: n0 + 1 faces, rounded up to a multiple of 4
-  void resize(std::size_t cells, int n0, int n1) {
-    if (n == cells && arena.data()) return;
-    n = cells;
-    fn = (n0 + 1 + 3) / 4 * 4;
-    const std::size_t r = 5 * std::size_t(n0);
-    const std::size_t sizes[] = {
-        5 * cells,           3 * r,          r, r, r, 2 * r, 2 * std::size_t(n1) * r,
-        5 * std::size_t(fn), std::size_t(n0)};
-    double** parts[] = {&w, &slope, &half, &lo, &hi, &hi_y, &hi_z, &flux, &row};
+  /// Doubles of each piece for N cells, rows of n0, n1 rows per plane, nr channels.
+  static std::vector<std::size_t> sizes(std::size_t cells, int n0, int n1, int nr,
+                                        std::size_t guards) {
+    const std::size_t r = std::size_t(nr) * std::size_t(n0);
+    const std::size_t fn = std::size_t((n0 + 1 + 3) / 4 * 4);
+    return {std::size_t(nr + 2) * cells, 3 * r, r, r, r, 2 * r, 2 * std::size_t(n1) * r,
+            std::size_t(nr) * fn, std::size_t(n0), cells, 6 * guards, 3 * std::size_t(n0)};
+  }
+  static std::size_t bytes(const std::vector<std::size_t>& sz) {
     std::size_t total = 0;
-    for (std::size_t sz : sizes) total += (sz + 7) / 8 * 8;         // 8 doubles = 64 bytes
-    arena = memory::Arena("scratch", total * sizeof(double), cfg);  // zero-filled
+    for (std::size_t x : sz) total += (x + 7) / 8 * 8;  // 8 doubles = 64 bytes
+    return total * sizeof(double);
+  }
+  void resize(const mesh::BlockShape& s, int nscalars) {
+    const std::size_t cells = s.cells();
+    const int n0 = s.n(0), n1 = s.n(1);
+    if (n == cells && nr == 5 + nscalars && arena.data()) return;
+    n = cells;
+    nr = 5 + nscalars;
+    fn = (n0 + 1 + 3) / 4 * 4;
+    guard_cells.clear();
+    for (int k = 0; k < s.n(2); ++k)
+      for (int j = 0; j < s.n(1); ++j)
+        for (int i = 0; i < s.n(0); ++i) {
+          const int idx[3] = {i, j, k};
+          bool inside = true;
+          for (int a = 0; a < s.ndim; ++a) inside &= idx[a] >= s.ng && idx[a] < s.ng + s.nx;
+          if (!inside) guard_cells.push_back(int((std::size_t(k) * n1 + j) * n0 + i));
+        }
+    const auto sz = sizes(cells, n0, n1, nr, guard_cells.size());
+    double** parts[] = {&w,    &slope, &half, &lo, &hi, &hi_y, &hi_z,
+                        &flux, &row,   &eint, &gz, &geo};
+    arena = memory::Arena("scratch", bytes(sz), cfg);  // zero-filled
     double* p = static_cast<double*>(arena.data());
-    for (std::size_t i = 0; i < std::size(sizes); ++i) {
+    for (std::size_t i = 0; i < sz.size(); ++i) {
       *parts[i] = p;
-      p += (sizes[i] + 7) / 8 * 8;
+      p += (sz[i] + 7) / 8 * 8;
     }
   }
 };
@@ -67,14 +96,12 @@ void Hydro::declare_params(base::Params& p) {
                    "time integration (auto: hancock for plm, rk3 for ppm)");
   p.declare_real("hydro.cfl", 0.8, 0.01, 1.0,
                  "Courant number: dt = cfl / max(sum over axes of (|u|+c)/dx)");
-  p.declare_real("hydro.gamma", 1.4, 1.0001, 10.0, "adiabatic index of the gamma-law gas");
-  p.declare_real("hydro.mu", 1.0, 1e-6, 1e6, "mean molecular weight (for temperature)");
   p.declare_real("hydro.smallp", 1e-30, 0.0, 1e300, "pressure floor for reconstructed states");
   p.declare_real("hydro.smalld", 1e-30, 0.0, 1e300, "density floor for reconstructed states");
 }
 
 Hydro::Hydro(const base::Params& p)
-    : eos_(p.get_real("hydro.gamma"), p.get_real("hydro.mu")), scratch_(new Scratch) {
+    : scratch_(new Scratch), cfg_(memory::config_for(p, "scratch")) {
   opt_.recon = p.get_string("hydro.reconstruction") == "ppm" ? Recon::ppm : Recon::plm;
   const auto& lim = p.get_string("hydro.limiter");
   opt_.limiter = lim == "minmod" ? 0 : (lim == "van_leer" ? 1 : 2);
@@ -90,8 +117,6 @@ Hydro::Hydro(const base::Params& p)
         "hydro.integrator = \"hancock\" needs hydro.reconstruction = \"plm\" (use rk2 or rk3 with "
         "ppm)");
   opt_.cfl = p.get_real("hydro.cfl");
-  opt_.gamma = p.get_real("hydro.gamma");
-  opt_.mu = p.get_real("hydro.mu");
   opt_.smallp = p.get_real("hydro.smallp");
   opt_.smalld = p.get_real("hydro.smalld");
 }
@@ -109,14 +134,21 @@ int Hydro::stages() const {
   }
 }
 
-std::vector<mesh::VarInfo> Hydro::variables() {
-  return {{"dens", -1}, {"momx", 0}, {"momy", 1}, {"momz", 2}, {"etot", -1}};
+std::vector<mesh::VarInfo> Hydro::variables() const {
+  using mesh::VarKind;
+  return {{"dens", -1, VarKind::conserved, true, true, name()},
+          {"momx", 0, VarKind::conserved, true, false, name()},
+          {"momy", 1, VarKind::conserved, true, false, name()},
+          {"momz", 2, VarKind::conserved, true, false, name()},
+          {"etot", -1, VarKind::conserved, true, false, name()}};
 }
 
-const std::vector<std::string>& Hydro::derived_names() {
-  static const std::vector<std::string> names{"velx", "vely", "velz", "pres", "ener",
-                                              "eint", "temp", "gamc", "game"};
-  return names;
+std::vector<std::string> Hydro::derived_names() const { return {"velx", "vely", "velz", "ener"}; }
+
+int Hydro::nflux(const std::vector<mesh::VarInfo>& unk) const {
+  int n = NVAR;
+  for (const auto& v : unk) n += v.kind == mesh::VarKind::mass_scalar;
+  return n;
 }
 
 namespace {
@@ -142,24 +174,27 @@ struct BoundaryFluxes {
 // var-major on sedov_3d_uniform 128^3 (Xeon, AVX-512 CPU, GCC 12); its guard fill is
 // ~1/3 cheaper (an x-row of all variables is contiguous), so the step is ~10 % slower.
 
-// Largest sum over axes of (|u_a| + c) / dx_a over the block's interior.
+// Largest sum over axes of (|u_a| + c) / dx_a over the block's interior, with the sound
+// speed c = sqrt(gamc p / rho) of the EOS state kept in unk.
+// In curvilinear geometry the radial rate of zone i is (|u_r| + c) A+ / V (the zone's
+// outflow capacity; 3/dr at the origin of a sphere, 2/dr at a cylinder's axis): rad[i]
+// replaces idx[0] when given.
 template <Layout L>
-double max_rate(const BlockView<L>& u, const BlockShape& s, const double idx[3], double g,
-                double smallp, double* buf) {
+double max_rate(const BlockView<L>& u, const BlockShape& s, const double idx[3], int ipres,
+                int igamc, double smallp, double* buf, const double* rad = nullptr) {
   double m[4] = {0.0, 0.0, 0.0, 0.0};  // independent maxima: max is exact in any order
   const int n = s.ni(0);
   for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
     for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
       const int o = s.g(0);
       const auto d = u.row(DENS, j, k), mx = u.row(MOMX, j, k), my = u.row(MOMY, j, k),
-                 mz = u.row(MOMZ, j, k), e = u.row(ETOT, j, k);
+                 mz = u.row(MOMZ, j, k), pr = u.row(ipres, j, k), gc = u.row(igamc, j, k);
       for (int i = 0; i < n; ++i) {
         const double r = 1.0 / d[o + i];
         const double vx = mx[o + i] * r, vy = my[o + i] * r, vz = mz[o + i] * r;
-        const double p = std::max(
-            (g - 1.0) * (e[o + i] - 0.5 * d[o + i] * (vx * vx + vy * vy + vz * vz)), smallp);
-        const double c = std::sqrt(g * p * r);
-        buf[i] = (std::fabs(vx) + c) * idx[0] + (std::fabs(vy) + c) * idx[1] +
+        const double p = std::max(pr[o + i], smallp);
+        const double c = std::sqrt(gc[o + i] * p * r);
+        buf[i] = (std::fabs(vx) + c) * (rad ? rad[i] : idx[0]) + (std::fabs(vy) + c) * idx[1] +
                  (std::fabs(vz) + c) * idx[2];
       }
       int i = 0;
@@ -170,17 +205,26 @@ double max_rate(const BlockView<L>& u, const BlockShape& s, const double idx[3],
   return std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
 }
 
-// Step 1: primitives (rho, v, p) on the whole block array, guards included.
+// Step 1: primitives (rho, v, p, X, gamc, game) on the whole block array, guards
+// included. Interior zones take p, gamc and game from the EOS state in unk (refreshed
+// after every stage); guard zones get them from the EOS here, from their filled
+// conserved variables (dens_ei). Mass scalars are rho*X in unk during advance().
 template <Layout L>
-void primitives(const BlockView<L>& u, std::size_t N, double gm1, double smalld, double smallp,
-                double* __restrict W) {
+void primitives(const BlockView<L>& u, const BlockShape& s, const Indices& at,
+                const eos::EosUnit& eos, double smalld, double smallp, Hydro::Scratch& S) {
+  const std::size_t N = s.cells();
+  const int nr = S.nr;
   const auto d = u.row(DENS, 0, 0), mx = u.row(MOMX, 0, 0), my = u.row(MOMY, 0, 0),
              mz = u.row(MOMZ, 0, 0), e = u.row(ETOT, 0, 0);
+  double* __restrict W = S.w;
   double* __restrict wr = W;
   double* __restrict wx = W + N;
   double* __restrict wy = W + 2 * N;
   double* __restrict wz = W + 3 * N;
   double* __restrict wp = W + 4 * N;
+  double* __restrict wgc = W + std::size_t(nr) * N;
+  double* __restrict wge = W + std::size_t(nr + 1) * N;
+  double* __restrict ei = S.eint;
   for (std::size_t c = 0; c < N; ++c) {
     const double r = std::max(d[c], smalld);
     const double ir = 1.0 / r;
@@ -189,7 +233,43 @@ void primitives(const BlockView<L>& u, std::size_t N, double gm1, double smalld,
     wx[c] = vx;
     wy[c] = vy;
     wz[c] = vz;
-    wp[c] = std::max(gm1 * (e[c] - 0.5 * r * (vx * vx + vy * vy + vz * vz)), smallp);
+    ei[c] = e[c] * ir - 0.5 * (vx * vx + vy * vy + vz * vz);
+  }
+  for (std::size_t q = 0; q < at.scalars.size(); ++q) {
+    const auto x = u.row(at.scalars[q], 0, 0);
+    double* __restrict wq = W + (5 + q) * N;
+    for (std::size_t c = 0; c < N; ++c) wq[c] = x[c] / wr[c];
+  }
+  // Interior rows: the EOS state of unk.
+  const int n0 = s.n(0), n1 = s.n(1);
+  for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+    for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
+      const std::size_t rb = (std::size_t(k) * n1 + j) * n0;
+      const auto pr = u.row(at.pres, j, k), gc = u.row(at.gamc, j, k), ge = u.row(at.game, j, k);
+      for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
+        wp[rb + i] = std::max(pr[i], smallp);
+        wgc[rb + i] = gc[i];
+        wge[rb + i] = ge[i];
+      }
+    }
+  // Guard zones: one EOS call over all of them.
+  const std::size_t ng = S.guard_cells.size();
+  const int* gcell = S.guard_cells.data();
+  double* gd = S.gz;
+  double* ge = gd + ng;
+  double* gt = ge + ng;
+  double* gp = gt + ng;
+  double* ggc = gp + ng;
+  double* gge = ggc + ng;
+  for (std::size_t q = 0; q < ng; ++q) {
+    gd[q] = wr[gcell[q]];
+    ge[q] = ei[gcell[q]];
+  }
+  eos.eval_cells(u, s, gcell, ng, gd, ge, gt, gp, ggc, gge);
+  for (std::size_t q = 0; q < ng; ++q) {
+    wp[gcell[q]] = std::max(gp[q], smallp);
+    wgc[gcell[q]] = ggc[q];
+    wge[gcell[q]] = gge[q];
   }
 }
 
@@ -199,8 +279,8 @@ void primitives(const BlockView<L>& u, std::size_t N, double gm1, double smalld,
 // Step 2: limited slopes dW along the axis of stride st (limiters: reconstruct.hpp).
 template <Limiter LIM>
 void slopes_row(const double* __restrict W, std::size_t N, std::size_t rb, std::ptrdiff_t st,
-                int i0, int i1, double* __restrict d, int n0) {
-  for (int v = 0; v < 5; ++v) {
+                int i0, int i1, double* __restrict d, int n0, int nr) {
+  for (int v = 0; v < nr; ++v) {
     const double* __restrict q = W + v * N + rb;
     double* __restrict dv = d + v * n0;
     for (int i = i0; i < i1; ++i) dv[i] = limited_slope<LIM>(q[i - st], q[i], q[i + st]);
@@ -209,34 +289,37 @@ void slopes_row(const double* __restrict W, std::size_t N, std::size_t rb, std::
 
 // Step 3: the MUSCL-Hancock half step (Toro 2009, §14.4; Colella 1990)
 //   W^{n+1/2} = W - dt/2 sum_a A_a(W) dW_a/dx_a,
-// with f[a] = dt / (2 dx_a) and the slopes sl[a] ([3][5][n0]); the result goes to H.
+// with f[a] = dt / (2 dx_a) and the slopes sl[a] ([3][nr][n0]); the result goes to H.
 // ND active axes; one loop, the sums kept in registers (per zone: 0, then + axis 0, + axis
-// 1, + axis 2, in that order).
+// 1, + axis 2, in that order). rho c^2 = gamc p per zone. Mass scalars X follow
+// dX/dt + v . grad X = 0 (channels 5..nr-1).
 template <int ND>
 void hancock_row(const double* __restrict W, std::size_t N, std::size_t rb,
-                 const double* __restrict sl, int i0, int i1, int n0, const double f[3], double g,
+                 const double* __restrict sl, int i0, int i1, int n0, const double f[3], int nr,
                  double* H) {
+  const double* __restrict gc = W + std::size_t(nr) * N + rb;
   const double* __restrict r = W + rb;
   const double* __restrict vx = W + N + rb;
   const double* __restrict vy = W + 2 * N + rb;
   const double* __restrict vz = W + 3 * N + rb;
   const double* __restrict p = W + 4 * N + rb;
   // Slopes: a<axis><variable> (variables r, x, y, z, p).
+  const std::size_t R = std::size_t(nr) * n0;
   const double* __restrict a0r = sl + 0 * n0;
   const double* __restrict a0x = sl + 1 * n0;
   const double* __restrict a0y = sl + 2 * n0;
   const double* __restrict a0z = sl + 3 * n0;
   const double* __restrict a0p = sl + 4 * n0;
-  const double* __restrict a1r = sl + 5 * n0;
-  const double* __restrict a1x = sl + 6 * n0;
-  const double* __restrict a1y = sl + 7 * n0;
-  const double* __restrict a1z = sl + 8 * n0;
-  const double* __restrict a1p = sl + 9 * n0;
-  const double* __restrict a2r = sl + 10 * n0;
-  const double* __restrict a2x = sl + 11 * n0;
-  const double* __restrict a2y = sl + 12 * n0;
-  const double* __restrict a2z = sl + 13 * n0;
-  const double* __restrict a2p = sl + 14 * n0;
+  const double* __restrict a1r = sl + 1 * R + 0 * n0;
+  const double* __restrict a1x = sl + 1 * R + 1 * n0;
+  const double* __restrict a1y = sl + 1 * R + 2 * n0;
+  const double* __restrict a1z = sl + 1 * R + 3 * n0;
+  const double* __restrict a1p = sl + 1 * R + 4 * n0;
+  const double* __restrict a2r = sl + 2 * R + 0 * n0;
+  const double* __restrict a2x = sl + 2 * R + 1 * n0;
+  const double* __restrict a2y = sl + 2 * R + 2 * n0;
+  const double* __restrict a2z = sl + 2 * R + 3 * n0;
+  const double* __restrict a2p = sl + 2 * R + 4 * n0;
   double* __restrict h_r = H;
   double* __restrict h_x = H + n0;
   double* __restrict h_y = H + 2 * n0;
@@ -250,20 +333,20 @@ void hancock_row(const double* __restrict W, std::size_t N, std::size_t rb,
     hx += f0 * (vx[i] * a0x[i] + a0p[i] / r[i]);
     hy += f0 * (vx[i] * a0y[i] + 0.0);
     hz += f0 * (vx[i] * a0z[i] + 0.0);
-    hp += f0 * (vx[i] * a0p[i] + g * p[i] * a0x[i]);
+    hp += f0 * (vx[i] * a0p[i] + gc[i] * p[i] * a0x[i]);
     if constexpr (ND > 1) {
       hr += f1 * (vy[i] * a1r[i] + r[i] * a1y[i]);
       hx += f1 * (vy[i] * a1x[i] + 0.0);
       hy += f1 * (vy[i] * a1y[i] + a1p[i] / r[i]);
       hz += f1 * (vy[i] * a1z[i] + 0.0);
-      hp += f1 * (vy[i] * a1p[i] + g * p[i] * a1y[i]);
+      hp += f1 * (vy[i] * a1p[i] + gc[i] * p[i] * a1y[i]);
     }
     if constexpr (ND > 2) {
       hr += f2 * (vz[i] * a2r[i] + r[i] * a2z[i]);
       hx += f2 * (vz[i] * a2x[i] + 0.0);
       hy += f2 * (vz[i] * a2y[i] + 0.0);
       hz += f2 * (vz[i] * a2z[i] + a2p[i] / r[i]);
-      hp += f2 * (vz[i] * a2p[i] + g * p[i] * a2z[i]);
+      hp += f2 * (vz[i] * a2p[i] + gc[i] * p[i] * a2z[i]);
     }
     h_r[i] = r[i] - hr;
     h_x[i] = vx[i] - hx;
@@ -271,13 +354,26 @@ void hancock_row(const double* __restrict W, std::size_t N, std::size_t rb,
     h_z[i] = vz[i] - hz;
     h_p[i] = p[i] - hp;
   }
+  for (int q = 5; q < nr; ++q) {
+    const double* __restrict x = W + std::size_t(q) * N + rb;
+    const double* __restrict s0 = sl + q * n0;
+    const double* __restrict s1 = sl + R + q * n0;
+    const double* __restrict s2 = sl + 2 * R + q * n0;
+    double* __restrict h = H + q * n0;
+    for (int i = i0; i < i1; ++i) {
+      double hq = f0 * (vx[i] * s0[i]);
+      if constexpr (ND > 1) hq += f1 * (vy[i] * s1[i]);
+      if constexpr (ND > 2) hq += f2 * (vz[i] * s2[i]);
+      h[i] = x[i] - hq;
+    }
+  }
 }
 
 // Step 4a (PLM): the states at each zone's low face (lo) and high face (hi) along one
 // axis, B -/+ dW/2, where B is the half-step state or W itself (variable stride bs).
 void plm_states_row(const double* __restrict B, std::size_t bs, const double* __restrict d, int i0,
-                    int i1, int n0, double* __restrict lo, double* __restrict hi) {
-  for (int v = 0; v < 5; ++v) {
+                    int i1, int n0, int nr, double* __restrict lo, double* __restrict hi) {
+  for (int v = 0; v < nr; ++v) {
     const double* __restrict b = B + v * bs;
     const double* __restrict dv = d + v * n0;
     double* __restrict m = lo + v * n0;
@@ -291,8 +387,8 @@ void plm_states_row(const double* __restrict B, std::size_t bs, const double* __
 
 // Step 4a (PPM): the CW84 parabola's edge values along the axis of stride st.
 void ppm_states_row(const double* __restrict W, std::size_t N, std::size_t rb, std::ptrdiff_t st,
-                    int i0, int i1, int n0, double* __restrict lo, double* __restrict hi) {
-  for (int v = 0; v < 5; ++v) {
+                    int i0, int i1, int n0, int nr, double* __restrict lo, double* __restrict hi) {
+  for (int v = 0; v < nr; ++v) {
     const double* __restrict q = W + v * N + rb;
     double* __restrict m = lo + v * n0;
     double* __restrict p = hi + v * n0;
@@ -322,8 +418,21 @@ void ppm_states_row(const double* __restrict W, std::size_t N, std::size_t rb, s
   }
 }
 
+// Step 4b for mass scalars (before fallback_row, which rewrites the density and pressure
+// it tests): X falls back where the rest of the state does.
+void fallback_scalar_row(double* __restrict sx, const double* __restrict wx,
+                         const double* __restrict s0, const double* __restrict s4, int i0, int i1,
+                         double smalld, double smallp) {
+  for (int i = i0; i < i1; ++i) {
+    const bool ok = s0[i] > smalld && s4[i] > smallp;
+    sx[i] = ok ? sx[i] : wx[i];
+  }
+}
+
 // Step 5: fluxes through n faces from left states l and right states r (rho, vn, vt1,
-// vt2, p) into f. Branch-free per face (riemann.hpp), so the loop vectorises.
+// vt2, p) into f, with each side's zone Gamma1 (lgc, rgc: c^2 = gamc p / rho) and energy
+// gamma (lge, rge: rho eps = p / (game - 1)). Branch-free per face (riemann.hpp), so the
+// loop vectorises.
 template <bool HLLC>
 void riemann_faces(int n, const double* __restrict ld, const double* __restrict lu,
                    const double* __restrict lt1, const double* __restrict lt2,
@@ -331,12 +440,14 @@ void riemann_faces(int n, const double* __restrict ld, const double* __restrict 
                    const double* __restrict ru, const double* __restrict rt1,
                    const double* __restrict rt2, const double* __restrict rp, double* __restrict fd,
                    double* __restrict fn, double* __restrict ft1, double* __restrict ft2,
-                   double* __restrict fe, double g, double igm1) {
+                   double* __restrict fe, const double* __restrict lgc,
+                   const double* __restrict lge, const double* __restrict rgc,
+                   const double* __restrict rge) {
   for (int t = 0; t < n; ++t) {
-    const FaceState L{
-        ld[t], lu[t], lt1[t], lt2[t], lp[t], lp[t] * igm1, std::sqrt(g * lp[t] / ld[t])};
-    const FaceState R{
-        rd[t], ru[t], rt1[t], rt2[t], rp[t], rp[t] * igm1, std::sqrt(g * rp[t] / rd[t])};
+    const FaceState L{ld[t],  lu[t], lt1[t], lt2[t], lp[t], lp[t] / (lge[t] - 1.0),
+                      std::sqrt(lgc[t] * lp[t] / ld[t])};
+    const FaceState R{rd[t],  ru[t], rt1[t], rt2[t], rp[t], rp[t] / (rge[t] - 1.0),
+                      std::sqrt(rgc[t] * rp[t] / rd[t])};
     const Flux x = HLLC ? hllc(L, R) : hlle(L, R);
     fd[t] = x.d;
     fn[t] = x.mn;
@@ -344,6 +455,13 @@ void riemann_faces(int n, const double* __restrict ld, const double* __restrict 
     ft2[t] = x.mt2;
     fe[t] = x.e;
   }
+}
+
+// Step 5b: the mass-scalar flux rho X v = F_rho X of the upwind side (so X stays within
+// the bounds of its neighbours).
+void scalar_faces(int n, const double* __restrict fd, const double* __restrict xl,
+                  const double* __restrict xr, double* __restrict fx) {
+  for (int t = 0; t < n; ++t) fx[t] = fd[t] * (fd[t] >= 0.0 ? xl[t] : xr[t]);
 }
 
 // Step 6: the conservative update of one row of u, q[t] += c (F[t] - F[t+1]) for the
@@ -356,6 +474,37 @@ void add_divergence(Row q, const double* __restrict F, int n, double c) {
 inline void add_divergence(double* __restrict q, const double* __restrict F, int n, double c) {
   for (int t = 0; t < n; ++t) q[t] += c * (F[t] - F[t + 1]);
 }
+// Step 6 in curvilinear geometry along r: q[t] += dt (A- F[t] - A+ F[t+1]) / V with the
+// factors lo = dt A-/V, hi = dt A+/V per zone; for the radial momentum the geometric
+// pressure source p (A+ - A-) / V joins in the form lo (F - p) - hi (F' - p), so a
+// uniform pressure at rest stays at rest to round-off (verification.md §I).
+template <class Row>
+void add_divergence_geo(Row q, const double* __restrict F, int n, const double* __restrict lo,
+                        const double* __restrict hi, const double* __restrict p) {
+  if (p == nullptr)
+    for (int t = 0; t < n; ++t) q[t] += lo[t] * F[t] - hi[t] * F[t + 1];
+  else
+    for (int t = 0; t < n; ++t) q[t] += lo[t] * (F[t] - p[t]) - hi[t] * (F[t + 1] - p[t]);
+}
+
+// Step 3b in curvilinear geometry: the primitive equations' geometric terms in the
+// half step, d rho/dt = -alpha rho u_r / r and d p/dt = -alpha gamc p u_r / r (u_r: vx),
+// with gs[i] = alpha dr / r_i so that f0 gs = dt alpha / (2 r).
+void hancock_geometry_row(const double* __restrict W, std::size_t N, std::size_t rb, int nr,
+                          const double* __restrict gs, int i0, int i1, double f0, double* H,
+                          int n0) {
+  const double* __restrict r = W + rb;
+  const double* __restrict vx = W + N + rb;
+  const double* __restrict p = W + 4 * N + rb;
+  const double* __restrict gc = W + std::size_t(nr) * N + rb;
+  double* __restrict h_r = H;
+  double* __restrict h_p = H + 4 * n0;
+  for (int i = i0; i < i1; ++i) {
+    h_r[i] -= f0 * gs[i] * r[i] * vx[i];
+    h_p[i] -= f0 * gs[i] * gc[i] * p[i] * vx[i];
+  }
+}
+
 template <class Row>
 void add_flux(Row q, const double* __restrict F, int n, double c) {
   for (int t = 0; t < n; ++t) q[t] += c * F[t];
@@ -381,51 +530,76 @@ inline void sub_flux(double* __restrict q, const double* __restrict F, int n, do
 // (plane k+1). The block's boundary fluxes go to `out`.
 template <Layout L>
 void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockGeom& bg,
-                  const Options& opt, double dt, bool predictor, Hydro::Scratch& S,
-                  const BoundaryFluxes& out) {
+                  const Options& opt, const Indices& at, const eos::EosUnit& eos, double dt,
+                  bool predictor, Hydro::Scratch& S, const BoundaryFluxes& out) {
   const int nd = s.ndim, ng = s.ng, nx = s.nx;
   const int n0 = s.n(0), n1 = s.n(1);
   const std::size_t N = s.cells();
-  S.resize(N, n0, n1);
-  const double g = opt.gamma, gm1 = g - 1.0, igm1 = 1.0 / gm1;
+  const int nr = S.nr;  // reconstructed channels: rho, vx, vy, vz, p, mass scalars
   const double smallp = opt.smallp, smalld = opt.smalld;
   const double* W = S.w;
-  const std::size_t R = 5 * std::size_t(n0);  // one row buffer, [5][n0]
+  const double* Wgc = W + std::size_t(nr) * N;      // Gamma1 per cell
+  const double* Wge = W + std::size_t(nr + 1) * N;  // energy gamma per cell
+  const std::size_t R = std::size_t(nr) * n0;        // one row buffer, [nr][n0]
+  // unk variable of each channel / flux-register slot.
+  int uv[64];
+  for (int v = 0; v < nr; ++v) uv[v] = at.flux[v];
   const std::ptrdiff_t stride[3] = {1, n0, std::ptrdiff_t(n0) * n1};
   const double f[3] = {0.5 * dt / bg.dx[0], 0.5 * dt / bg.dx[1], 0.5 * dt / bg.dx[2]};
   const double c_dt[3] = {dt / bg.dx[0], dt / bg.dx[1], dt / bg.dx[2]};
   const bool ppm = opt.recon == Recon::ppm;
+  // Curvilinear radial factors of this block (zone i of the row at index i).
+  const bool curved = bg.geometry != mesh::Geometry::cartesian;
+  double* glo = S.geo;
+  double* ghi = S.geo + n0;
+  double* gsrc = S.geo + 2 * n0;
+  if (curved) {
+    const double alpha = mesh::geometry::alpha(bg.geometry);
+    for (int i = 0; i < n0; ++i) {
+      const double r0 = bg.lo[0] + (i - ng) * bg.dx[0], r1 = r0 + bg.dx[0];
+      const double vol = mesh::geometry::shell_volume(bg.geometry, r0, r1);
+      glo[i] = dt * mesh::geometry::radial_area(bg.geometry, r0) / vol;
+      ghi[i] = dt * mesh::geometry::radial_area(bg.geometry, r1) / vol;
+      gsrc[i] = alpha * bg.dx[0] / (0.5 * (r0 + r1));
+    }
+  }
 
   // Step 1: primitives everywhere (guards included).
   {
     TESSERA_REGION("primitives");
-    primitives(u, N, gm1, smalld, smallp, S.w);
+    primitives(u, s, at, eos, smalld, smallp, S);
   }
   TESSERA_REGION("fluxes");
 
   double* F = S.flux;
   const std::size_t FN = S.fn;
-  double* Fv[5] = {F, F + FN, F + 2 * FN, F + 3 * FN, F + 4 * FN};
+  double* Fv[64];
+  for (int v = 0; v < nr; ++v) Fv[v] = F + std::size_t(v) * FN;
   // Riemann fluxes through n faces along axis a: left states from `left` (the high faces
-  // of the zones below), right states from `right` (the low faces of the zones above).
-  auto riemann = [&](int n, const double* left, const double* right, int a) {
+  // of the zones below, whose cells start at cell number cl), right states from `right`
+  // (the low faces of the zones above, from cell cr); the cells give gamc and game.
+  auto riemann = [&](int n, const double* left, const double* right, int a, std::size_t cl,
+                     std::size_t cr) {
     const int vn = 1 + a, vt1 = a == 0 ? 2 : 1, vt2 = a == 2 ? 2 : 3;
     auto solve = opt.riemann == Riemann::hllc ? riemann_faces<true> : riemann_faces<false>;
     solve(n, left, left + vn * n0, left + vt1 * n0, left + vt2 * n0, left + 4 * n0, right,
           right + vn * n0, right + vt1 * n0, right + vt2 * n0, right + 4 * n0, Fv[0], Fv[vn],
-          Fv[vt1], Fv[vt2], Fv[4], g, igm1);
+          Fv[vt1], Fv[vt2], Fv[4], Wgc + cl, Wge + cl, Wgc + cr, Wge + cr);
+    for (int q = 5; q < nr; ++q) scalar_faces(n, Fv[0], left + q * n0, right + q * n0, Fv[q]);
   };
   auto slopes = [&](std::size_t rb, std::ptrdiff_t st, int i0, int i1, double* d) {
     switch (opt.limiter) {
       case 0:
-        return slopes_row<Limiter::minmod>(W, N, rb, st, i0, i1, d, n0);
+        return slopes_row<Limiter::minmod>(W, N, rb, st, i0, i1, d, n0, nr);
       case 1:
-        return slopes_row<Limiter::van_leer>(W, N, rb, st, i0, i1, d, n0);
+        return slopes_row<Limiter::van_leer>(W, N, rb, st, i0, i1, d, n0, nr);
       default:
-        return slopes_row<Limiter::mc>(W, N, rb, st, i0, i1, d, n0);
+        return slopes_row<Limiter::mc>(W, N, rb, st, i0, i1, d, n0, nr);
     }
   };
   auto fallback = [&](std::size_t rb, int i0, int i1, double* st) {
+    for (int q = 5; q < nr; ++q)
+      fallback_scalar_row(st + q * n0, W + q * N + rb, st, st + 4 * n0, i0, i1, smalld, smallp);
     fallback_row(st, st + n0, st + 2 * n0, st + 3 * n0, st + 4 * n0, W + rb, W + N + rb,
                  W + 2 * N + rb, W + 3 * N + rb, W + 4 * N + rb, i0, i1, smalld, smallp);
   };
@@ -458,11 +632,12 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
         for (int a = 0; a < nd; ++a) slopes(rb, stride[a], i0, i1, sl + a * R);
         if (predictor) {
           if (nd == 3)
-            hancock_row<3>(W, N, rb, sl, i0, i1, n0, f, g, H);
+            hancock_row<3>(W, N, rb, sl, i0, i1, n0, f, nr, H);
           else if (nd == 2)
-            hancock_row<2>(W, N, rb, sl, i0, i1, n0, f, g, H);
+            hancock_row<2>(W, N, rb, sl, i0, i1, n0, f, nr, H);
           else
-            hancock_row<1>(W, N, rb, sl, i0, i1, n0, f, g, H);
+            hancock_row<1>(W, N, rb, sl, i0, i1, n0, f, nr, H);
+          if (curved) hancock_geometry_row(W, N, rb, nr, gsrc, i0, i1, f[0], H, n0);
           B = H;
           bs = n0;
         }
@@ -471,19 +646,23 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
       // above where the next row or plane needs them), fluxes, update.
       auto states = [&](int a, int a0, int a1, double* hi) {
         if (ppm)
-          ppm_states_row(W, N, rb, stride[a], a0, a1, n0, lo, hi);
+          ppm_states_row(W, N, rb, stride[a], a0, a1, n0, nr, lo, hi);
         else
-          plm_states_row(B, bs, sl + a * R, a0, a1, n0, lo, hi);
+          plm_states_row(B, bs, sl + a * R, a0, a1, n0, nr, lo, hi);
         fallback(rb, a0, a1, lo);
         fallback(rb, a0, a1, hi);
       };
       if (do_x) {
         states(0, i0, i1, hi_x);
-        riemann(nx + 1, hi_x + (ng - 1), lo + ng, 0);
+        riemann(nx + 1, hi_x + (ng - 1), lo + ng, 0, rb + (ng - 1), rb + ng);
         const std::size_t fo =
             std::size_t(nd > 2 ? k - ng : 0) * t2n + std::size_t(nd > 1 ? j - ng : 0);
-        for (int v = 0; v < 5; ++v) {
-          add_divergence(u.row(v, j, k) + ng, Fv[v], nx, c_dt[0]);
+        for (int v = 0; v < nr; ++v) {
+          if (curved)
+            add_divergence_geo(u.row(uv[v], j, k) + ng, Fv[v], nx, glo + ng, ghi + ng,
+                               v == 1 ? B + 4 * bs + ng : nullptr);
+          else
+            add_divergence(u.row(uv[v], j, k) + ng, Fv[v], nx, c_dt[0]);
           out.face[0][v * out.per_var + fo] = Fv[v][0];
           out.face[1][v * out.per_var + fo] = Fv[v][nx];
         }
@@ -492,12 +671,13 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
       auto across = [&](int a, int m, double* hi_prev, double* hi_now) {
         states(a, ng, ng + nx, hi_now);
         if (m < ng) return;
-        riemann(nx, hi_prev + ng, lo + ng, a);
+        const std::size_t below = rb + ng - std::size_t(stride[a]);
+        riemann(nx, hi_prev + ng, lo + ng, a, below, rb + ng);
         const int jl = a == 1 ? j - 1 : j, kl = a == 2 ? k - 1 : k;
         const int other = a == 1 ? (nd > 2 ? k - ng : 0) : j - ng;  // flux register t2
-        for (int v = 0; v < 5; ++v) {
-          if (m > ng) sub_flux(u.row(v, jl, kl) + ng, Fv[v], nx, c_dt[a]);
-          if (m < ng + nx) add_flux(u.row(v, j, k) + ng, Fv[v], nx, c_dt[a]);
+        for (int v = 0; v < nr; ++v) {
+          if (m > ng) sub_flux(u.row(uv[v], jl, kl) + ng, Fv[v], nx, c_dt[a]);
+          if (m < ng + nx) add_flux(u.row(uv[v], j, k) + ng, Fv[v], nx, c_dt[a]);
           if (m == ng || m == ng + nx) {
             double* dst =
                 out.face[2 * a + (m == ng ? 0 : 1)] + v * out.per_var + std::size_t(other) * nx;
@@ -518,25 +698,19 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
 // or a non-finite pressure or energy; node < 0 if none. A vectorised pass per row finds
 // the rows to look at.
 template <Layout L>
-BadZone check_block(const BlockView<L>& u, const BlockShape& s, double gm1) {
+physics::BadZone check_block(const BlockView<L>& u, const BlockShape& s, int ipres) {
   const double inf = std::numeric_limits<double>::infinity();
   for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
     for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
-      const auto d = u.row(DENS, j, k), mx = u.row(MOMX, j, k), my = u.row(MOMY, j, k),
-                 mz = u.row(MOMZ, j, k), e = u.row(ETOT, j, k);
+      const auto d = u.row(DENS, j, k), e = u.row(ETOT, j, k), p = u.row(ipres, j, k);
       bool bad = false;
-      for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
-        const double ke = 0.5 * (mx[i] * mx[i] + my[i] * my[i] + mz[i] * mz[i]) / d[i];
-        const double p = gm1 * (e[i] - ke);
-        bad |= !(d[i] > 0.0) | !(std::fabs(p) < inf) | !(std::fabs(e[i]) < inf);
-      }
+      for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i)
+        bad |= !(d[i] > 0.0) | !(std::fabs(p[i]) < inf) | !(std::fabs(e[i]) < inf);
       if (!bad) continue;
       for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
         if (!(d[i] > 0.0)) return {0, i - s.g(0), j - s.g(1), k - s.g(2), d[i], "density"};
-        const double ke = 0.5 * (mx[i] * mx[i] + my[i] * my[i] + mz[i] * mz[i]) / d[i];
-        const double p = gm1 * (e[i] - ke);
-        if (!std::isfinite(p) || !std::isfinite(e[i]))
-          return {0, i - s.g(0), j - s.g(1), k - s.g(2), p, "pressure"};
+        if (!std::isfinite(p[i]) || !std::isfinite(e[i]))
+          return {0, i - s.g(0), j - s.g(1), k - s.g(2), p[i], "pressure"};
       }
     }
   return {};
@@ -544,31 +718,148 @@ BadZone check_block(const BlockView<L>& u, const BlockShape& s, double gm1) {
 
 }  // namespace
 
+std::vector<physics::ArenaNeed> Hydro::memory_needs(const std::vector<mesh::VarInfo>& unk,
+                                                    const mesh::BlockShape& s,
+                                                    long maxblocks) const {
+  // Hydro::Scratch::resize: one block update's work arrays (the guard zones counted as
+  // the cells outside the interior), and the Runge-Kutta stage copy.
+  std::vector<physics::ArenaNeed> v;
+  const std::size_t guards = s.cells() - s.interior_cells();
+  const int nr = nflux(unk);
+  v.push_back({"scratch", "scratch",
+               double(Scratch::bytes(Scratch::sizes(s.cells(), s.n(0), s.n(1), nr, guards))),
+               "W (NR+2)C, row buffers, fluxes, eint C, guard-zone EOS 6(C-I); NR = 5 + scalars"});
+  if (opt_.integrator != Integrator::hancock)
+    v.push_back({"rk_stage", "scratch", double(maxblocks) * double(s.doubles()) * 8.0,
+                 "M*C*V*8 (stage-0 copy of every block)"});
+  return v;
+}
+
+void Hydro::bind(mesh::Mesh& m, physics::Units& units) {
+  eos_ = units.find<eos::EosUnit>();
+  if (eos_ == nullptr) throw Error("hydro needs the eos unit");
+  comp_ = units.find<composition::Composition>();
+  for (int v = 0; v < NVAR; ++v)
+    if (m.var_index(variables()[v].name) != v)
+      throw Error("hydro: its variables must be unk variables 0-4 (driver order)");
+  at_ = Indices{};
+  at_.pres = eos_->pres();
+  at_.gamc = eos_->gamc();
+  at_.game = eos_->game();
+  at_.eint = eos_->eint();
+  at_.temp = eos_->temp();
+  for (int v = 0; v < NVAR; ++v) at_.flux.push_back(v);
+  for (int v = 0; v < static_cast<int>(m.vars().size()); ++v)
+    if (m.vars()[v].kind == mesh::VarKind::mass_scalar) {
+      at_.scalars.push_back(v);
+      at_.flux.push_back(v);
+    }
+  if (at_.flux.size() > 64) throw Error("hydro: more than 59 mass scalars");
+  const auto& s = m.shape();
+  scratch_->cfg = cfg_;
+  scratch_->arena = memory::Arena();
+  scratch_->resize(s, static_cast<int>(at_.scalars.size()));
+  if (opt_.integrator != Integrator::hancock)
+    u0_ = memory::Arena("rk_stage",
+                        std::size_t(m.storage().maxblocks()) * s.doubles() * sizeof(double), cfg_);
+}
+
+void Hydro::refresh_thermo(mesh::Mesh& m) {
+  const auto& s = m.shape();
+  const int ie = at_.eint;
+  m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
+    for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+      for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
+        const auto d = u.row(DENS, j, k), mx = u.row(MOMX, j, k), my = u.row(MOMY, j, k),
+                   mz = u.row(MOMZ, j, k), e = u.row(ETOT, j, k);
+        auto ei = u.row(ie, j, k);
+        for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
+          const double ir = 1.0 / d[i];
+          const double vx = mx[i] * ir, vy = my[i] * ir, vz = mz[i] * ir;
+          ei[i] = e[i] * ir - 0.5 * (vx * vx + vy * vy + vz * vz);
+        }
+      }
+    eos_->update_block(u, s, id, eos::Mode::dens_ei);
+  });
+}
+
+void Hydro::scalars_to_conserved(mesh::Mesh& m, bool to_conserved) {
+  if (at_.scalars.empty()) return;
+  const auto& s = m.shape();
+  m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom&) {
+    for (int q : at_.scalars)
+      mesh::for_each_zone(s, [&](int i, int j, int k) {
+        if (to_conserved)
+          u(q, i, j, k) *= u(DENS, i, j, k);
+        else
+          u(q, i, j, k) /= u(DENS, i, j, k);
+      });
+  });
+  if (comp_) comp_->set_conserved(to_conserved);
+}
+
+void Hydro::initialise(mesh::Mesh& m) { refresh_thermo(m); }
+
+void Hydro::fill_guard_state(mesh::Mesh& m) {
+  const auto& s = m.shape();
+  Scratch& S = *scratch_;
+  const std::size_t ng = S.guard_cells.size();
+  const int* gcell = S.guard_cells.data();
+  double* gd = S.gz;
+  double* ge = gd + ng;
+  double* gt = ge + ng;
+  double* gp = gt + ng;
+  double* ggc = gp + ng;
+  double* gge = ggc + ng;
+  m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom&) {
+    const auto d = u.row(DENS, 0, 0), mx = u.row(MOMX, 0, 0), my = u.row(MOMY, 0, 0),
+               mz = u.row(MOMZ, 0, 0), e = u.row(ETOT, 0, 0);
+    for (std::size_t q = 0; q < ng; ++q) {
+      const int c = gcell[q];
+      const double ir = 1.0 / d[c];
+      const double vx = mx[c] * ir, vy = my[c] * ir, vz = mz[c] * ir;
+      gd[q] = d[c];
+      ge[q] = e[c] * ir - 0.5 * (vx * vx + vy * vy + vz * vz);
+    }
+    eos_->eval_cells(u, s, gcell, ng, gd, ge, gt, gp, ggc, gge);
+    const auto pr = u.row(at_.pres, 0, 0), te = u.row(at_.temp, 0, 0),
+               gc = u.row(at_.gamc, 0, 0), gm = u.row(at_.game, 0, 0),
+               ei = u.row(at_.eint, 0, 0);
+    for (std::size_t q = 0; q < ng; ++q) {
+      const int c = gcell[q];
+      pr[c] = gp[q];
+      te[c] = gt[q];
+      gc[c] = ggc[q];
+      gm[c] = gge[q];
+      ei[c] = ge[q];
+    }
+  });
+}
+
+void Hydro::after_regrid(mesh::Mesh& m) { refresh_thermo(m); }
+
 double Hydro::max_dt(mesh::Mesh& m) const {
   const auto& s = m.shape();
   const int nd = s.ndim;
-  scratch_->resize(s.cells(), s.n(0), s.n(1));
   double* buf = scratch_->row;
   double rate = 0.0;  // max over zones of sum_a (|u_a| + c) / dx_a
-  m.with_layout([&](auto tag) {
-    for (int id : m.local_leaves()) {
-      const auto bg = m.geom(id);
-      const double idx[3] = {1.0 / bg.dx[0], nd > 1 ? 1.0 / bg.dx[1] : 0.0,
-                             nd > 2 ? 1.0 / bg.dx[2] : 0.0};
-      rate = std::max(rate, max_rate(m.view(id, tag), s, idx, opt_.gamma, opt_.smallp, buf));
+  m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom& bg) {
+    const double idx[3] = {1.0 / bg.dx[0], nd > 1 ? 1.0 / bg.dx[1] : 0.0,
+                           nd > 2 ? 1.0 / bg.dx[2] : 0.0};
+    const double* rad = nullptr;
+    if (bg.geometry != mesh::Geometry::cartesian) {
+      double* r = scratch_->geo;  // per interior zone i: max(A-, A+) / V per unit length
+      for (int i = 0; i < s.ni(0); ++i) {
+        const double r0 = bg.lo[0] + i * bg.dx[0], r1 = r0 + bg.dx[0];
+        r[i] = std::max(mesh::geometry::radial_area(bg.geometry, r0),
+                        mesh::geometry::radial_area(bg.geometry, r1)) /
+               mesh::geometry::shell_volume(bg.geometry, r0, r1);
+      }
+      rad = r;
     }
+    rate = std::max(rate, max_rate(u, s, idx, at_.pres, at_.gamc, opt_.smallp, buf, rad));
   });
   return rate > 0.0 ? opt_.cfl / rate : std::numeric_limits<double>::max();
-}
-
-void Hydro::allocate(const mesh::Mesh& m, const memory::ArenaConfig& cfg) {
-  const auto& s = m.shape();
-  scratch_->cfg = cfg;
-  scratch_->arena = memory::Arena();
-  scratch_->resize(s.cells(), s.n(0), s.n(1));
-  if (opt_.integrator != Integrator::hancock)
-    u0_ = memory::Arena("rk_stage",
-                        std::size_t(m.storage().maxblocks()) * s.doubles() * sizeof(double), cfg);
 }
 
 void Hydro::advance(mesh::Mesh& m, double dt) {
@@ -576,29 +867,34 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
   const auto& s = m.shape();
   const std::size_t per = s.doubles();
   auto& fr = m.flux_register();
+  scalars_to_conserved(m, true);
   auto sweep = [&](bool predictor) {
     m.fill_guards();
-    m.with_layout([&](auto tag) {
-      for (int id : m.local_leaves()) {
-        const int slot = m.slot(id);
-        BoundaryFluxes out{{}, fr.face_size() / s.nvar};
-        for (int f = 0; f < 6; ++f) out.face[f] = fr.face(slot, f);
-        update_block(m.view(id, tag), s, m.geom(id), opt_, dt, predictor, *scratch_, out);
-      }
+    m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& bg) {
+      const int slot = m.slot(id);
+      BoundaryFluxes out{{}, fr.per_var()};
+      for (int f = 0; f < 6; ++f) out.face[f] = fr.face(slot, f);
+      update_block(u, s, bg, opt_, at_, *eos_, dt, predictor, *scratch_, out);
     });
-    fr.correct(m.storage(), m.tree(), m.comm(), dt);
+    fr.correct(m.storage(), m.tree(), m.comm(), dt, at_.flux);
+  };
+  // The EOS after the last stage sees X again (normalised species).
+  auto finish = [&] {
+    scalars_to_conserved(m, false);
+    if (comp_) comp_->normalise(m);
+    refresh_thermo(m);
   };
   if (opt_.integrator == Integrator::hancock) {
     sweep(true);
+    finish();
     return;
   }
   // SSP Runge-Kutta: U^(s) = a_s U^n + b_s (U^(s-1) + dt L(U^(s-1))). Whole-block copies
-  // and blends, so layout-free.
+  // and blends, so layout-free; the EOS state follows each stage.
   static const double rk2[2][2] = {{0.0, 1.0}, {0.5, 0.5}};
   static const double rk3[3][2] = {{0.0, 1.0}, {0.75, 0.25}, {1.0 / 3.0, 2.0 / 3.0}};
   const int ns = stages();
   const auto& leaves = m.local_leaves();
-  if (u0_.data() == nullptr) allocate(m, scratch_->cfg);  // maxblocks slots: every leaf fits
   double* const u0 = static_cast<double*>(u0_.data());
   for (std::size_t b = 0; b < leaves.size(); ++b) {
     const double* src = m.storage().data(m.slot(leaves[b]));
@@ -608,36 +904,46 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
     const double a = ns == 2 ? rk2[st][0] : rk3[st][0];
     const double b = ns == 2 ? rk2[st][1] : rk3[st][1];
     sweep(false);
-    if (st == 0) continue;
-    for (std::size_t bl = 0; bl < leaves.size(); ++bl) {
-      double* q = m.storage().data(m.slot(leaves[bl]));
-      const double* q0 = u0 + bl * per;
-      for (std::size_t c = 0; c < per; ++c) q[c] = a * q0[c] + b * q[c];
-    }
-  }
-}
-
-BadZone Hydro::check(mesh::Mesh& m) const {
-  return m.with_layout([&](auto tag) {
-    for (int id : m.local_leaves()) {
-      BadZone z = check_block(m.view(id, tag), m.shape(), opt_.gamma - 1.0);
-      if (z.what[0] != '\0') {
-        z.node = id;
-        return z;
+    if (st > 0) {
+      for (std::size_t bl = 0; bl < leaves.size(); ++bl) {
+        double* q = m.storage().data(m.slot(leaves[bl]));
+        const double* q0 = u0 + bl * per;
+        for (std::size_t c = 0; c < per; ++c) q[c] = a * q0[c] + b * q[c];
       }
     }
-    return BadZone{};
-  });
+    if (st + 1 < ns) refresh_thermo(m);
+  }
+  finish();
 }
 
-template <mesh::Layout L>
-bool Hydro::derived(const std::string& name, const mesh::BlockView<L>& u, const mesh::BlockShape& s,
-                    double* out, bool with_guards) const {
-  const auto& names = derived_names();
-  const auto it = std::find(names.begin(), names.end(), name);
-  if (it == names.end()) return false;
-  enum Which { velx, vely, velz, pres, ener, eint, temp, gamc, game };
-  const auto which = static_cast<Which>(it - names.begin());
+physics::BadZone Hydro::check(mesh::Mesh& m) const {
+  physics::BadZone bad;
+  m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
+    if (bad.node >= 0) return;
+    physics::BadZone z = check_block(u, m.shape(), at_.pres);
+    if (!z.what.empty()) {
+      z.node = id;
+      bad = z;
+    }
+  });
+  return bad;
+}
+
+void Hydro::total_densities(const mesh::BlockView<mesh::Layout::var_major>& u, int i, int j, int k,
+                            double* out) const {
+  out[0] = u(DENS, i, j, k);
+  out[1] = u(ETOT, i, j, k);
+}
+void Hydro::total_densities(const mesh::BlockView<mesh::Layout::zone_major>& u, int i, int j,
+                            int k, double* out) const {
+  out[0] = u(DENS, i, j, k);
+  out[1] = u(ETOT, i, j, k);
+}
+
+template <class View>
+void Hydro::derived_impl(const std::string& name, const View& u, const mesh::BlockShape& s,
+                         double* out, bool with_guards) const {
+  const int which = name == "velx" ? 0 : (name == "vely" ? 1 : (name == "velz" ? 2 : 3));
   int lo[3], hi[3];
   for (int a = 0; a < 3; ++a) {
     lo[a] = with_guards ? 0 : s.g(a);
@@ -647,41 +953,18 @@ bool Hydro::derived(const std::string& name, const mesh::BlockView<L>& u, const 
   for (int k = lo[2]; k < hi[2]; ++k)
     for (int j = lo[1]; j < hi[1]; ++j)
       for (int i = lo[0]; i < hi[0]; ++i, ++c) {
-        eos::State st{};
-        st.dens = u(DENS, i, j, k);
-        const double v[3] = {u(MOMX, i, j, k) / st.dens, u(MOMY, i, j, k) / st.dens,
-                             u(MOMZ, i, j, k) / st.dens};
-        const double e = u(ETOT, i, j, k) / st.dens;
-        st.eint = e - 0.5 * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-        switch (which) {
-          case velx:
-          case vely:
-          case velz:
-            out[c] = v[which - velx];
-            break;
-          case ener:
-            out[c] = e;
-            break;
-          case eint:
-            out[c] = st.eint;
-            break;
-          case gamc:
-          case game:
-            out[c] = opt_.gamma;
-            break;
-          case pres:
-          case temp:
-            eos_.apply(eos::Mode::dens_ei, &st, 1);
-            out[c] = which == pres ? st.pres : st.temp;
-            break;
-        }
+        const double d = u(DENS, i, j, k);
+        out[c] = which < 3 ? u(MOMX + which, i, j, k) / d : u(ETOT, i, j, k) / d;
       }
-  return true;
 }
 
-template bool Hydro::derived(const std::string&, const mesh::BlockView<mesh::Layout::var_major>&,
-                             const mesh::BlockShape&, double*, bool) const;
-template bool Hydro::derived(const std::string&, const mesh::BlockView<mesh::Layout::zone_major>&,
-                             const mesh::BlockShape&, double*, bool) const;
+void Hydro::derived(const std::string& name, const mesh::BlockView<mesh::Layout::var_major>& u,
+                    const mesh::BlockShape& s, double* out, bool with_guards) const {
+  derived_impl(name, u, s, out, with_guards);
+}
+void Hydro::derived(const std::string& name, const mesh::BlockView<mesh::Layout::zone_major>& u,
+                    const mesh::BlockShape& s, double* out, bool with_guards) const {
+  derived_impl(name, u, s, out, with_guards);
+}
 
 }  // namespace tessera::hydro

@@ -1,24 +1,34 @@
 #pragma once
-// Unsplit second-order finite-volume hydrodynamics for a gamma-law gas.
+// Unsplit second-order finite-volume hydrodynamics with any EOS (the EOS unit's, called
+// through the pencil interface; per-zone Gamma1 and game at every face):
 //   - PLM (minmod, van Leer, MC) with the MUSCL-Hancock predictor (Toro 2009, §14.4;
 //     the fully unsplit primitive-variable form of Colella 1990 without transverse
 //     Riemann problems), one stage per step;
 //   - or PPM (Colella & Woodward 1984) / PLM face values with SSP Runge-Kutta stages
 //     (Shu & Osher 1988), the method of lines;
 //   - HLLC or HLLE fluxes; positivity fallback to first order at any face whose
-//     reconstructed density or pressure is not positive.
-// The module owns the conserved variables dens, momx, momy, momz, etot in `unk` and
-// provides FLASH's derived output variables (velx vely velz pres ener eint temp gamc game).
+//     reconstructed density or pressure is not positive;
+//   - every mass scalar of unk (species, passive scalars) advected conservatively as
+//     rho*X with the density flux, upwinded (so X stays within its initial bounds).
+// The unit owns the conserved variables dens, momx, momy, momz, etot in unk (always unk
+// variables 0-4) and derives FLASH's velx, vely, velz, ener; pres, temp, gamc, game and
+// eint are the EOS unit's, refreshed by the EOS after every stage.
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "memory/arena.hpp"
 #include "mesh/mesh.hpp"
-#include "physics/eos/gamma_law.hpp"
+#include "physics/unit.hpp"
 
 namespace tessera::base {
 class Params;
+}
+namespace tessera::eos {
+class EosUnit;
+}
+namespace tessera::composition {
+class Composition;
 }
 
 namespace tessera::hydro {
@@ -35,71 +45,86 @@ struct Options {
   Riemann riemann = Riemann::hllc;
   Integrator integrator = Integrator::hancock;
   double cfl = 0.8;
-  double gamma = 1.4;
-  double mu = 1.0;
   double smallp = 1e-30;
   double smalld = 1e-30;
 };
 
-/// A NaN or non-positive density/pressure found after a step.
-struct BadZone {
-  int node = -1, i = 0, j = 0, k = 0;
-  double value = 0;
-  const char* what = "";
+/// Where the unit's variables and the ones it calls live in unk (set by bind()).
+struct Indices {
+  int pres = -1, gamc = -1, game = -1, eint = -1, temp = -1;
+  std::vector<int> scalars;  ///< every mass scalar of unk, in unk order
+  std::vector<int> flux;     ///< unk variable of each flux-register slot: 0-4, then scalars
 };
 
-class Hydro {
+class Hydro final : public physics::Unit {
  public:
   static void declare_params(base::Params& p);
   explicit Hydro(const base::Params& p);
-  ~Hydro();
+  ~Hydro() override;
 
+  std::string name() const override { return "hydro"; }
   const Options& options() const { return opt_; }
-  const eos::GammaLaw& eos() const { return eos_; }
-  /// The variables this module keeps in unk.
-  static std::vector<mesh::VarInfo> variables();
+  /// dens, momx, momy, momz, etot: conserved, guard-filled.
+  std::vector<mesh::VarInfo> variables() const override;
   /// Guard zones the reconstruction needs.
-  int nguard() const { return opt_.recon == Recon::ppm ? 3 : 2; }
+  int nguard() const override { return opt_.recon == Recon::ppm ? 3 : 2; }
+  int nflux(const std::vector<mesh::VarInfo>& unk) const override;
+  /// "scratch" (one block update's work arrays) and, for Runge-Kutta, "rk_stage".
+  std::vector<physics::ArenaNeed> memory_needs(const std::vector<mesh::VarInfo>& unk,
+                                               const mesh::BlockShape& s,
+                                               long maxblocks) const override;
+  /// Finds the EOS unit (required) and the mass scalars; maps the arenas with policy
+  /// memory.pages_scratch.
+  void bind(mesh::Mesh& m, physics::Units& units) override;
+  /// eint from the problem's conserved state, then the EOS (dens_ei) on every leaf.
+  void initialise(mesh::Mesh& m) override;
   /// Number of guard fills per step (stages).
   int stages() const;
 
-  /// Map this module's arenas for mesh m with policy cfg (memory.pages_scratch): the work
-  /// arrays of one block update ("scratch") and, for Runge-Kutta integrators, the stage-0
-  /// copy of maxblocks blocks ("rk_stage"). Called once after the mesh exists; advance()
-  /// maps them itself (policy none) if it was not.
-  void allocate(const mesh::Mesh& m, const memory::ArenaConfig& cfg);
-
   /// Largest stable time step over this rank's leaves (not reduced).
-  double max_dt(mesh::Mesh& m) const;
-  /// Advance every local leaf by dt (collective: fills guards, corrects fluxes).
-  void advance(mesh::Mesh& m, double dt);
-  /// First bad zone on this rank, if any (node < 0 if none).
-  BadZone check(mesh::Mesh& m) const;
+  double max_dt(mesh::Mesh& m) const override;
+  /// Advance every local leaf by dt (collective: fills guards, corrects fluxes, runs the
+  /// EOS after each stage).
+  void advance(mesh::Mesh& m, double dt) override;
+  /// The EOS state (pres, temp, gamc, game, eint) of every leaf's guard zones from their
+  /// filled conserved variables (for refinement on pres, say).
+  void fill_guard_state(mesh::Mesh& m) override;
+  /// New blocks' eint and EOS state from their (interpolated) conserved variables.
+  void after_regrid(mesh::Mesh& m) override;
+  /// First zone with a NaN or non-positive density or a non-finite pressure or energy.
+  physics::BadZone check(mesh::Mesh& m) const override;
 
-  /// Derived variables FLASH files carry.
-  static const std::vector<std::string>& derived_names();
-  /// Fill `out` (x fastest) with derived variable `name` of block view u: interior cells,
-  /// or the whole block array with guards (for refinement). False if `name` is not one.
-  /// Instantiated for both layouts.
-  template <mesh::Layout L>
-  bool derived(const std::string& name, const mesh::BlockView<L>& u, const mesh::BlockShape& s,
-               double* out, bool with_guards = false) const;
+  std::vector<std::string> derived_names() const override;
+  void derived(const std::string& name, const mesh::BlockView<mesh::Layout::var_major>& u,
+               const mesh::BlockShape& s, double* out, bool with_guards) const override;
+  void derived(const std::string& name, const mesh::BlockView<mesh::Layout::zone_major>& u,
+               const mesh::BlockShape& s, double* out, bool with_guards) const override;
+
+  /// "mass" (dens) and "energy" (etot).
+  std::vector<std::string> total_names() const override { return {"mass", "energy"}; }
+  void total_densities(const mesh::BlockView<mesh::Layout::var_major>& u, int i, int j, int k,
+                       double* out) const override;
+  void total_densities(const mesh::BlockView<mesh::Layout::zone_major>& u, int i, int j, int k,
+                       double* out) const override;
 
   /// Per-block work arrays of the update kernel (hydro.cpp); sized once, reused.
   struct Scratch;
 
  private:
   Options opt_;
-  eos::GammaLaw eos_;
+  Indices at_;
+  eos::EosUnit* eos_ = nullptr;
+  composition::Composition* comp_ = nullptr;
   std::unique_ptr<Scratch> scratch_;
+  memory::ArenaConfig cfg_;  ///< memory.pages_scratch
   memory::Arena u0_;  ///< "rk_stage": stage-0 copy for Runge-Kutta, one block array per leaf
+  /// eint = etot/dens - |mom|^2/(2 dens^2) on the interior, then the EOS, every leaf.
+  void refresh_thermo(mesh::Mesh& m);
+  /// Mass scalars between X (between operators) and rho*X (inside advance).
+  void scalars_to_conserved(mesh::Mesh& m, bool to_conserved);
+  template <class View>
+  void derived_impl(const std::string& name, const View& u, const mesh::BlockShape& s,
+                    double* out, bool with_guards) const;
 };
-
-extern template bool Hydro::derived(const std::string&,
-                                    const mesh::BlockView<mesh::Layout::var_major>&,
-                                    const mesh::BlockShape&, double*, bool) const;
-extern template bool Hydro::derived(const std::string&,
-                                    const mesh::BlockView<mesh::Layout::zone_major>&,
-                                    const mesh::BlockShape&, double*, bool) const;
 
 }  // namespace tessera::hydro

@@ -76,7 +76,7 @@ def _exact_1d(ds: Dataset, var: str, x: np.ndarray):
     which = {"dens": 0, "velx": 1, "pres": 2}.get(var)
     if which is None:
         return None
-    gamma = float(p.get("hydro.gamma", p.get("gamma", 1.4)))
+    gamma = float(p.get("eos.gamma", p.get("gamma", 1.4)))
     if problem == "sod":
         left = tuple(float(p.get(f"sod.{q}_left", d)) for q, d in (("rho", 1), ("u", 0), ("p", 1)))
         right = tuple(float(p.get(f"sod.{q}_right", d))

@@ -83,6 +83,7 @@ class Dataset:
     gid: np.ndarray
     var_names: list
     double_precision: bool = True
+    geometry: str = "cartesian"
     _cache: dict = dc_field(default_factory=dict, repr=False)
 
     # ---------------------------------------------------------------- fields
@@ -149,8 +150,33 @@ class Dataset:
         return x, y, z
 
     def cell_volume(self, b: int) -> float:
-        """Zone volume of block b: product of the widths in the active dimensions."""
+        """Zone volume of block b in Cartesian geometry: the product of the widths in the
+        active dimensions (curvilinear zones differ along r: use zone_volumes)."""
+        if self.geometry != "cartesian":
+            raise ValueError(f"{self.path}: {self.geometry} zones differ in volume; "
+                             "use zone_volumes(b)")
         return float(np.prod(self.cell_widths(b)[: self.ndim]))
+
+    def zone_volumes(self, b: int) -> np.ndarray:
+        """Volume of every zone of block b, shape (nzb, nyb, nxb), in the file's geometry
+        (cylindrical r-z: pi (r+^2 - r-^2) dz; spherical r: 4/3 pi (r+^3 - r-^3))."""
+        w = self.cell_widths(b)
+        lo = self.bbox[b][0, 0]
+        r0 = lo + np.arange(self.nxb) * w[0]
+        radial = shell_volume(self.geometry, r0, r0 + w[0])
+        other = float(np.prod(w[1: self.ndim])) if self.ndim > 1 else 1.0
+        return np.broadcast_to(radial[None, None, :] * other,
+                               (self.nzb, self.nyb, self.nxb)).copy()
+
+
+def shell_volume(geometry: str, r0, r1):
+    """Volume of the radial shell [r0, r1] per unit length of the other axes (Tessera's
+    mesh/geometry.hpp; cartesian: r1 - r0)."""
+    if geometry == "cylindrical":
+        return np.pi * (r1 * r1 - r0 * r0)
+    if geometry == "spherical":
+        return 4.0 / 3.0 * np.pi * (r1 ** 3 - r0 ** 3)
+    return r1 - r0
 
 
 def _ndim(f: h5py.File, ints: dict, nyb: int, nzb: int) -> int:
@@ -203,7 +229,8 @@ def read(path) -> Dataset:
         time=float(reals.get("time", params.get("time", 0.0))),
         step=int(ints.get("nstep", 0)),
         params=params, refine_level=refine, node_type=node_type, bbox=bbox, gid=gid,
-        var_names=names, double_precision=double)
+        var_names=names, double_precision=double,
+        geometry=_text(params.get("geometry", "cartesian")).strip().lower())
 
 
 class Outputs(NamedTuple):

@@ -18,7 +18,7 @@ sod
     the interface is s = (x - P)·n; in 1-D that is s = x - sod.posn, and for the
     usual sod.posn = x-centre the interface passes through the domain centre whatever
     θ is.  States come from ``sod.{rho,u,p}_{left,right}`` (u along n), gamma from
-    ``hydro.gamma``.  The exact solution is averaged over sub-samples of each zone:
+    ``eos.gamma``.  The exact solution is averaged over sub-samples of each zone:
     50 along x in 1-D, 8x8 in 2-D, 4x4x4 in 3-D.  Norms are mean absolute errors
     ``l1_q = Σ|q - q̄| ΔV / V_domain`` for q = density, pressure and velocity (the
     component along n); on [0, 1] in 1-D that is FLASH's Σ|ρ - ρ̄| Δx.
@@ -71,7 +71,7 @@ import numpy as np
 
 from .exact.sedov import SedovSolution
 from .exact.sod import RiemannSolver
-from .reader import Dataset, last_output, read
+from .reader import Dataset, last_output, read, shell_volume
 
 __all__ = ["verify", "verify_dataset", "VerifyError", "PROBLEMS"]
 
@@ -104,8 +104,17 @@ class _Leaves:
         self.x, self.y, self.z = centres
         self.dim_widths = [np.broadcast_to(self.widths[:, a][:, None, None, None], shape)
                            for a in range(3)]
-        vol = np.prod(self.widths[:, : ds.ndim], axis=1)
-        self.volume = np.broadcast_to(vol[:, None, None, None], shape)
+        self.geometry = ds.geometry
+        if ds.geometry == "cartesian":
+            vol = np.prod(self.widths[:, : ds.ndim], axis=1)
+            self.volume = np.broadcast_to(vol[:, None, None, None], shape)
+        else:
+            # Curvilinear: axis 0 is r; zone volumes differ along it.
+            r0 = self.x - 0.5 * self.dim_widths[0]
+            vol = shell_volume(ds.geometry, r0, r0 + self.dim_widths[0])
+            for a in range(1, ds.ndim):
+                vol = vol * self.dim_widths[a]
+            self.volume = vol
 
     def field(self, name):
         if name not in self.ds.var_names:
@@ -132,14 +141,17 @@ class _Leaves:
             wid = [w[where] for w in self.dim_widths]
         total = None
         count = 0
+        # Curvilinear zones: each sub-sample weighs by its volume (r, or r^2, times dr).
+        power = {"cylindrical": 1, "spherical": 2}.get(self.geometry, 0)
         for offs in itertools.product(frac, repeat=ndim):
             pos = list(pos0)
             for a, o in enumerate(offs):
                 pos[a] = pos[a] + o * wid[a]
             vals = func(*pos)
-            total = [np.array(v, dtype=float) for v in vals] if total is None else \
-                [t + v for t, v in zip(total, vals)]
-            count += 1
+            w = np.abs(pos[0]) ** power if power else 1.0
+            total = [np.array(v, dtype=float) * w for v in vals] if total is None else \
+                [t + v * w for t, v in zip(total, vals)]
+            count = count + w
         means = [t / count for t in total]
         if where is None:
             return means
@@ -173,7 +185,7 @@ class _Params:
         return default
 
     def gamma(self) -> float:
-        return float(self.get("hydro.gamma", 1.4, "gamma"))
+        return float(self.get("eos.gamma", 1.4, "gamma"))
 
 
 def _mean_abs(err, vol):
@@ -277,7 +289,9 @@ def _verify_sedov(ds: Dataset, g: _Leaves, p: _Params) -> dict:
     energy = float(p.get("sedov.exp_energy", 1.0))
     centre = [float(p.get(f"sedov.{c}ctr", 0.5 * (dom[a, 0] + dom[a, 1])))
               for a, c in enumerate("xyz"[: ds.ndim])]
-    sol = SedovSolution(ds.ndim, gamma=gamma, energy=energy, rho0=rho0, full_slab=True)
+    # r-z (blast on the axis) and 1-D spherical are the spherical (j = 3) blast.
+    j = 3 if ds.geometry in ("cylindrical", "spherical") else ds.ndim
+    sol = SedovSolution(j, gamma=gamma, energy=energy, rho0=rho0, full_slab=True)
     t = ds.time
     if not t > 0.0:
         raise VerifyError(f"{ds.path}: sedov output at time {t}; the similarity solution "
@@ -313,6 +327,7 @@ def _verify_sedov(ds: Dataset, g: _Leaves, p: _Params) -> dict:
     r_est = _shock_radius(r_cells, rho_e, vol, g.finest_width(), rho0)
     r_steep = _shock_radius_steepest(r_cells, rho, vol, g.finest_width())
     return {
+        "geometry": ds.geometry, "j": j,
         "gamma": gamma, "alpha": sol.alpha, "energy": energy, "rho_ambient": rho0,
         "p_ambient": p_amb, "center": centre, "nsub": 4,
         "l1_density": _rel_l1(rho, rho_e, vol),

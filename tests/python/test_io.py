@@ -311,7 +311,7 @@ def test_kill_9_at_random_moments_leaves_only_verifiable_checkpoints(tmp_path):
         proc = subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         # wait for the first checkpoint, then kill at a random moment
         deadline = time.time() + 60
-        while not list(out.glob("*_hdf5_chk_0000")) and time.time() < deadline:
+        while not list(out.glob("*_hdf5_chk_????")) and time.time() < deadline:
             time.sleep(0.05)
         time.sleep(rng.random() * 1.0)
         proc.send_signal(signal.SIGKILL)

@@ -162,7 +162,7 @@ def five_block_file(tmp_path):
     path = tmp_path / "synth_hdf5_chk_0003"
     write_flash(path, ndim=2, nb=nb, bbox=bbox, level=level, node_type=node_type, gid=gid,
                 fields={"dens": 1 + 2 * x + 3 * y, "pres": np.ones_like(x)}, time=0.125,
-                step=17, runtime={"problem.name": "sedov", "hydro.gamma": 1.4,
+                step=17, runtime={"problem.name": "sedov", "eos.gamma": 1.4,
                                   "sedov.p_ambient": 1e-5, "hydro.use_flattening": True})
     return path
 
@@ -182,7 +182,7 @@ def test_reader_reads_tree_and_parameters(five_block_file):
     p = ds.params
     assert p["problem.name"] == "sedov"
     assert p["geometry"] == "cartesian"
-    assert p["hydro.gamma"] == 1.4 and p["sedov.p_ambient"] == 1e-5
+    assert p["eos.gamma"] == 1.4 and p["sedov.p_ambient"] == 1e-5
     assert p["hydro.use_flattening"] is True
     assert p["nxb"] == 4 and p["globalnumblocks"] == 5 and p["time"] == 0.125
     assert p["xmax"] == 1.0 and p["nblockx"] == 1
@@ -288,7 +288,7 @@ def _sedov_file(path, ndim, nzones, amr=True, t=0.05, perturb=0.0):
         fields[c] = v
     write_flash(path, ndim=ndim, nb=nb, bbox=bbox, level=level, node_type=node_type, gid=gid,
                 fields=fields, time=t, step=100, nroot=nroot,
-                runtime={"problem.name": "sedov", "hydro.gamma": 1.4,
+                runtime={"problem.name": "sedov", "eos.gamma": 1.4,
                          "sedov.rho_ambient": 1.0, "sedov.p_ambient": 1e-5,
                          "sedov.exp_energy": 1.0, "sedov.xctr": 0.5, "sedov.yctr": 0.5,
                          "sedov.zctr": 0.5})
@@ -339,7 +339,7 @@ def _sound_wave_file(path, ndim, n, t, amp=1e-6, waves=(1, 1, 0), noise=0.0):
               "pres": p0 + c * c * rho0 * amp * s}
     for a, nm in enumerate(("velx", "vely", "velz")[:ndim]):
         fields[nm] = c * amp * s * k[a] / kk
-    runtime = {"problem.name": "sound_wave", "hydro.gamma": g, "sound_wave.rho0": rho0,
+    runtime = {"problem.name": "sound_wave", "eos.gamma": g, "sound_wave.rho0": rho0,
                "sound_wave.p0": p0, "sound_wave.amplitude": amp,
                "sound_wave.nx_waves": waves[0], "sound_wave.ny_waves": waves[1],
                "sound_wave.nz_waves": waves[2]}
@@ -376,7 +376,7 @@ def _sod_file(path, n=128, t=0.2):
                 gid=gid, nroot=(n // 16, 1, 1), time=t,
                 fields={"dens": rho.reshape(shape), "velx": u.reshape(shape),
                         "pres": p.reshape(shape)},
-                runtime={"problem.name": "sod", "hydro.gamma": 1.4, "sod.posn": 0.5,
+                runtime={"problem.name": "sod", "eos.gamma": 1.4, "sod.posn": 0.5,
                          "sod.angle": 0.0, "sod.rho_left": 1.0, "sod.rho_right": 0.125,
                          "sod.p_left": 1.0, "sod.p_right": 0.1, "sod.u_left": 0.0,
                          "sod.u_right": 0.0})
@@ -411,7 +411,7 @@ def _sod_2d_file(path, theta_deg, data_theta_deg, n=32, t=0.1):
                 nroot=nroot, domain=domain, time=t,
                 fields={"dens": rho, "pres": p, "velx": u * math.cos(th),
                         "vely": u * math.sin(th)},
-                runtime={"problem.name": "sod", "hydro.gamma": 1.4, "sod.posn": 0.5,
+                runtime={"problem.name": "sod", "eos.gamma": 1.4, "sod.posn": 0.5,
                          "sod.angle": float(theta_deg)})
 
 

@@ -15,53 +15,60 @@ namespace {
 using tessera::eos::Eos;
 using tessera::eos::GammaLaw;
 using tessera::eos::Mode;
-using tessera::eos::State;
 namespace cgs = tessera::eos::cgs;
 
 double rel(double a, double b) {
   return std::abs(a - b) / std::abs(b);
 }
 
+/// Owned structure-of-arrays storage for a pencil of n zones.
+struct Zones {
+  explicit Zones(std::size_t n)
+      : dens(n), temp(n, 1.0), eint(n), pres(n), gamc(n), game(n), cs(n), abar(n, 1.0),
+        zbar(n, 1.0) {}
+  tessera::eos::Pencil pencil() {
+    return {dens.size(), dens.data(), temp.data(), eint.data(), pres.data(), gamc.data(),
+            game.data(), cs.data(), abar.data(), zbar.data()};
+  }
+  std::vector<double> dens, temp, eint, pres, gamc, game, cs, abar, zbar;
+};
+
 // States spanning ISM to stellar-interior densities and energies, in cgs.
-std::vector<State> sample_states() {
-  std::vector<State> s;
+Zones sample_states() {
+  Zones z(12);
+  std::size_t i = 0;
   for (double dens : {1e-24, 1e-10, 1.0, 1e6}) {
     for (double eint : {1e8, 1e12, 1e17}) {
-      State st{};
-      st.dens = dens;
-      st.eint = eint;
-      s.push_back(st);
+      z.dens[i] = dens;
+      z.eint[i] = eint;
+      ++i;
     }
   }
-  return s;
+  return z;
 }
 
 TEST(GammaLaw, GivenDensAndEint_ThenDensPresThenDensTemp_RecoversEveryVariable) {
   for (const double gamma : {5.0 / 3.0, 1.4, 4.0 / 3.0, 1.001}) {
     const GammaLaw eos(gamma, 0.6);
-    std::vector<State> ref = sample_states();
-    eos.apply(Mode::dens_ei, ref.data(), ref.size());
+    Zones ref = sample_states();
+    eos.apply(Mode::dens_ei, ref.pencil());
 
-    std::vector<State> by_pres = sample_states();
-    for (std::size_t i = 0; i < ref.size(); ++i) {
-      by_pres[i].eint = 0.0;
-      by_pres[i].pres = ref[i].pres;
-    }
-    eos.apply(Mode::dens_pres, by_pres.data(), by_pres.size());
+    Zones by_pres = sample_states();
+    by_pres.eint.assign(by_pres.eint.size(), 0.0);
+    by_pres.pres = ref.pres;
+    eos.apply(Mode::dens_pres, by_pres.pencil());
 
-    std::vector<State> by_temp = sample_states();
-    for (std::size_t i = 0; i < ref.size(); ++i) {
-      by_temp[i].eint = 0.0;
-      by_temp[i].temp = by_pres[i].temp;
-    }
-    eos.apply(Mode::dens_temp, by_temp.data(), by_temp.size());
+    Zones by_temp = sample_states();
+    by_temp.eint.assign(by_temp.eint.size(), 0.0);
+    by_temp.temp = by_pres.temp;
+    eos.apply(Mode::dens_temp, by_temp.pencil());
 
-    for (std::size_t i = 0; i < ref.size(); ++i) {
-      for (const State* s : {&by_pres[i], &by_temp[i]}) {
-        EXPECT_LT(rel(s->eint, ref[i].eint), 1e-13);
-        EXPECT_LT(rel(s->pres, ref[i].pres), 1e-13);
-        EXPECT_LT(rel(s->temp, ref[i].temp), 1e-13);
-        EXPECT_LT(rel(s->cs, ref[i].cs), 1e-13);
+    for (std::size_t i = 0; i < ref.dens.size(); ++i) {
+      for (const Zones* s : {&by_pres, &by_temp}) {
+        EXPECT_LT(rel(s->eint[i], ref.eint[i]), 1e-13);
+        EXPECT_LT(rel(s->pres[i], ref.pres[i]), 1e-13);
+        EXPECT_LT(rel(s->temp[i], ref.temp[i]), 1e-13);
+        EXPECT_LT(rel(s->cs[i], ref.cs[i]), 1e-13);
       }
     }
   }
@@ -71,52 +78,65 @@ TEST(GammaLaw, GivenDensAndTemp_ObeysTheIdealGasLaw) {
   // p = n k_B T with n = ρ / (μ m_u); e = p / ((γ-1) ρ); cs^2 = γ p / ρ.
   const double gamma = 5.0 / 3.0, mu = 0.6;
   const GammaLaw eos(gamma, mu);
-  State s{};
-  s.dens = 1e-24;
-  s.temp = 1e4;
-  eos.apply(Mode::dens_temp, &s, 1);
-  const double n = s.dens / (mu * cgs::atomic_mass_unit);
-  EXPECT_LT(rel(s.pres, n * cgs::k_boltzmann * s.temp), 1e-14);
-  EXPECT_LT(rel(s.eint, s.pres / ((gamma - 1.0) * s.dens)), 1e-14);
-  EXPECT_LT(rel(s.cs, std::sqrt(gamma * s.pres / s.dens)), 1e-14);
-  EXPECT_EQ(s.gamc, gamma);
-  EXPECT_EQ(s.game, gamma);
+  Zones s(1);
+  s.dens[0] = 1e-24;
+  s.temp[0] = 1e4;
+  eos.apply(Mode::dens_temp, s.pencil());
+  const double n = s.dens[0] / (mu * cgs::atomic_mass_unit);
+  EXPECT_LT(rel(s.pres[0], n * cgs::k_boltzmann * s.temp[0]), 1e-14);
+  EXPECT_LT(rel(s.eint[0], s.pres[0] / ((gamma - 1.0) * s.dens[0])), 1e-14);
+  EXPECT_LT(rel(s.cs[0], std::sqrt(gamma * s.pres[0] / s.dens[0])), 1e-14);
+  EXPECT_EQ(s.gamc[0], gamma);
+  EXPECT_EQ(s.game[0], gamma);
   // Ionised hydrogen-helium gas at 10^4 K: cs ~ 15 km/s.
-  EXPECT_NEAR(s.cs / 1e5, 15.2, 0.1);
+  EXPECT_NEAR(s.cs[0] / 1e5, 15.2, 0.1);
 }
 
-TEST(GammaLaw, GivenAnyMode_LeavesCompositionUntouched) {
+TEST(GammaLaw, GivenAnyMode_LeavesCompositionUntouchedAndReportsNoIteration) {
   const GammaLaw eos(1.4, 1.0);
-  State s{};
-  s.dens = 1.0;
-  s.pres = 1.0;
-  s.abar = 4.0;
-  s.zbar = 2.0;
-  eos.apply(Mode::dens_pres, &s, 1);
-  EXPECT_EQ(s.abar, 4.0);
-  EXPECT_EQ(s.zbar, 2.0);
+  Zones s(1);
+  s.dens[0] = 1.0;
+  s.pres[0] = 1.0;
+  s.abar[0] = 4.0;
+  s.zbar[0] = 2.0;
+  const tessera::eos::Result r = eos.apply(Mode::dens_pres, s.pencil());
+  EXPECT_EQ(s.abar[0], 4.0);
+  EXPECT_EQ(s.zbar[0], 2.0);
+  EXPECT_EQ(r.iterations, 0);
+  EXPECT_EQ(r.failed, -1);
+}
+
+TEST(GammaLaw, GivenNoSoundSpeedArray_FillsTheRest) {
+  const GammaLaw eos(1.4, 1.0);
+  Zones s(1);
+  s.dens[0] = 2.0;
+  s.eint[0] = 3.0;
+  tessera::eos::Pencil p = s.pencil();
+  p.cs = nullptr;
+  eos.apply(Mode::dens_ei, p);
+  EXPECT_DOUBLE_EQ(s.pres[0], 0.4 * 6.0);
 }
 
 TEST(GammaLaw, StaticHelpersAgreeWithApply) {
   const double gamma = 1.4;
   const GammaLaw eos(gamma, 1.0);
-  State s{};
-  s.dens = 2.0;
-  s.eint = 3.0;
-  eos.apply(Mode::dens_ei, &s, 1);
-  EXPECT_DOUBLE_EQ(GammaLaw::pressure(s.dens * s.eint, gamma), s.pres);
-  EXPECT_DOUBLE_EQ(GammaLaw::rhoe(s.pres, gamma), s.dens * s.eint);
-  EXPECT_DOUBLE_EQ(GammaLaw::sound_speed(s.dens, s.pres, gamma), s.cs);
+  Zones s(1);
+  s.dens[0] = 2.0;
+  s.eint[0] = 3.0;
+  eos.apply(Mode::dens_ei, s.pencil());
+  EXPECT_DOUBLE_EQ(GammaLaw::pressure(s.dens[0] * s.eint[0], gamma), s.pres[0]);
+  EXPECT_DOUBLE_EQ(GammaLaw::rhoe(s.pres[0], gamma), s.dens[0] * s.eint[0]);
+  EXPECT_DOUBLE_EQ(GammaLaw::sound_speed(s.dens[0], s.pres[0], gamma), s.cs[0]);
 }
 
 TEST(Eos, GivenAGammaLawThroughTheBaseInterface_DispatchesAndNamesItself) {
   const std::unique_ptr<Eos> eos = std::make_unique<GammaLaw>(5.0 / 3.0, 1.0);
-  EXPECT_EQ(std::string(eos->name()), "gamma_law");
-  State s{};
-  s.dens = 1.0;
-  s.pres = 1.0;
-  eos->apply(Mode::dens_pres, &s, 1);
-  EXPECT_DOUBLE_EQ(s.eint, 1.5);
+  EXPECT_EQ(std::string(eos->name()), "gamma");
+  Zones s(1);
+  s.dens[0] = 1.0;
+  s.pres[0] = 1.0;
+  eos->apply(Mode::dens_pres, s.pencil());
+  EXPECT_DOUBLE_EQ(s.eint[0], 1.5);
 }
 
 TEST(GammaLaw, GivenAnUnphysicalGammaOrMu_RefusesToConstruct) {

@@ -760,7 +760,7 @@ TEST_P(MeshFluxRegister, GivenMismatchedFineAndCoarseFluxes_CorrectionRestoresCo
           }
   });
   const auto uncorrected = leaf_totals(m);
-  fr.correct(m.storage(), m.tree(), m.comm(), dt);
+  fr.correct(m.storage(), m.tree(), m.comm(), dt, {0, 1});
   const auto corrected = leaf_totals(m);
   for (int v = 0; v < s.nvar; ++v) {
     // The register has something to fix, so the check below is not vacuous.

@@ -19,7 +19,8 @@
 #include "mesh/mesh.hpp"
 #include "mesh/transfer.hpp"
 #include "mesh/tree.hpp"
-#include "physics/hydro/hydro.hpp"
+#include "driver/simulation.hpp"
+#include "driver/units.hpp"
 
 namespace tessera::memory {
 namespace {
@@ -28,38 +29,31 @@ static_assert(sizeof(mesh::Node) == detail::kNodeBytes, "update planner's kNodeB
 static_assert(sizeof(mesh::TransferOp) == detail::kTransferOpBytes,
               "update planner's kTransferOpBytes");
 
-// The planner reads parameters only, so it carries hydro's variable lists as constants:
-// they must be what hydro really keeps and writes.
-TEST(PlannerConstants, HydroVariablesAndDerivedOutputsAreWhatHydroDeclares) {
-  const auto vars = hydro::Hydro::variables();
-  ASSERT_EQ(vars.size(), std::size(detail::kHydroVarNames));
-  EXPECT_EQ(static_cast<int>(vars.size()), detail::kHydroVars);
-  for (std::size_t v = 0; v < vars.size(); ++v) EXPECT_EQ(vars[v].name, detail::kHydroVarNames[v]);
-  EXPECT_EQ(static_cast<int>(hydro::Hydro::derived_names().size()), detail::kCheckpointDerivedVars);
+// The planner's unk is the mesh's: the variables the active units declare, in the order
+// the driver builds unk, with their derived outputs in a checkpoint.
+TEST(PlannerDeclarations, UnkIsTheUnionTheMeshIsBuiltFrom) {
+  base::Params p;
+  driver::declare_all_params(p);
+  p.apply_override("composition.species=c12,o16");
+  const auto units = driver::make_units(p);
+  const auto d = driver::declared(p, units);
+  const auto vars = driver::unk_variables(units);
+  ASSERT_EQ(d.unk_vars.size(), vars.size());
+  for (std::size_t v = 0; v < vars.size(); ++v) EXPECT_EQ(d.unk_vars[v], vars[v].name);
+  // hydro's five, two species, the EOS's five; hydro's at 0-4, guard-filled first.
+  ASSERT_EQ(vars.size(), 12u);
+  EXPECT_EQ(vars[0].name, "dens");
+  EXPECT_EQ(vars[4].name, "etot");
+  EXPECT_EQ(vars[5].name, "c12");
+  EXPECT_EQ(d.nflux, 7);  // 5 conserved + 2 mass scalars
+  EXPECT_EQ(d.derived_vars, (std::vector<std::string>{"velx", "vely", "velz", "ener", "abar",
+                                                      "zbar", "ye"}));
 }
 
 // The parameters the planner reads, declared as their owners declare them (a subset).
 class Planner : public ::testing::Test {
  protected:
-  void SetUp() override {
-    p.declare_int("mesh.ndim", 3, 1, 3, "");
-    p.declare_int("mesh.nxb", 16, 4, 64, "");
-    p.declare_int("mesh.nblockx", 1, 1, 4096, "");
-    p.declare_int("mesh.nblocky", 1, 1, 4096, "");
-    p.declare_int("mesh.nblockz", 1, 1, 4096, "");
-    p.declare_int("mesh.lrefine_min", 1, 1, 30, "");
-    p.declare_int("mesh.lrefine_max", 1, 1, 30, "");
-    p.declare_int("mesh.maxblocks", 4000, 1, 100000000, "");
-    p.declare_string("mesh.distribution", "morton", {"morton", "round_robin"}, "");
-    p.declare_string("hydro.reconstruction", "plm", {"plm", "ppm"}, "");
-    p.declare_string("hydro.integrator", "auto", {"auto", "hancock", "rk2", "rk3"}, "");
-    p.declare_bool("io.write_final", true, "");
-    p.declare_string_list("io.plot_vars", {"dens", "pres", "velx", "vely", "velz", "ener", "eint"},
-                          "");
-    p.declare_bool("io.async", false, "");
-    p.declare_string("io.async_budget", "1G", {}, "");
-    declare_params(p);
-  }
+  void SetUp() override { driver::declare_all_params(p); }
   const nlohmann::json& item(const nlohmann::json& plan, const std::string& prefix) {
     for (const auto& it : plan.at("items"))
       if (it.at("name").get<std::string>().rfind(prefix, 0) == 0) return it;
@@ -77,9 +71,9 @@ TEST_F(Planner, UnkItemIsTheMappingTheBlockStorageReallyGets) {
   p.apply_override("mesh.maxblocks=37");
   for (const char* policy : {"none", "thp"}) {
     p.apply_override(std::string("memory.pages=") + policy);
-    const auto plan = plan_memory(p, 1, 1, 64 * kGiB);
-    mesh::BlockShape s;  // 3-D, 16^3 + 2 guards, 5 variables, as planned
-    s.nvar = 5;
+    const auto plan = plan_memory(p, driver::declared(p), 1, 1, 64 * kGiB);
+    mesh::BlockShape s;  // 3-D, 16^3 + 2 guards, 10 variables (hydro 5, eos 5), as planned
+    s.nvar = 10;
     mesh::BlockStorage st(s, 37, 0, config_for(p, "unk"));
     EXPECT_EQ(bytes(plan, "unk arena"), double(st.arena().mapped_bytes())) << policy;
   }
@@ -90,13 +84,13 @@ TEST_F(Planner, SteadyMeshItemsMatchTheResidentBytesTheyReallyAdd) {
   p.apply_override("mesh.maxblocks=600");
   // 600 slots: the flux register (37 MB) is above glibc's largest mmap threshold (32 MiB),
   // so it gets fresh pages whatever earlier tests freed.
-  const auto plan = plan_memory(p, 1, 1, 64 * kGiB);
+  const auto plan = plan_memory(p, driver::declared(p), 1, 1, 64 * kGiB);
   const double predicted = bytes(plan, "unk arena") + bytes(plan, "flux arena");
   mesh::BlockShape s;
-  s.nvar = 5;
+  s.nvar = 10;
   const std::size_t before = current_rss_bytes();
   mesh::BlockStorage st(s, 600, 0, config_for(p, "unk"));
-  mesh::FluxRegister fr(s, 600, config_for(p, "flux"));
+  mesh::FluxRegister fr(s, 600, 5, config_for(p, "flux"));
   const double added = double(current_rss_bytes()) - double(before);
   std::cout << "[ info ] unk + flux register: predicted " << predicted << ", RSS grew by " << added
             << "\n";
@@ -108,17 +102,18 @@ TEST_F(Planner, SteadyMeshItemsMatchTheResidentBytesTheyReallyAdd) {
 TEST(PlannerArenas, FluxScratchAndRkStageItemsAreTheArenasMeshAndHydroMap) {
   for (const char* pages : {"none", "thp"}) {
     base::Params p;
-    mesh::Mesh::declare_params(p);
-    hydro::Hydro::declare_params(p);
-    declare_params(p);
+    driver::declare_all_params(p);
     for (const char* o : {"mesh.ndim=2", "mesh.nxb=8", "mesh.nblockx=2", "mesh.nblocky=2",
-                          "mesh.maxblocks=50", "hydro.reconstruction=ppm"})
+                          "mesh.maxblocks=50", "hydro.reconstruction=ppm",
+                          "composition.species=he4"})
       p.apply_override(o);
     p.apply_override(std::string("memory.pages=") + pages);
-    const auto plan = plan_memory(p, 1, 1, 64 * kGiB);
-    hydro::Hydro h(p);
-    mesh::Mesh m(p, MPI_COMM_SELF, hydro::Hydro::variables(), h.nguard());
-    h.allocate(m, config_for(p, "scratch"));
+    auto units = driver::make_units(p);
+    const auto plan = plan_memory(p, driver::declared(p, units), 1, 1, 64 * kGiB);
+    const auto vars = driver::unk_variables(units);
+    mesh::Mesh m(p, MPI_COMM_SELF, vars, driver::unk_nguard(units),
+                 driver::unk_nflux(units, vars));
+    for (const auto& u : units.all()) u->bind(m, units);
     const auto live = report_all();
     for (const std::string name : {"unk", "flux", "scratch", "rk_stage"}) {
       const auto it = std::find_if(live.rbegin(), live.rend(),
@@ -135,7 +130,7 @@ TEST(PlannerArenas, FluxScratchAndRkStageItemsAreTheArenasMeshAndHydroMap) {
 }
 
 TEST_F(Planner, PeakIsSteadyPlusTheLargestPhaseAndRssLeavesOutHugetlb) {
-  const auto plan = plan_memory(p, 4, 4, 64 * kGiB);
+  const auto plan = plan_memory(p, driver::declared(p), 4, 4, 64 * kGiB);
   const auto& r = plan.at("per_rank");
   double steady = 0, largest = 0;
   for (const auto& it : plan.at("items"))
@@ -149,14 +144,14 @@ TEST_F(Planner, PeakIsSteadyPlusTheLargestPhaseAndRssLeavesOutHugetlb) {
   EXPECT_GT(bytes(plan, "guard exchange buffers"), 0);  // four ranks exchange
 
   p.apply_override("memory.pages_unk=hugetlb");
-  const auto h = plan_memory(p, 4, 4, 64 * kGiB);
+  const auto h = plan_memory(p, driver::declared(p), 4, 4, 64 * kGiB);
   EXPECT_FALSE(item(h, "unk arena").at("in_rss").get<bool>());
   EXPECT_NEAR(h.at("per_rank").at("peak_rss_bytes").get<double>(),
               h.at("per_rank").at("peak_bytes").get<double>() - bytes(h, "unk arena"), 8);
 }
 
 TEST_F(Planner, OneRankExchangesNothingAndHancockKeepsNoStageCopy) {
-  const auto plan = plan_memory(p, 1, 1, 64 * kGiB);
+  const auto plan = plan_memory(p, driver::declared(p), 1, 1, 64 * kGiB);
   EXPECT_EQ(bytes(plan, "guard exchange buffers"), 0);
   EXPECT_EQ(bytes(plan, "regrid: migrating blocks"), 0);
   for (const auto& it : plan.at("items"))
@@ -169,14 +164,13 @@ TEST_F(Planner, PpmMeansThreeGuardsAndAnRk3StageCopyOfEveryLeaf) {
   p.apply_override("mesh.nblockx=4");
   p.apply_override("mesh.nblocky=4");
   p.apply_override("mesh.nblockz=4");  // 64 leaves, uniform
-  const auto plan = plan_memory(p, 1, 1, 64 * kGiB);
+  const auto plan = plan_memory(p, driver::declared(p), 1, 1, 64 * kGiB);
   EXPECT_EQ(plan.at("inputs").at("nguard"), 3);
-  EXPECT_EQ(plan.at("inputs").at("integrator"), "rk3");
   EXPECT_EQ(plan.at("assumptions").at("tree_nodes").get<double>(), 64);
-  // An arena of maxblocks (4000) * 22^3 cells * 5 variables * 8 bytes, on THP pages.
+  // An arena of maxblocks (1000) * 22^3 cells * 10 variables * 8 bytes, on THP pages.
   EXPECT_DOUBLE_EQ(bytes(plan, "rk_stage arena"),
-                   double(Arena::mapped_size(4000ull * 22 * 22 * 22 * 5 * 8, PagePolicy::thp)));
-  // A checkpoint gathers unk + 9 derived variables of the 64 interiors.
+                   double(Arena::mapped_size(1000ull * 22 * 22 * 22 * 10 * 8, PagePolicy::thp)));
+  // A checkpoint gathers unk (10) + 4 derived variables of the 64 interiors.
   EXPECT_GE(bytes(plan, "output: checkpoint"), 64.0 * 4096 * 14 * 8);
 }
 
@@ -184,7 +178,7 @@ TEST_F(Planner, CapacityIsTheLargestMaxblocksThatFits) {
   p.apply_override("mesh.maxblocks=1000");
   p.apply_override("mesh.nblockx=4096");  // a tree large enough to fill every rank
   p.apply_override("mesh.nblocky=4096");
-  const auto big = plan_memory(p, 8, 8, 256 * kGiB);
+  const auto big = plan_memory(p, driver::declared(p), 8, 8, 256 * kGiB);
   const long cap = big.at("capacity").at("max_blocks_per_rank").get<long>();
   EXPECT_GT(cap, 1000);
   EXPECT_EQ(big.at("capacity").at("max_blocks_per_node").get<long>(), 8 * cap);
@@ -198,11 +192,11 @@ TEST_F(Planner, CapacityIsTheLargestMaxblocksThatFits) {
            8 * (bytes(plan, "process baseline") - base0);
   };
   p.apply_override("mesh.maxblocks=" + std::to_string(cap));
-  EXPECT_LE(node_peak(plan_memory(p, 8, 8, 256 * kGiB)), node_mem);
+  EXPECT_LE(node_peak(plan_memory(p, driver::declared(p), 8, 8, 256 * kGiB)), node_mem);
   p.apply_override("mesh.maxblocks=" + std::to_string(cap + 1));
-  EXPECT_GT(node_peak(plan_memory(p, 8, 8, 256 * kGiB)), node_mem);
+  EXPECT_GT(node_peak(plan_memory(p, driver::declared(p), 8, 8, 256 * kGiB)), node_mem);
   // Half the memory, about half the blocks (the fixed part is small).
-  const auto half = plan_memory(p, 8, 8, 128 * kGiB);
+  const auto half = plan_memory(p, driver::declared(p), 8, 8, 128 * kGiB);
   const double ratio = half.at("capacity").at("max_blocks_per_rank").get<double>() / double(cap);
   EXPECT_GT(ratio, 0.45);
   EXPECT_LT(ratio, 0.5);
@@ -214,9 +208,9 @@ TEST_F(Planner, AsyncHoldsSnapshotsUpToTheBudget) {
   p.apply_override("mesh.nblockz=8");  // 512 leaves: 14 vars * 512 * 4096 * 8 = 224 MiB
   p.apply_override("io.async=true");
   p.apply_override("io.async_budget=64M");
-  const auto small = plan_memory(p, 1, 1, 64 * kGiB);
+  const auto small = plan_memory(p, driver::declared(p), 1, 1, 64 * kGiB);
   p.apply_override("io.async_budget=4G");
-  const auto large = plan_memory(p, 1, 1, 64 * kGiB);
+  const auto large = plan_memory(p, driver::declared(p), 1, 1, 64 * kGiB);
   // 64M: the checkpoint (224 MiB) is written synchronously, the plotfile (112 MiB) too:
   // nothing fits the budget, nothing is held.
   EXPECT_EQ(bytes(small, "async staging"), 0);
@@ -226,7 +220,7 @@ TEST_F(Planner, AsyncHoldsSnapshotsUpToTheBudget) {
 }
 
 TEST_F(Planner, PrintedPlanNamesEveryItemAndTheCapacity) {
-  const auto plan = plan_memory(p, 2, 2, 16 * kGiB);
+  const auto plan = plan_memory(p, driver::declared(p), 2, 2, 16 * kGiB);
   std::ostringstream os;
   print_plan(os, plan);
   const std::string text = os.str();
@@ -237,9 +231,9 @@ TEST_F(Planner, PrintedPlanNamesEveryItemAndTheCapacity) {
 }
 
 TEST_F(Planner, BadArgumentsAreErrors) {
-  EXPECT_THROW(plan_memory(p, 0, 1, kGiB), Error);
+  EXPECT_THROW(plan_memory(p, driver::declared(p), 0, 1, kGiB), Error);
   p.apply_override("memory.pages_unk=huge");
-  EXPECT_THROW(plan_memory(p, 1, 1, kGiB), Error);
+  EXPECT_THROW(plan_memory(p, driver::declared(p), 1, 1, kGiB), Error);
 }
 
 }  // namespace

@@ -1,0 +1,36 @@
+#pragma once
+// Which physics units a run has and what they declare, in one place: the operators of
+// driver.operators in that order, then the service units they call (composition, eos).
+// `unk` is the union of their variables; the planner reads the same declarations.
+#include <vector>
+
+#include "memory/planner.hpp"
+#include "mesh/mesh.hpp"
+#include "physics/unit.hpp"
+
+namespace tessera::base {
+class Params;
+}
+
+namespace tessera::driver {
+
+/// driver.operators and every unit's parameters.
+void declare_unit_params(base::Params& p);
+
+/// The active units, constructed from the parameters (nothing large allocated). Throws
+/// tessera::Error naming an unknown or repeated operator. `operators` receives the
+/// operator units in driver.operators order.
+physics::Units make_units(const base::Params& p, std::vector<physics::Unit*>* operators = nullptr);
+
+/// unk's variables: every unit's, in unit order, the guard-filled ones first (stable).
+std::vector<mesh::VarInfo> unk_variables(const physics::Units& units);
+/// The widest stencil of any unit.
+int unk_nguard(const physics::Units& units);
+/// The most flux variables any unit stores.
+int unk_nflux(const physics::Units& units, const std::vector<mesh::VarInfo>& vars);
+
+/// What the planner needs of the units of run p (units built from p).
+memory::Declared declared(const base::Params& p);
+memory::Declared declared(const base::Params& p, const physics::Units& units);
+
+}  // namespace tessera::driver

@@ -1,0 +1,176 @@
+#include "physics/composition/composition.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/error.hpp"
+#include "base/params.hpp"
+#include "base/text.hpp"
+
+namespace tessera::composition {
+
+void Composition::declare_params(base::Params& p) {
+  p.declare_string_list("composition.species", {},
+                        "species carried as mass fractions (FLASH names: c12 o16 ne22 ...)");
+  p.declare_string_list("composition.initial", {},
+                        "initial mass fractions, one per species, for zones the problem "
+                        "leaves without (default: equal shares)");
+  p.declare_string_list("composition.scalars", {},
+                        "passive mass scalars advected with the density (not normalised)");
+}
+
+Composition::Composition(const base::Params& p) {
+  for (const auto& name : p.get_string_list("composition.species")) {
+    const auto n = find_nuclide(name);
+    if (!n) {
+      std::string best;
+      std::size_t d = 1000;
+      for (const auto& k : nuclides())
+        if (const auto e = edit_distance(to_lower(name), k.name); e < d) d = e, best = k.name;
+      throw Error("composition.species: unknown species '" + name + "' (did you mean '" + best +
+                  "'?)");
+    }
+    for (const auto& s : species_)
+      if (name == s.name) throw Error("composition.species: '" + name + "' is listed twice");
+    species_.push_back(*n);
+    inv_a_.push_back(1.0 / n->a);
+    z_over_a_.push_back(n->z / n->a);
+  }
+  const auto& x0 = p.get_string_list("composition.initial");
+  if (!x0.empty() && x0.size() != species_.size())
+    throw Error("composition.initial lists " + std::to_string(x0.size()) +
+                " mass fractions for " + std::to_string(species_.size()) + " species");
+  for (std::size_t s = 0; s < species_.size(); ++s) {
+    double x = 1.0 / double(species_.size());
+    if (!x0.empty()) {
+      try {
+        std::size_t used = 0;
+        x = std::stod(x0[s], &used);
+        if (used != x0[s].size()) throw std::invalid_argument("trailing characters");
+      } catch (const std::exception&) {
+        throw Error("composition.initial: '" + x0[s] + "' is not a number");
+      }
+      if (!(x >= 0.0 && x <= 1.0))
+        throw Error("composition.initial: " + x0[s] + " is not a mass fraction in [0, 1]");
+    }
+    initial_.push_back(x);
+  }
+  for (const auto& name : p.get_string_list("composition.scalars")) {
+    if (name.empty() || name.size() > 4)
+      throw Error("composition.scalars: '" + name + "' must have 1 to 4 characters");
+    scalars_.push_back(name);
+  }
+}
+
+std::vector<mesh::VarInfo> Composition::variables() const {
+  std::vector<mesh::VarInfo> v;
+  for (const auto& s : species_) v.push_back({s.name, -1, mesh::VarKind::mass_scalar, true, true, name()});
+  for (const auto& s : scalars_) v.push_back({s, -1, mesh::VarKind::mass_scalar, true, true, name()});
+  return v;
+}
+
+void Composition::bind(mesh::Mesh& m, physics::Units& /*units*/) {
+  idx_.clear();
+  for (const auto& s : species_) idx_.push_back(m.var_index(s.name));
+  idens_ = m.var_index("dens");
+  if (!species_.empty() && idens_ < 0) throw Error("composition: no unit declares 'dens'");
+}
+
+double Composition::normalise(mesh::Mesh& m) {
+  if (species_.empty()) return 0.0;
+  double worst = 0.0;
+  const auto& s = m.shape();
+  const std::size_t ns = species_.size();
+  m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom&) {
+    mesh::for_each_zone(s, [&](int i, int j, int k) {
+      double sum = 0.0;
+      for (std::size_t q = 0; q < ns; ++q) sum += u(idx_[q], i, j, k);
+      worst = std::max(worst, std::fabs(sum - 1.0));
+      const double r = 1.0 / sum;
+      for (std::size_t q = 0; q < ns; ++q) u(idx_[q], i, j, k) *= r;
+    });
+  });
+  largest_ = std::max(largest_, worst);
+  return worst;
+}
+
+void Composition::initialise(mesh::Mesh& m) {
+  const auto& s = m.shape();
+  m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom&) {
+    mesh::for_each_zone(s, [&](int i, int j, int k) {
+      double sum = 0.0;
+      for (std::size_t q = 0; q < species_.size(); ++q) sum += u(idx_[q], i, j, k);
+      if (sum == 0.0)
+        for (std::size_t q = 0; q < species_.size(); ++q) u(idx_[q], i, j, k) = initial_[q];
+    });
+  });
+  normalise(m);
+}
+
+physics::BadZone Composition::check(mesh::Mesh& m) const {
+  physics::BadZone bad;
+  const auto& s = m.shape();
+  m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
+    if (bad.node >= 0) return;
+    mesh::for_each_zone(s, [&](int i, int j, int k) {
+      if (bad.node >= 0) return;
+      for (std::size_t q = 0; q < species_.size(); ++q) {
+        const double x = u(idx_[q], i, j, k);
+        if (!(x >= -1e-10 && x <= 1.0 + 1e-10)) {
+          bad = {id, i - s.g(0), j - s.g(1), k - s.g(2), x,
+                 "mass fraction " + std::string(species_[q].name)};
+          return;
+        }
+      }
+    });
+  });
+  return bad;
+}
+
+std::vector<std::string> Composition::derived_names() const {
+  if (species_.empty()) return {};
+  return {"abar", "zbar", "ye"};
+}
+
+template <class View>
+void Composition::derived_impl(const std::string& name, const View& u, const mesh::BlockShape& s,
+                               double* out, bool with_guards) const {
+  int lo[3], hi[3];
+  for (int a = 0; a < 3; ++a) {
+    lo[a] = with_guards ? 0 : s.g(a);
+    hi[a] = with_guards ? s.n(a) : s.g(a) + s.ni(a);
+  }
+  const int which = name == "abar" ? 0 : (name == "zbar" ? 1 : 2);
+  std::size_t c = 0;
+  for (int k = lo[2]; k < hi[2]; ++k)
+    for (int j = lo[1]; j < hi[1]; ++j)
+      for (int i = lo[0]; i < hi[0]; ++i, ++c) {
+        double abar, zbar;
+        abar_zbar(u, i, j, k, abar, zbar);
+        out[c] = which == 0 ? abar : (which == 1 ? zbar : zbar / abar);
+      }
+}
+
+void Composition::derived(const std::string& name,
+                          const mesh::BlockView<mesh::Layout::var_major>& u,
+                          const mesh::BlockShape& s, double* out, bool with_guards) const {
+  derived_impl(name, u, s, out, with_guards);
+}
+void Composition::derived(const std::string& name,
+                          const mesh::BlockView<mesh::Layout::zone_major>& u,
+                          const mesh::BlockShape& s, double* out, bool with_guards) const {
+  derived_impl(name, u, s, out, with_guards);
+}
+
+nlohmann::json Composition::summary(MPI_Comm comm) const {
+  double largest = largest_;
+  MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, comm);
+  nlohmann::json j;
+  j["species"] = nlohmann::json::array();
+  for (const auto& s : species_) j["species"].push_back({{"name", s.name}, {"A", s.a}, {"Z", s.z}});
+  j["scalars"] = scalars_;
+  j["largest_renormalisation"] = largest;
+  return j;
+}
+
+}  // namespace tessera::composition

@@ -1,0 +1,87 @@
+#pragma once
+// Composition: the species of composition.species become mass fractions X_i in `unk`
+// (mass scalars: stored as X, advected by hydro as rho*X), renormalised to sum 1 after
+// every hydro update (the largest correction of the run is kept and reported); they give
+// per zone abar = 1 / sum(X_i / A_i), zbar = abar sum(Z_i X_i / A_i) and ye = zbar / abar
+// (FLASH's Multispecies conventions). composition.scalars declares passive mass scalars
+// the same way (advected, not normalised, not in abar).
+#include <string>
+#include <vector>
+
+#include "physics/composition/nuclides.hpp"
+#include "physics/unit.hpp"
+
+namespace tessera::base {
+class Params;
+}
+
+namespace tessera::composition {
+
+class Composition final : public physics::Unit {
+ public:
+  /// composition.species, composition.scalars.
+  static void declare_params(base::Params& p);
+  /// Throws tessera::Error naming an unknown species (and the nearest known one).
+  explicit Composition(const base::Params& p);
+
+  std::string name() const override { return "composition"; }
+  std::vector<mesh::VarInfo> variables() const override;
+  void bind(mesh::Mesh& m, physics::Units& units) override;
+  /// Zones the problem left without species (all zero) get composition.initial; then
+  /// every zone is renormalised.
+  void initialise(mesh::Mesh& m) override;
+  physics::BadZone check(mesh::Mesh& m) const override;
+  std::vector<std::string> derived_names() const override;
+  void derived(const std::string& name, const mesh::BlockView<mesh::Layout::var_major>& u,
+               const mesh::BlockShape& s, double* out, bool with_guards) const override;
+  void derived(const std::string& name, const mesh::BlockView<mesh::Layout::zone_major>& u,
+               const mesh::BlockShape& s, double* out, bool with_guards) const override;
+  nlohmann::json summary(MPI_Comm comm) const override;
+
+  bool has_species() const { return !species_.empty(); }
+  const std::vector<Nuclide>& species() const { return species_; }
+  /// unk index of species s (after bind).
+  int index(std::size_t s) const { return idx_[s]; }
+
+  /// abar and zbar of zone (i, j, k) of block u (species must exist). While hydro holds
+  /// the mass scalars as rho*X (set_conserved), they are divided by dens first.
+  template <class View>
+  void abar_zbar(const View& u, int i, int j, int k, double& abar, double& zbar) const {
+    double ya = 0.0, yz = 0.0;
+    for (std::size_t s = 0; s < species_.size(); ++s) {
+      const double x = u(idx_[s], i, j, k);
+      ya += x * inv_a_[s];
+      yz += x * z_over_a_[s];
+    }
+    if (conserved_) {
+      const double d = u(idens_, i, j, k);
+      ya /= d;
+      yz /= d;
+    }
+    abar = 1.0 / ya;
+    zbar = abar * yz;
+  }
+  /// Hydro's switch: unk holds rho*X (true) or X (false) for every mass scalar.
+  void set_conserved(bool c) { conserved_ = c; }
+
+  /// Scale every interior zone's species to sum 1 on this rank's leaves; returns the
+  /// largest |sum - 1| met (kept as the run's largest correction too).
+  double normalise(mesh::Mesh& m);
+  /// Largest renormalisation correction of the run so far (this rank).
+  double largest_correction() const { return largest_; }
+
+ private:
+  std::vector<Nuclide> species_;
+  std::vector<double> initial_;  ///< composition.initial, one per species
+  std::vector<std::string> scalars_;
+  std::vector<int> idx_;
+  std::vector<double> inv_a_, z_over_a_;
+  double largest_ = 0.0;
+  bool conserved_ = false;
+  int idens_ = 0;
+  template <class View>
+  void derived_impl(const std::string& name, const View& u, const mesh::BlockShape& s,
+                    double* out, bool with_guards) const;
+};
+
+}  // namespace tessera::composition

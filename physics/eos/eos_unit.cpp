@@ -1,0 +1,213 @@
+#include "physics/eos/eos_unit.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/error.hpp"
+#include "base/params.hpp"
+#include "perf/timers.hpp"
+#include "physics/composition/composition.hpp"
+#include "physics/eos/gamma_law.hpp"
+
+namespace tessera::eos {
+
+void EosUnit::declare_params(base::Params& p) {
+  p.declare_string("eos.type", "gamma", {"gamma", "helmholtz"},
+                   "equation of state: gamma law or Helmholtz (Timmes & Swesty 2000)");
+  p.declare_real("eos.gamma", 1.4, 1.0001, 10.0, "adiabatic index of the gamma-law gas");
+  p.declare_real("eos.mu", 1.0, 1e-6, 1e6, "mean molecular weight of the gamma-law gas");
+  p.declare_real("eos.coulomb_mult", 1.0, 0.0, 1.0,
+                 "Helmholtz: factor on the Coulomb corrections (0 switches them off)");
+  p.declare_string("eos.table", "", {},
+                   "Helmholtz table file ('': the one `make helm-table` generates)");
+  p.declare_real("eos.abar", 12.0, 1e-3, 1e3,
+                 "Helmholtz: mean mass number when composition.species is empty");
+  p.declare_real("eos.zbar", 6.0, 1e-3, 1e3,
+                 "Helmholtz: mean charge number when composition.species is empty");
+}
+
+EosUnit::EosUnit(const base::Params& p) : type_(p.get_string("eos.type")) {
+  gamma_ = p.get_real("eos.gamma");
+  abar_ = p.get_real("eos.abar");
+  zbar_ = p.get_real("eos.zbar");
+  if (type_ == "gamma") {
+    eos_ = std::make_unique<GammaLaw>(gamma_, p.get_real("eos.mu"));
+  } else {
+    throw Error("eos.type = \"helmholtz\" is not available in this build");
+  }
+}
+
+EosUnit::~EosUnit() = default;
+
+std::vector<mesh::VarInfo> EosUnit::variables() const {
+  using mesh::VarKind;
+  // temp is guard-filled only for an iterative EOS (the Newton guess of guard zones);
+  // the rest is recomputed wherever it is needed.
+  return {{"pres", -1, VarKind::auxiliary, false, true, name()},
+          {"temp", -1, VarKind::auxiliary, iterative(), true, name()},
+          {"gamc", -1, VarKind::auxiliary, false, true, name()},
+          {"game", -1, VarKind::auxiliary, false, true, name()},
+          {"eint", -1, VarKind::auxiliary, false, true, name()}};
+}
+
+void EosUnit::bind(mesh::Mesh& m, physics::Units& units) {
+  idens_ = m.var_index("dens");
+  ipres_ = m.var_index("pres");
+  itemp_ = m.var_index("temp");
+  igamc_ = m.var_index("gamc");
+  igame_ = m.var_index("game");
+  ieint_ = m.var_index("eint");
+  if (idens_ < 0) throw Error("eos: no unit declares 'dens' (the EOS needs a density)");
+  comp_ = units.find<composition::Composition>();
+  if (comp_ && !comp_->has_species()) comp_ = nullptr;
+  row_.assign(9 * std::size_t(m.shape().n(0)), 0.0);
+}
+
+void EosUnit::initialise(mesh::Mesh& m) { update(m, Mode::dens_ei); }
+
+void EosUnit::update(mesh::Mesh& m, Mode mode) const {
+  m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
+    update_block(u, m.shape(), id, mode);
+  });
+}
+
+std::string EosUnit::describe_failure(const Pencil& p, std::ptrdiff_t at, Mode mode) const {
+  const char* given = mode == Mode::dens_ei ? "eint" : (mode == Mode::dens_temp ? "temp" : "pres");
+  const double v = mode == Mode::dens_ei ? p.eint[at]
+                                         : (mode == Mode::dens_temp ? p.temp[at] : p.pres[at]);
+  return fmt::format("the {} EOS did not converge for dens = {:.9g} g/cm^3, {} = {:.9g}, abar = "
+                     "{:.6g}, zbar = {:.6g}",
+                     type_, p.dens[at], given, v, p.abar ? p.abar[at] : abar_,
+                     p.zbar ? p.zbar[at] : zbar_);
+}
+
+template <mesh::Layout L>
+void EosUnit::update_block(const mesh::BlockView<L>& u, const mesh::BlockShape& s, int node,
+                           Mode mode) const {
+  TESSERA_REGION("eos");
+  const int n = s.ni(0), i0 = s.g(0);
+  const std::size_t n0 = std::size_t(s.n(0));
+  double* abar = row_.data();
+  double* zbar = abar + n0;
+  // Zone-major rows are gathered into rows of this scratch, var-major rows used in place.
+  double* g[7];
+  for (int q = 0; q < 7; ++q) g[q] = zbar + n0 * (1 + q);
+  const int vars[6] = {idens_, itemp_, ieint_, ipres_, igamc_, igame_};
+  const bool composition = comp_ != nullptr || iterative();
+  for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+    for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
+      double* row[6];
+      for (int q = 0; q < 6; ++q) {
+        if constexpr (L == mesh::Layout::var_major) {
+          row[q] = u.row(vars[q], j, k) + i0;
+        } else {
+          const auto r = u.row(vars[q], j, k);
+          for (int i = 0; i < n; ++i) g[q][i] = r[i0 + i];
+          row[q] = g[q];
+        }
+      }
+      if (composition) {
+        for (int i = 0; i < n; ++i) {
+          if (comp_)
+            comp_->abar_zbar(u, i0 + i, j, k, abar[i], zbar[i]);
+          else
+            abar[i] = abar_, zbar[i] = zbar_;
+        }
+      }
+      Pencil p;
+      p.n = std::size_t(n);
+      p.dens = row[0];
+      p.temp = row[1];
+      p.eint = row[2];
+      p.pres = row[3];
+      p.gamc = row[4];
+      p.game = row[5];
+      p.abar = composition ? abar : nullptr;
+      p.zbar = composition ? zbar : nullptr;
+      const Result r = eos_->apply(mode, p);
+      evaluations_ += n;
+      iterations_ += r.iterations;
+      if (r.failed >= 0)
+        throw Error(fmt::format("block {}, zone ({},{},{}): {}", node + 1, int(r.failed),
+                                j - s.g(1), k - s.g(2), describe_failure(p, r.failed, mode)));
+      if constexpr (L == mesh::Layout::zone_major) {
+        for (int q = 1; q < 6; ++q) {
+          const auto out = u.row(vars[q], j, k);
+          for (int i = 0; i < n; ++i) out[i0 + i] = g[q][i];
+        }
+      }
+    }
+}
+
+template <mesh::Layout L>
+void EosUnit::eval_cells(const mesh::BlockView<L>& u, const mesh::BlockShape& s, const int* cell,
+                         std::size_t n, double* dens, double* eint, double* temp, double* pres,
+                         double* gamc, double* game) const {
+  TESSERA_REGION("eos");
+  const int n0 = s.n(0), n1 = s.n(1);
+  const bool composition = comp_ != nullptr || iterative();
+  // abar and zbar go to the caller's pres and gamc arrays' storage? No: they must live
+  // until apply() returns, so they use the unit's own scratch in chunks of one row.
+  const std::size_t chunk = std::size_t(n0);
+  double* abar = row_.data();
+  double* zbar = abar + chunk;
+  const auto tv = u.field(itemp_);
+  for (std::size_t at = 0; at < n; at += chunk) {
+    const std::size_t m = std::min(chunk, n - at);
+    for (std::size_t q = 0; q < m; ++q) {
+      const int c = cell[at + q];
+      const double t = tv[c];
+      temp[at + q] = t > 0.0 ? t : 1e7;
+      if (composition) {
+        if (comp_) {
+          const int i = c % n0, j = (c / n0) % n1, k = c / (n0 * n1);
+          comp_->abar_zbar(u, i, j, k, abar[q], zbar[q]);
+        } else {
+          abar[q] = abar_, zbar[q] = zbar_;
+        }
+      }
+    }
+    Pencil p;
+    p.n = m;
+    p.dens = dens + at;
+    p.temp = temp + at;
+    p.eint = eint + at;
+    p.pres = pres + at;
+    p.gamc = gamc + at;
+    p.game = game + at;
+    p.abar = composition ? abar : nullptr;
+    p.zbar = composition ? zbar : nullptr;
+    const Result r = eos_->apply(Mode::dens_ei, p);
+    evaluations_ += long(m);
+    iterations_ += r.iterations;
+    if (r.failed >= 0) {
+      const int c = cell[at + std::size_t(r.failed)];
+      throw Error(fmt::format("guard zone (array index {},{},{}): {}", c % n0, (c / n0) % n1,
+                              c / (n0 * n1), describe_failure(p, r.failed, Mode::dens_ei)));
+    }
+  }
+}
+
+template void EosUnit::update_block(const mesh::BlockView<mesh::Layout::var_major>&,
+                                    const mesh::BlockShape&, int, Mode) const;
+template void EosUnit::update_block(const mesh::BlockView<mesh::Layout::zone_major>&,
+                                    const mesh::BlockShape&, int, Mode) const;
+template void EosUnit::eval_cells(const mesh::BlockView<mesh::Layout::var_major>&,
+                                  const mesh::BlockShape&, const int*, std::size_t, double*,
+                                  double*, double*, double*, double*, double*) const;
+template void EosUnit::eval_cells(const mesh::BlockView<mesh::Layout::zone_major>&,
+                                  const mesh::BlockShape&, const int*, std::size_t, double*,
+                                  double*, double*, double*, double*, double*) const;
+
+nlohmann::json EosUnit::summary(MPI_Comm comm) const {
+  long counts[2] = {evaluations_, iterations_};
+  MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_LONG, MPI_SUM, comm);
+  nlohmann::json j{{"type", type_}, {"evaluations", counts[0]}, {"iterations", counts[1]}};
+  if (type_ == "gamma") j["gamma"] = gamma_;
+  if (!sha_.empty()) j["table_sha256"] = sha_;
+  return j;
+}
+
+}  // namespace tessera::eos

@@ -1,0 +1,94 @@
+#pragma once
+// The EOS unit: owns the run's equation of state (eos.type: the gamma law or Helmholtz)
+// and the thermodynamic variables FLASH keeps in `unk` beside the conserved ones: pres,
+// temp, gamc, game, eint (auxiliary, no fluxes). Every other unit calls it through the
+// pencil interface (eos.hpp); it runs the EOS over whole x-rows of a block at once (rows
+// of unk in var-major storage, gathered rows in zone-major), inside timer region "eos".
+// A zone whose iteration does not converge is an Error naming the block, the zone and
+// the state.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "physics/eos/eos.hpp"
+#include "physics/unit.hpp"
+
+namespace tessera::base {
+class Params;
+}
+
+namespace tessera::composition {
+class Composition;
+}
+
+namespace tessera::eos {
+
+class EosUnit final : public physics::Unit {
+ public:
+  /// eos.type, eos.gamma, eos.mu, eos.coulomb_mult, eos.table, eos.abar, eos.zbar.
+  static void declare_params(base::Params& p);
+  /// Builds the EOS (reads the Helmholtz table); throws tessera::Error on bad input.
+  explicit EosUnit(const base::Params& p);
+  ~EosUnit() override;
+
+  std::string name() const override { return "eos"; }
+  std::vector<mesh::VarInfo> variables() const override;
+  void bind(mesh::Mesh& m, physics::Units& units) override;
+  /// dens_ei from the eint the problem (through hydro) set: pres, temp, gamc, game.
+  void initialise(mesh::Mesh& m) override;
+  nlohmann::json summary(MPI_Comm comm) const override;
+
+  const Eos& eos() const { return *eos_; }
+  /// "gamma" or "helmholtz".
+  const std::string& type() const { return type_; }
+  /// True if the EOS iterates (its temp is a guess worth guard-filling).
+  bool iterative() const { return type_ != "gamma"; }
+  /// The gamma-law adiabatic index (only for eos.type = "gamma").
+  double gamma() const { return gamma_; }
+  /// SHA-256 of the Helmholtz table in use ("" for the gamma law).
+  const std::string& table_sha256() const { return sha_; }
+
+  /// Indices of the unit's variables in unk (valid after bind).
+  int pres() const { return ipres_; }
+  int temp() const { return itemp_; }
+  int gamc() const { return igamc_; }
+  int game() const { return igame_; }
+  int eint() const { return ieint_; }
+
+  /// Run the EOS in `mode` over the interior of local leaf `node` (view u): dens and the
+  /// mode's variable are read from unk, everything else written back. Throws on a zone
+  /// that does not converge.
+  template <mesh::Layout L>
+  void update_block(const mesh::BlockView<L>& u, const mesh::BlockShape& s, int node,
+                    Mode mode) const;
+  /// update_block over every local leaf.
+  void update(mesh::Mesh& m, Mode mode) const;
+
+  /// dens_ei for `n` zones of block u given by cell number (guard zones, say): dens and
+  /// eint from the caller's arrays, temperature guesses from unk's temp (or 1e7 K where
+  /// it is not positive), composition from unk; pres, gamc, game and temp into the
+  /// caller's arrays. Throws on a zone that does not converge.
+  template <mesh::Layout L>
+  void eval_cells(const mesh::BlockView<L>& u, const mesh::BlockShape& s, const int* cell,
+                  std::size_t n, double* dens, double* eint, double* temp, double* pres,
+                  double* gamc, double* game) const;
+
+  /// Evaluations and Newton iterations so far (this rank).
+  long evaluations() const { return evaluations_; }
+  long iterations() const { return iterations_; }
+
+ private:
+  std::string type_;
+  double gamma_ = 1.4;
+  double abar_ = 1.0, zbar_ = 1.0;  ///< composition when no species are declared
+  std::string sha_;
+  std::unique_ptr<Eos> eos_;
+  const composition::Composition* comp_ = nullptr;
+  int idens_ = -1, ipres_ = -1, itemp_ = -1, igamc_ = -1, igame_ = -1, ieint_ = -1;
+  // Row scratch (one x-row of a block): gathered zone-major rows and abar/zbar.
+  mutable std::vector<double> row_;
+  mutable long evaluations_ = 0, iterations_ = 0;
+  std::string describe_failure(const Pencil& p, std::ptrdiff_t at, Mode mode) const;
+};
+
+}  // namespace tessera::eos

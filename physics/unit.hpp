@@ -1,0 +1,133 @@
+#pragma once
+// A physics unit describes itself to the driver, as a Parthenon package does
+// (StateDescriptor): the variables it owns in `unk` (with metadata), its derived outputs,
+// its conserved totals, and its hooks. The driver builds `unk` as the union of what the
+// active units declare, applies the operators of driver.operators in order each step, and
+// lets the planner, the writer, restart and the totals read the declarations; no module
+// keeps a mirror of another's variables.
+//
+// Life cycle (driver/simulation.cpp):
+//   construct (parameters only, nothing large)  -> variables(), nguard(), nflux(),
+//   memory_needs() are valid (the planner uses them before anything is allocated);
+//   bind(mesh, units)   once `unk` exists: look up variable indices and the units it
+//                       calls (hydro finds the EOS), map arenas; services (composition,
+//                       eos) are bound before the operators;
+//   initialise(mesh)    after the problem filled the interior (services first too);
+//   each step: max_dt (all units), advance (operators in order), check (all units);
+//   after_regrid(mesh)  when the tree changed (new blocks' auxiliary state).
+#include <limits>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "memory/arena.hpp"
+#include "mesh/mesh.hpp"
+
+namespace tessera::physics {
+
+class Units;
+
+/// A NaN or unphysical value found in a zone (node < 0: none).
+struct BadZone {
+  int node = -1, i = 0, j = 0, k = 0;  ///< interior zone indices from 0
+  double value = 0;
+  std::string what;
+};
+
+/// An arena a unit will map, for the planner: `bytes` under policy memory.pages_<config>.
+struct ArenaNeed {
+  std::string name;    ///< the arena's name ("scratch", "rk_stage")
+  std::string config;  ///< memory.pages_<config> chooses its page policy
+  double bytes = 0;
+  std::string formula;  ///< how bytes follow from the block shape, for the plan's table
+};
+
+class Unit {
+ public:
+  virtual ~Unit() = default;
+  /// The name in driver.operators and in summary.json "units" ("hydro", "eos", ...).
+  virtual std::string name() const = 0;
+  /// Variables owned in unk. Order matters only within the unit.
+  virtual std::vector<mesh::VarInfo> variables() const { return {}; }
+  /// Guard zones the unit's stencils need.
+  virtual int nguard() const { return 0; }
+  /// Flux-carrying variables the unit stores in the flux register (0: none).
+  virtual int nflux(const std::vector<mesh::VarInfo>& /*unk*/) const { return 0; }
+  /// Arenas the unit maps in bind() for an unk of variables `unk`, blocks of shape s
+  /// and maxblocks slots.
+  virtual std::vector<ArenaNeed> memory_needs(const std::vector<mesh::VarInfo>& /*unk*/,
+                                              const mesh::BlockShape& /*s*/,
+                                              long /*maxblocks*/) const {
+    return {};
+  }
+  /// Once unk exists (collective).
+  virtual void bind(mesh::Mesh& /*m*/, Units& /*units*/) {}
+  /// After the problem has filled every local leaf's interior (collective).
+  virtual void initialise(mesh::Mesh& /*m*/) {}
+  /// Largest stable time step over this rank's leaves (not reduced).
+  virtual double max_dt(mesh::Mesh& /*m*/) const { return std::numeric_limits<double>::max(); }
+  /// Advance every local leaf by dt (collective). Only operators are advanced.
+  virtual void advance(mesh::Mesh& /*m*/, double /*dt*/) {}
+  /// After the driver filled guard zones for its own use (refinement marking): fill the
+  /// guard zones of the unit's variables that guard fills skip, from those it fills.
+  virtual void fill_guard_state(mesh::Mesh& /*m*/) {}
+  /// After a regrid changed the tree (collective): refresh derived state of new blocks.
+  virtual void after_regrid(mesh::Mesh& /*m*/) {}
+  /// The first bad zone of this rank's leaves.
+  virtual BadZone check(mesh::Mesh& /*m*/) const { return {}; }
+
+  /// Derived output variables (computed from unk, written to files, usable for
+  /// refinement).
+  virtual std::vector<std::string> derived_names() const { return {}; }
+  /// Fill out (x fastest) with derived variable `name` of block view u over the interior,
+  /// or the whole block array with guards. u may be a view of an output snapshot that
+  /// holds every unk variable at its unk index.
+  virtual void derived(const std::string& /*name*/,
+                       const mesh::BlockView<mesh::Layout::var_major>& /*u*/,
+                       const mesh::BlockShape& /*s*/, double* /*out*/,
+                       bool /*with_guards*/) const {}
+  virtual void derived(const std::string& /*name*/,
+                       const mesh::BlockView<mesh::Layout::zone_major>& /*u*/,
+                       const mesh::BlockShape& /*s*/, double* /*out*/,
+                       bool /*with_guards*/) const {}
+
+  /// Names of the volume integrals the unit conserves ("mass", "energy").
+  virtual std::vector<std::string> total_names() const { return {}; }
+  /// Per-zone densities of those totals: the caller multiplies by the zone volume and
+  /// sums in canonical order. out[t] for total t of interior zone (i, j, k).
+  virtual void total_densities(const mesh::BlockView<mesh::Layout::var_major>& /*u*/, int /*i*/,
+                               int /*j*/, int /*k*/, double* /*out*/) const {}
+  virtual void total_densities(const mesh::BlockView<mesh::Layout::zone_major>& /*u*/, int /*i*/,
+                               int /*j*/, int /*k*/, double* /*out*/) const {}
+
+  /// What summary.json records of this unit (null: nothing). Collective (a unit may
+  /// reduce over ranks).
+  virtual nlohmann::json summary(MPI_Comm /*comm*/) const { return nullptr; }
+};
+
+/// The active units of a run, in the order they were added (the order of unk, of the
+/// initialise hooks and of summary.json "units").
+class Units {
+ public:
+  void add(std::unique_ptr<Unit> u) { units_.push_back(std::move(u)); }
+  const std::vector<std::unique_ptr<Unit>>& all() const { return units_; }
+  /// The unit named `name`, or null.
+  Unit* find(const std::string& name) const {
+    for (const auto& u : units_)
+      if (u->name() == name) return u.get();
+    return nullptr;
+  }
+  /// The unit of type T, or null.
+  template <class T>
+  T* find() const {
+    for (const auto& u : units_)
+      if (auto* t = dynamic_cast<T*>(u.get())) return t;
+    return nullptr;
+  }
+
+ private:
+  std::vector<std::unique_ptr<Unit>> units_;
+};
+
+}  // namespace tessera::physics
