@@ -1,7 +1,10 @@
 #include "physics/composition/composition.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <tuple>
+#include <utility>
 
 #include "base/error.hpp"
 #include "base/params.hpp"
@@ -23,10 +26,29 @@ Composition::Composition(const base::Params& p) {
   for (const auto& name : p.get_string_list("composition.species")) {
     const auto n = find_nuclide(name);
     if (!n) {
+      // Nearest by element letters, then digits, then the whole name ("o61" -> "o16").
+      auto letters = [](const std::string& x) {
+        std::string l;
+        for (char c : x)
+          if (std::isalpha(static_cast<unsigned char>(c))) l += c;
+        return l;
+      };
+      auto digits = [](const std::string& x) {  // sorted: swapped digits still match
+        std::string l;
+        for (char c : x)
+          if (std::isdigit(static_cast<unsigned char>(c))) l += c;
+        std::sort(l.begin(), l.end());
+        return l;
+      };
       std::string best;
-      std::size_t d = 1000;
-      for (const auto& k : nuclides())
-        if (const auto e = edit_distance(to_lower(name), k.name); e < d) d = e, best = k.name;
+      std::tuple<std::size_t, std::size_t, std::size_t> d{1000, 1000, 1000};
+      const std::string n0 = to_lower(name);
+      for (const auto& k : nuclides()) {
+        const std::tuple<std::size_t, std::size_t, std::size_t> e{
+            edit_distance(letters(n0), letters(k.name)),
+            edit_distance(digits(n0), digits(k.name)), edit_distance(n0, k.name)};
+        if (e < d) d = e, best = k.name;
+      }
       throw Error("composition.species: unknown species '" + name + "' (did you mean '" + best +
                   "'?)");
     }

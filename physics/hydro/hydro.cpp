@@ -429,6 +429,23 @@ void fallback_scalar_row(double* __restrict sx, const double* __restrict wx,
   }
 }
 
+// Step 4c for mass scalars: face values clamped to the range of the zone and its face
+// neighbours along every active axis (the Hancock half step's transverse terms can carry
+// a face value past it, and then X past 1 in a 2-D flow); with face values inside that
+// range a zone at the range's edge cannot leave it.
+void bound_scalar_row(const double* __restrict x, const std::ptrdiff_t st[3], int nd, int i0,
+                      int i1, double* __restrict lo, double* __restrict hi) {
+  for (int i = i0; i < i1; ++i) {
+    double m = x[i], M = x[i];
+    for (int a = 0; a < nd; ++a) {
+      m = std::min(m, std::min(x[i - st[a]], x[i + st[a]]));
+      M = std::max(M, std::max(x[i - st[a]], x[i + st[a]]));
+    }
+    lo[i] = std::min(std::max(lo[i], m), M);
+    hi[i] = std::min(std::max(hi[i], m), M);
+  }
+}
+
 // Step 5: fluxes through n faces from left states l and right states r (rho, vn, vt1,
 // vt2, p) into f, with each side's zone Gamma1 (lgc, rgc: c^2 = gamc p / rho) and energy
 // gamma (lge, rge: rho eps = p / (game - 1)). Branch-free per face (riemann.hpp), so the
@@ -651,6 +668,10 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
           plm_states_row(B, bs, sl + a * R, a0, a1, n0, nr, lo, hi);
         fallback(rb, a0, a1, lo);
         fallback(rb, a0, a1, hi);
+        const int b0 = std::max(a0, ng - 1), b1 = std::min(a1, ng + nx + 1);
+        for (int q = 5; q < nr; ++q)
+          bound_scalar_row(W + std::size_t(q) * N + rb, stride, nd, b0, b1, lo + q * n0,
+                           hi + q * n0);
       };
       if (do_x) {
         states(0, i0, i1, hi_x);

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Hot-path change check: zone-updates/s of two builds of Tessera on one problem, runs
+interleaved (old, new, old, new, ...) so machine noise hits both alike; reports the median
+of each and their ratio, with the load average before the runs.
+
+    .venv/bin/python bench/compare_builds.py --base 85700cd [--repeat 7] [--steps 20]
+        [--problem problems/sedov_3d_uniform.toml] [--set key=value ...]
+
+--base REV is built once (Release, like build/) in a git worktree under build-base/REV
+(reused if present); the new executable is build/bin/tessera. Parameters a build does not
+know (renamed keys) can be given per build with --set-base / --set-new.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def build_base(rev):
+    tree = ROOT / "build-base" / rev
+    exe = tree / "build" / "bin" / "tessera"
+    if exe.exists():
+        return exe, tree
+    if not tree.exists():
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), rev],
+                       check=True, capture_output=True)
+    subprocess.run(["cmake", "--preset", "release"], cwd=tree, check=True, capture_output=True)
+    print(f"building {rev} in {tree} ...", flush=True)
+    subprocess.run(["cmake", "--build", "build", "-j2", "--target", "tessera"], cwd=tree,
+                   check=True, capture_output=True)
+    return exe, tree
+
+
+def one_run(exe, problem, args):
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run([str(exe), "run", str(problem), "--dir", d, *args], check=True,
+                       capture_output=True)
+        return json.loads((Path(d) / "summary.json").read_text())["zone_updates_per_second"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--base", required=True, help="git revision of the old build")
+    ap.add_argument("--problem", default="problems/sedov_3d_uniform.toml")
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--set", action="append", default=[], help="key=value for both builds")
+    ap.add_argument("--set-base", action="append", default=[])
+    ap.add_argument("--set-new", action="append", default=[])
+    a = ap.parse_args()
+    base_exe, base_tree = build_base(a.base)
+    new_exe = ROOT / "build" / "bin" / "tessera"
+    common = [f"driver.nend={a.steps}", "sedov.nsubzones=1", *a.set]
+    runs = {"base": [], "new": []}
+    print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
+    for r in range(a.repeat):
+        runs["base"].append(one_run(base_exe, base_tree / a.problem, common + a.set_base))
+        runs["new"].append(one_run(new_exe, ROOT / a.problem, common + a.set_new))
+        print(f"  repeat {r + 1}: base {runs['base'][-1]:.4g}  new {runs['new'][-1]:.4g}",
+              flush=True)
+    mb, mn = statistics.median(runs["base"]), statistics.median(runs["new"])
+    out = {"problem": a.problem, "base": a.base, "repeat": a.repeat, "steps": a.steps,
+           "median_zone_updates_per_second": {"base": mb, "new": mn}, "ratio_new_over_base": mn / mb,
+           "runs": runs, "load_after": os.getloadavg()[0]}
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
