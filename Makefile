@@ -13,10 +13,11 @@ PY := .venv/bin/python
 
 DEB_PACKAGES := build-essential cmake pkg-config openmpi-bin libopenmpi-dev \
   libhdf5-openmpi-dev hdf5-tools libfmt-dev libcli11-dev libtomlplusplus-dev \
-  nlohmann-json3-dev libgtest-dev clang-format libpapi-dev papi-tools libnuma-dev zlib1g-dev
+  nlohmann-json3-dev libgtest-dev clang-format libpapi-dev papi-tools libnuma-dev zlib1g-dev \
+  libssl-dev
 PY_PACKAGES := numpy h5py matplotlib yt pytest
 
-.PHONY: all deps deps-apt deps-py configure build run test bench format clean
+.PHONY: all deps deps-apt deps-py configure build run test bench format clean helm-table
 
 all: build
 
@@ -56,7 +57,12 @@ run: deps build
 	@echo "density slice: $(RUNDIR)/density_slice.png"
 
 test: deps build
+	cmake --build build --target helm_table
 	cd build && ctest --output-on-failure -j1
+
+# The Helmholtz EOS table (build/helm_table.dat), generated from first principles.
+helm-table: configure
+	cmake --build build --target helm_table
 
 bench: deps build
 	$(PY) bench/throughput.py

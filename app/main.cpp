@@ -4,6 +4,8 @@
 //   plan FILE [--ranks N] [--ranks-per-node N] [--memory-per-node SIZE] [--blocks N] [--json]
 //                                                   predict per-rank memory
 //   params                                          print every parameter with its doc
+//   eos --dens D (--temp T | --eint E | --pres P) --abar A --zbar Z [--coulomb 0|1]
+//       [--table PATH] [--json]                     one Helmholtz EOS call (eos_command.hpp)
 // Any error: one line "tessera: error: <reason>" on stderr and a non-zero exit.
 #include <mpi.h>
 
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "app/eos_command.hpp"
 #include "base/error.hpp"
 #include "base/params.hpp"
 #include "base/size.hpp"
@@ -196,6 +199,8 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--blocks", plan_blocks,
                        "blocks per rank (default: refined everywhere to lrefine_max)");
   plan_cmd->add_flag("--json", plan_json, "print the prediction as JSON");
+  tessera::app::EosOptions eos_opt;
+  auto* eos_cmd = tessera::app::add_eos_command(app, eos_opt);
   int rc = 0;
   try {
     try {
@@ -219,6 +224,8 @@ int main(int argc, char** argv) {
       rc = plan(plan_file, plan_overrides, plan_ranks, plan_rpn, plan_mem, plan_blocks, plan_json);
     } else if (*check_cmd) {
       rc = check(check_files);
+    } else if (*eos_cmd) {
+      rc = tessera::app::eos_command(eos_opt);
     } else if (*run_cmd) {
       rc = run(file, dir, restart, overrides, provided >= MPI_THREAD_MULTIPLE);
     }

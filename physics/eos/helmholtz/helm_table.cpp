@@ -1,0 +1,165 @@
+// Reading the Helmholtz table (see helm_table.hpp).
+#include "physics/eos/helmholtz/helm_table.hpp"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "base/error.hpp"
+#include "physics/eos/helmholtz/sha256.hpp"
+
+namespace tessera::eos::helmholtz {
+
+namespace {
+
+/// A cursor over the table text that reads one line of numbers at a time.
+class Reader {
+ public:
+  Reader(std::string_view text, const std::string& origin)
+      : p_(text.data()), end_(text.data() + text.size()), origin_(origin) {}
+
+  /// Reads exactly n numbers from the next line into out; throws on anything else.
+  void line(int n, double* out) {
+    ++line_no_;
+    for (int k = 0; k < n; ++k) {
+      skip_blanks();
+      if (p_ == end_ || *p_ == '\n' || *p_ == '\r')
+        fail("expected " + std::to_string(n) + " numbers, found " + std::to_string(k));
+      out[k] = number();
+    }
+    skip_blanks();
+    if (p_ != end_ && *p_ == '\r') ++p_;
+    if (p_ != end_ && *p_ != '\n') fail("expected " + std::to_string(n) + " numbers, found more");
+    if (p_ != end_) ++p_;
+  }
+
+  /// Throws unless only blank space is left.
+  void expect_end() {
+    while (p_ != end_ && (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r')) ++p_;
+    if (p_ != end_) {
+      ++line_no_;
+      fail("unexpected data after the last of the 4 blocks");
+    }
+  }
+
+ private:
+  void skip_blanks() {
+    while (p_ != end_ && (*p_ == ' ' || *p_ == '\t')) ++p_;
+  }
+
+  double number() {
+    double v = 0.0;
+    auto res = std::from_chars(p_, end_, v);
+    if (res.ec == std::errc::result_out_of_range) {
+      // Subnormal or beyond: from_chars refuses; strtod rounds (to 0, denormal or inf).
+      std::string tok(p_, static_cast<std::size_t>(res.ptr - p_));
+      v = std::strtod(tok.c_str(), nullptr);
+    } else if (res.ec != std::errc()) {
+      fail("not a number: '" + token() + "'");
+    }
+    p_ = res.ptr;
+    // Fortran writes exponents beyond 99 without the 'E' ("1.234-105").
+    if (p_ != end_ && (*p_ == '+' || *p_ == '-') && p_ + 1 != end_ && p_[1] >= '0' &&
+        p_[1] <= '9') {
+      int e = 0;
+      auto re = std::from_chars(p_ + (*p_ == '+' ? 1 : 0), end_, e);
+      if (re.ec != std::errc()) fail("bad exponent in '" + token() + "'");
+      v *= std::pow(10.0, e);
+      p_ = re.ptr;
+    }
+    if (p_ != end_ && !(*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r'))
+      fail("not a number: '" + token() + "'");
+    if (!std::isfinite(v)) fail("not a finite number");
+    return v;
+  }
+
+  std::string token() const {
+    const char* q = p_;
+    while (q != end_ && !(*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') && q - p_ < 40) ++q;
+    return std::string(p_, static_cast<std::size_t>(q - p_));
+  }
+
+  [[noreturn]] void fail(const std::string& why) const {
+    throw Error("Helmholtz table '" + origin_ + "' is malformed: line " + std::to_string(line_no_) +
+                ": " + why + " (a helm_table.dat has 4 blocks of " +
+                std::to_string(HelmTable::imax * HelmTable::jmax) + " lines)");
+  }
+
+  const char* p_;
+  const char* end_;
+  const std::string& origin_;
+  long line_no_ = 0;
+};
+
+}  // namespace
+
+void HelmTable::build_grid() {
+  const Grid& g = standard_grid;
+  const double dstep = g.dens_log_step(), tstep = g.temp_log_step();
+  dstpi_ = 1.0 / dstep;
+  tstpi_ = 1.0 / tstep;
+  d_.resize(imax);
+  t_.resize(jmax);
+  for (int i = 0; i < imax; ++i) d_[i] = g.dens_node(i);
+  for (int j = 0; j < jmax; ++j) t_[j] = g.temp_node(j);
+  auto spacings = [](const std::vector<double>& x, std::vector<double>& h, std::vector<double>& h2,
+                     std::vector<double>& hi, std::vector<double>& h2i) {
+    const std::size_t n = x.size();
+    h.assign(n, 0.0);
+    h2.assign(n, 0.0);
+    hi.assign(n, 0.0);
+    h2i.assign(n, 0.0);
+    for (std::size_t k = 0; k + 1 < n; ++k) {
+      h[k] = x[k + 1] - x[k];
+      h2[k] = h[k] * h[k];
+      hi[k] = 1.0 / h[k];
+      h2i[k] = 1.0 / h2[k];
+    }
+  };
+  spacings(d_, dd_, dd2_, ddi_, dd2i_);
+  spacings(t_, dt_, dt2_, dti_, dt2i_);
+}
+
+std::shared_ptr<const HelmTable> HelmTable::parse(std::string_view text,
+                                                  const std::string& origin) {
+  std::shared_ptr<HelmTable> t(new HelmTable());
+  t->path_ = origin;
+  t->sha256_ = sha256_hex(text);
+  const std::size_t nodes = static_cast<std::size_t>(imax) * jmax;
+  t->f_.resize(nodes * nf);
+  t->c_.resize(nodes * nc);
+  Reader r(text, origin);
+  for (std::size_t k = 0; k < nodes; ++k) r.line(nf, &t->f_[k * nf]);
+  for (int block = 0; block < 3; ++block)
+    for (std::size_t k = 0; k < nodes; ++k) r.line(4, &t->c_[k * nc + 4 * block]);
+  r.expect_end();
+  t->build_grid();
+  return t;
+}
+
+std::shared_ptr<const HelmTable> HelmTable::load(const std::string& path_in) {
+  const std::string path = path_in.empty() ? std::string(default_table_path) : path_in;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 && errno == ENOENT)
+    throw Error("Helmholtz table '" + path + "' not found: build it with `make helm-table`");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read Helmholtz table '" + path + "': " + std::strerror(errno));
+  std::string text;
+  in.seekg(0, std::ios::end);
+  const auto size = in.tellg();
+  if (size > 0) {
+    text.resize(static_cast<std::size_t>(size));
+    in.seekg(0);
+    in.read(text.data(), size);
+  }
+  if (!in) throw Error("cannot read Helmholtz table '" + path + "': read failed");
+  return parse(text, path);
+}
+
+}  // namespace tessera::eos::helmholtz

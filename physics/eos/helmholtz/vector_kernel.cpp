@@ -1,0 +1,374 @@
+// The vectorised kernel of the Helmholtz EOS (see helmholtz.hpp for the sources and the
+// design). The pencil is processed in chunks of W zones held in local structure-of-arrays
+// scratch; every loop `for (int l = 0; l < W; ++l)` below is branch-free and vectorises
+// (checked with -fopt-info-vec; GCC 12, -O3 -march=native). The physics is term for term
+// the scalar kernel's (scalar_kernel.cpp) without what apply() does not return (entropy,
+// eta, n), so the two agree to round-off.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "physics/eos/helmholtz/constants.hpp"
+#include "physics/eos/helmholtz/hermite.hpp"
+#include "physics/eos/helmholtz/kernels.hpp"
+#include "physics/eos/helmholtz/vector_math.hpp"
+
+namespace tessera::eos::helmholtz::detail {
+
+namespace {
+
+constexpr int W = Helmholtz::kChunk;
+
+/// One chunk's zones, structure of arrays.
+struct Lanes {
+  alignas(64) double dens[W], temp[W], abar[W], zbar[W];
+  alignas(64) double pres[W], eint[W], dpdd[W], dpdt[W], dedt[W];
+};
+
+/// p, e, dp/dT, de/dT (and, if Full, dp/drho) of every lane at (dens, temp): Steps 1-4 of
+/// the scalar kernel, lane-parallel. Every lane must hold a valid state inside the table.
+template <bool Full>
+void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& z) {
+  constexpr double kerg = k_boltzmann;
+  constexpr double avo = avogadro;
+  constexpr double inv_ln10 = 0.43429448190325182765;
+  alignas(64) double din[W], ye[W], jcell[W], icell[W];
+
+  // Step 1: the cell of each lane (as doubles: the int conversion is in the gather loop).
+  const double tlo = HelmTable::temp_log_lo, dlo = HelmTable::dens_log_lo;
+  const double tsi = t.temp_step_inv(), dsi = t.dens_step_inv();
+  constexpr double jlast = HelmTable::jmax - 2, ilast = HelmTable::imax - 2;
+  for (int l = 0; l < W; ++l) {
+    ye[l] = z.zbar[l] / z.abar[l];
+    din[l] = ye[l] * z.dens[l];
+    const double jf = vfloor((vlog(z.temp[l]) * inv_ln10 - tlo) * tsi);
+    const double if_ = vfloor((vlog(din[l]) * inv_ln10 - dlo) * dsi);
+    jcell[l] = std::min(std::max(jf, 0.0), jlast);
+    icell[l] = std::min(std::max(if_, 0.0), ilast);
+  }
+
+  // Step 2: gather the 2 x 2 nodes' data and the cell geometry (rows of a cell are two
+  // contiguous runs of 18 values).
+  alignas(64) double fv[4 * 9][W];
+  alignas(64) double cv[16][W];
+  alignas(64) double t0[W], dt[W], dt2[W], dti[W], dt2i[W], d0[W], dd[W], dd2[W], ddi[W];
+  const double* fdata = t.f_data();
+  const double* cdata = t.c_data();
+  for (int l = 0; l < W; ++l) {
+    const int jat = static_cast<int>(jcell[l]), iat = static_cast<int>(icell[l]);
+    const std::size_t node = static_cast<std::size_t>(jat) * HelmTable::imax + iat;
+    const double* r0 = fdata + node * HelmTable::nf;
+    const double* r1 = r0 + static_cast<std::size_t>(HelmTable::imax) * HelmTable::nf;
+    for (int k = 0; k < 18; ++k) {
+      fv[k][l] = r0[k];
+      fv[18 + k][l] = r1[k];
+    }
+    if constexpr (Full) {
+      const double* c0 = cdata + node * HelmTable::nc;
+      const double* c1 = c0 + static_cast<std::size_t>(HelmTable::imax) * HelmTable::nc;
+      for (int k = 0; k < 4; ++k) {
+        cv[k][l] = c0[k];
+        cv[4 + k][l] = c0[HelmTable::nc + k];
+        cv[8 + k][l] = c1[k];
+        cv[12 + k][l] = c1[HelmTable::nc + k];
+      }
+    }
+    t0[l] = t.t_nodes()[jat];
+    dt[l] = t.dt()[jat];
+    dt2[l] = t.dt2()[jat];
+    dti[l] = t.dti()[jat];
+    dt2i[l] = t.dt2i()[jat];
+    d0[l] = t.d_nodes()[iat];
+    dd[l] = t.dd()[iat];
+    dd2[l] = t.dd2()[iat];
+    ddi[l] = t.ddi()[iat];
+  }
+
+  // Step 3: Hermite weights [node * 3 + derivative order][lane].
+  alignas(64) double sd[6][W], dsd[6][W], st[6][W], dst[6][W], ddst[6][W];
+  alignas(64) double xt[W], xd[W];
+  for (int l = 0; l < W; ++l) {
+    xt[l] = std::max((z.temp[l] - t0[l]) * dti[l], 0.0);
+    xd[l] = std::max((din[l] - d0[l]) * ddi[l], 0.0);
+    const double mxt = 1.0 - xt[l], mxd = 1.0 - xd[l];
+    sd[0][l] = psi0(xd[l]);
+    sd[1][l] = psi1(xd[l]) * dd[l];
+    sd[2][l] = psi2(xd[l]) * dd2[l];
+    sd[3][l] = psi0(mxd);
+    sd[4][l] = -psi1(mxd) * dd[l];
+    sd[5][l] = psi2(mxd) * dd2[l];
+    dsd[0][l] = dpsi0(xd[l]) * ddi[l];
+    dsd[1][l] = dpsi1(xd[l]);
+    dsd[2][l] = dpsi2(xd[l]) * dd[l];
+    dsd[3][l] = -dpsi0(mxd) * ddi[l];
+    dsd[4][l] = dpsi1(mxd);
+    dsd[5][l] = -dpsi2(mxd) * dd[l];
+    st[0][l] = psi0(xt[l]);
+    st[1][l] = psi1(xt[l]) * dt[l];
+    st[2][l] = psi2(xt[l]) * dt2[l];
+    st[3][l] = psi0(mxt);
+    st[4][l] = -psi1(mxt) * dt[l];
+    st[5][l] = psi2(mxt) * dt2[l];
+    dst[0][l] = dpsi0(xt[l]) * dti[l];
+    dst[1][l] = dpsi1(xt[l]);
+    dst[2][l] = dpsi2(xt[l]) * dt[l];
+    dst[3][l] = -dpsi0(mxt) * dti[l];
+    dst[4][l] = dpsi1(mxt);
+    dst[5][l] = -dpsi2(mxt) * dt[l];
+    ddst[0][l] = ddpsi0(xt[l]) * dt2i[l];
+    ddst[1][l] = ddpsi1(xt[l]) * dti[l];
+    ddst[2][l] = ddpsi2(xt[l]);
+    ddst[3][l] = ddpsi0(mxt) * dt2i[l];
+    ddst[4][l] = -ddpsi1(mxt) * dti[l];
+    ddst[5][l] = ddpsi2(mxt);
+  }
+
+  // Step 4: the biquintic sums, temperature first: g_v[a p][l] = sum over the T node b and
+  // order q of F_{pq}(a, b) times the T weight (v = value, d/dT, d2/dT2).
+  alignas(64) double g0[6][W], g1[6][W], g2[6][W];
+  for (int a = 0; a < 2; ++a)
+    for (int p = 0; p < 3; ++p) {
+      const int ap = 3 * a + p;
+      for (int l = 0; l < W; ++l) {
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0;
+#pragma GCC unroll 6
+        for (int bq = 0; bq < 6; ++bq) {
+          const int b = bq / 3, q = bq % 3;
+          // node (a, b) is fv[(2 b + a) * 9 + ...]
+          const double v = fv[(2 * b + a) * 9 + f_index[p][q]][l];
+          s0 += v * st[bq][l];
+          s1 += v * dst[bq][l];
+          s2 += v * ddst[bq][l];
+        }
+        g0[ap][l] = s0;
+        g1[ap][l] = s1;
+        g2[ap][l] = s2;
+      }
+    }
+  alignas(64) double free[W], df_d[W], df_t[W], df_dt[W], df_tt[W];
+  for (int l = 0; l < W; ++l) {
+    double f = 0.0, fd = 0.0, ft = 0.0, fdt = 0.0, ftt = 0.0;
+#pragma GCC unroll 6
+    for (int ap = 0; ap < 6; ++ap) {
+      f += g0[ap][l] * sd[ap][l];
+      fd += g0[ap][l] * dsd[ap][l];
+      ft += g1[ap][l] * sd[ap][l];
+      fdt += g1[ap][l] * dsd[ap][l];
+      ftt += g2[ap][l] * sd[ap][l];
+    }
+    free[l] = f;
+    df_d[l] = fd;
+    df_t[l] = ft;
+    df_dt[l] = fdt;
+    df_tt[l] = ftt;
+  }
+
+  // Step 5 (Full): bicubic dP/drho.
+  alignas(64) double dpdf[W];
+  if constexpr (Full) {
+    for (int l = 0; l < W; ++l) {
+      const double mxd = 1.0 - xd[l], mxt = 1.0 - xt[l];
+      const double cd[4] = {cpsi0(xd[l]), cpsi1(xd[l]) * dd[l], cpsi0(mxd), -cpsi1(mxd) * dd[l]};
+      const double ct[4] = {cpsi0(xt[l]), cpsi1(xt[l]) * dt[l], cpsi0(mxt), -cpsi1(mxt) * dt[l]};
+      double s = 0.0;
+#pragma GCC unroll 16
+      for (int k = 0; k < 16; ++k) {
+        const int node = k / 4, slot = k % 4;  // node = 2 b + a; slot = file order
+        const int a = node % 2, b = node / 2;
+        const int p = (slot == 1 || slot == 3) ? 1 : 0;  // _d or _dt
+        const int q = (slot >= 2) ? 1 : 0;               // _t or _dt
+        s += cv[k][l] * cd[2 * a + p] * ct[2 * b + q];
+      }
+      dpdf[l] = s;
+    }
+  }
+
+  // Step 6: the physics, term for term as the scalar kernel.
+  constexpr double a1 = -0.898004, b1 = 0.96786, c1 = 0.220703, d1 = -0.86097;
+  constexpr double a2 = 0.29561, b2 = 1.9885, c2 = 0.288675;
+  constexpr double esqu = electron_charge * electron_charge;
+  for (int l = 0; l < W; ++l) {
+    const double rho = z.dens[l], temp = z.temp[l], abar = z.abar[l], zbar = z.zbar[l];
+    const double deni = 1.0 / rho, tempi = 1.0 / temp, ytot1 = 1.0 / abar;
+    const double kt = kerg * temp;
+    // radiation
+    const double prad = a_radiation / 3.0 * temp * temp * temp * temp;
+    const double dpraddd = 0.0, dpraddt = 4.0 * prad * tempi;
+    const double erad = 3.0 * prad * deni;
+    const double deraddt = 3.0 * dpraddt * deni;
+    // ions
+    const double xni = avo * ytot1 * rho, dxnidd = avo * ytot1;
+    const double pion = xni * kt, dpiondd = dxnidd * kt, dpiondt = xni * kerg;
+    const double eion = 1.5 * pion * deni;
+    const double deiondt = 1.5 * dpiondt * deni;
+    // electrons and positrons
+    const double dl = din[l], y = ye[l];
+    const double pele = dl * dl * df_d[l];
+    const double dpepdt = dl * dl * df_dt[l];
+    const double dpepdd = Full ? std::max(y * dpdf[l], 0.0) : 0.0;
+    const double sele = -df_t[l] * y;
+    const double dsepdt = -df_tt[l] * y;
+    const double eele = y * free[l] + temp * sele;
+    const double deepdt = temp * dsepdt;
+    // Coulomb: both branches, then a select (no branch).
+    const double s_n = 4.0 / 3.0 * pi * xni, dsdd = 4.0 / 3.0 * pi * dxnidd;
+    const double log_s = vlog(s_n);
+    const double inv_lami = vexp(log_s / 3.0);  // cbrt
+    const double lami = 1.0 / inv_lami;
+    const double lamidd = -lami / 3.0 * dsdd / s_n;
+    const double plasg = zbar * zbar * esqu / kt * inv_lami;
+    const double plasgdd = -plasg * inv_lami * lamidd;
+    const double plasgdt = -plasg * tempi;
+    // strong coupling (Gamma >= 1)
+    const double xs = std::sqrt(std::sqrt(plasg));
+    const double ys = avo * ytot1 * kerg;
+    const double ecoul_s = ys * temp * (a1 * plasg + b1 * xs + c1 / xs + d1);
+    const double pcoul_s = rho * ecoul_s / 3.0;
+    const double ys2 = avo * ytot1 * kt * (a1 + 0.25 / plasg * (b1 * xs - c1 / xs));
+    const double decouldd_s = ys2 * plasgdd;
+    const double decouldt_s = ys2 * plasgdt + ecoul_s * tempi;
+    const double dpcouldd_s = ecoul_s / 3.0 + rho / 3.0 * decouldd_s;
+    const double dpcouldt_s = rho / 3.0 * decouldt_s;
+    // weak coupling (Gamma < 1)
+    const double xw = plasg * std::sqrt(plasg);
+    const double yw = vexp(b2 * vlog(plasg));
+    const double zw = c2 * xw - a2 * yw / 3.0;
+    const double pcoul_w = -pion * zw;
+    const double ecoul_w = 3.0 * pcoul_w * deni;
+    const double sw = 1.5 * c2 * xw / plasg - a2 * b2 * yw / (3.0 * plasg);
+    const double dpcouldd_w = -dpiondd * zw - pion * sw * plasgdd;
+    const double dpcouldt_w = -dpiondt * zw - pion * sw * plasgdt;
+    const double decouldt_w = 3.0 * deni * dpcouldt_w;
+    const bool strong = plasg >= 1.0;
+    const double pcoul = strong ? pcoul_s : pcoul_w;
+    const double ecoul = strong ? ecoul_s : ecoul_w;
+    const double dpcouldd = strong ? dpcouldd_s : dpcouldd_w;
+    const double dpcouldt = strong ? dpcouldt_s : dpcouldt_w;
+    const double decouldt = strong ? decouldt_s : decouldt_w;
+    const bool off = prad + pion + pele + coulomb_mult * pcoul <= 0.0 ||
+                     erad + eion + eele + coulomb_mult * ecoul <= 0.0;
+    const double cm = off ? 0.0 : coulomb_mult;
+    // totals
+    z.pres[l] = prad + pion + pele + cm * pcoul;
+    z.dpdt[l] = dpraddt + dpiondt + dpepdt + cm * dpcouldt;
+    z.eint[l] = erad + eion + eele + cm * ecoul;
+    z.dedt[l] = deraddt + deiondt + deepdt + cm * decouldt;
+    z.dpdd[l] = dpraddd + dpiondd + dpepdd + cm * dpcouldd;
+  }
+}
+
+/// A lane's inputs are usable: positive, finite, inside the table (rho Y_e; and T when
+/// it is an input). Returns false for a failing lane.
+bool valid_lane(const HelmTable& t, double dens, double temp, double abar, double zbar,
+                bool temp_is_input) {
+  auto positive = [](double v) { return v > 0.0 && std::isfinite(v); };
+  if (!positive(dens) || !positive(abar) || !positive(zbar) || !positive(temp)) return false;
+  const double din = zbar / abar * dens;
+  if (din < t.dens_min() || din > t.dens_max()) return false;
+  if (temp_is_input && (temp < t.temp_min() || temp > t.temp_max())) return false;
+  return true;
+}
+
+}  // namespace
+
+Result apply_vector(const HelmTable& t, double coulomb_mult, double abar_default,
+                    double zbar_default, Mode mode, const Pencil& p) {
+  Result res;
+  const std::size_t n = p.n;
+  const double tmin = t.temp_min(), tmax = t.temp_max();
+  const bool iterate = mode != Mode::dens_temp;
+  const bool by_e = mode == Mode::dens_ei;
+  for (std::size_t base = 0; base < n; base += W) {
+    const int m = static_cast<int>(std::min<std::size_t>(W, n - base));
+    Lanes z;
+    alignas(64) double want[W];
+    alignas(64) int iters[W];
+    bool failed[W], active[W];
+    // Load; lanes past the end and failing lanes compute a harmless state (rho = 1, T = 1e7)
+    // and are never written back.
+    for (int l = 0; l < W; ++l) {
+      const bool real = l < m;
+      const std::size_t i = base + (real ? l : 0);
+      z.dens[l] = p.dens[i];
+      z.temp[l] = p.temp[i];
+      z.abar[l] = p.abar ? p.abar[i] : abar_default;
+      z.zbar[l] = p.zbar ? p.zbar[i] : zbar_default;
+      want[l] = iterate ? (by_e ? p.eint[i] : p.pres[i]) : 0.0;
+      bool ok = valid_lane(t, z.dens[l], z.temp[l], z.abar[l], z.zbar[l], !iterate);
+      if (iterate && !(want[l] > 0.0 && std::isfinite(want[l]))) ok = false;
+      failed[l] = real && !ok;
+      active[l] = real && ok && iterate;
+      iters[l] = 0;
+      if (!ok || !real) {
+        z.dens[l] = 1.0;
+        z.temp[l] = 1e7;
+        z.abar[l] = 1.0;
+        z.zbar[l] = 1.0;
+        want[l] = 1e15;
+      }
+      z.temp[l] = std::min(std::max(z.temp[l], tmin), tmax);
+    }
+    // Newton in T, all lanes together; a converged or failed lane is frozen.
+    if (iterate) {
+      for (int it = 0; it < Helmholtz::max_newton; ++it) {
+        bool any = false;
+        for (int l = 0; l < W; ++l) any = any || active[l];
+        if (!any) break;
+        eval_lanes<false>(t, coulomb_mult, z);
+        const double* v = by_e ? z.eint : z.pres;
+        const double* dvdt = by_e ? z.dedt : z.dpdt;
+        // Branch-free (bitwise & and | on the masks) so that it vectorises.
+        for (int l = 0; l < W; ++l) {
+          const double temp = z.temp[l];
+          double tnew = temp - (v[l] - want[l]) / dvdt[l];
+          const bool finite = std::fabs(tnew) <= 1e300;  // false for inf and NaN
+          tnew = std::min(std::max(tnew, 0.1 * temp), 10.0 * temp);
+          const double err = std::fabs(tnew - temp) / temp;
+          const bool stuck = ((temp <= tmin) & (tnew < tmin)) | ((temp >= tmax) & (tnew > tmax));
+          const bool go = active[l];
+          const bool bad = go & (!finite | stuck);
+          const double tclamped = std::min(std::max(tnew, tmin), tmax);
+          z.temp[l] = (go & !bad) ? tclamped : temp;
+          iters[l] += go ? 1 : 0;
+          failed[l] = failed[l] | bad;
+          active[l] = go & !bad & !(err < Helmholtz::newton_tol);
+        }
+      }
+      for (int l = 0; l < W; ++l) {
+        failed[l] = failed[l] || active[l];  // out of iterations
+      }
+    }
+    eval_lanes<true>(t, coulomb_mult, z);
+    // gamc, game, cs (Cox & Giuli ch. 9; relativistic sound speed, C&G 14.29).
+    alignas(64) double gamc[W], game[W], cs[W];
+    for (int l = 0; l < W; ++l) {
+      const double rho = z.dens[l], temp = z.temp[l], pres = z.pres[l];
+      const double chit = temp / pres * z.dpdt[l];
+      const double chid = z.dpdd[l] * rho / pres;
+      const double x = pres / rho * chit / (temp * z.dedt[l]);
+      gamc[l] = chit * x + chid;
+      game[l] = 1.0 + pres / (rho * z.eint[l]);
+      const double zrel = 1.0 + (z.eint[l] + c_light * c_light) * rho / pres;
+      cs[l] = c_light * std::sqrt(gamc[l] / zrel);
+    }
+    // Write back the lanes that did not fail.
+    for (int l = 0; l < m; ++l) {
+      const std::size_t i = base + l;
+      res.iterations += iters[l];
+      res.max_iterations = std::max(res.max_iterations, iters[l]);
+      if (failed[l]) {
+        if (res.failed < 0) res.failed = static_cast<std::ptrdiff_t>(i);
+        continue;
+      }
+      if (mode != Mode::dens_ei) p.eint[i] = z.eint[l];
+      if (mode != Mode::dens_pres) p.pres[i] = z.pres[l];
+      if (mode != Mode::dens_temp) p.temp[i] = z.temp[l];
+      p.gamc[i] = gamc[l];
+      p.game[i] = game[l];
+      if (p.cs != nullptr) p.cs[i] = cs[l];
+    }
+  }
+  return res;
+}
+
+}  // namespace tessera::eos::helmholtz::detail
