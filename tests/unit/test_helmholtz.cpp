@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <random>
 #include <string>
@@ -119,6 +120,27 @@ TEST(HelmholtzTable, GivenATruncatedOrCorruptFile_ThrowsAnErrorNamingTheLine) {
     EXPECT_NE(std::string(e.what()).find("line 1: not a number: 'x'"), std::string::npos)
         << e.what();
   }
+}
+
+TEST(HelmholtzTable, GivenFortranStyleNumbers_ReadsThemExactly) {
+  // Timmes' files come from Fortran: 'D' exponents, or 3-digit exponents without a letter.
+  HELM_TABLE_OR_SKIP(t);
+  std::ifstream in(t->path(), std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string line;
+  for (int k = 0; k < 8; ++k) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, " %.16E", t->f(0, 0)[k]);
+    std::string v(buf);
+    v[v.find('E')] = 'D';
+    line += v;
+  }
+  line += " 1.2345678901234567-105";
+  text.replace(0, text.find('\n'), line);
+  const auto u = h::HelmTable::parse(text, "fortran.dat");
+  for (int k = 0; k < 8; ++k) EXPECT_EQ(u->f(0, 0)[k], t->f(0, 0)[k]) << "column " << k;
+  EXPECT_EQ(u->f(0, 0)[8], 1.2345678901234567e-105);
+  EXPECT_NE(u->sha256(), t->sha256());
 }
 
 TEST(HelmholtzTable, GivenTheGeneratedTable_HasTimmesGridAndRecordsItsSha256) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace tessera::eos::helmholtz::detail {
 
@@ -89,6 +90,7 @@ const GaussLaguerre& lag() {
 
 /// Append the n_gl nodes of [a, b] in x.
 void add_panel(double a, double b, std::array<QuadNode, max_quad_nodes>& out, std::size_t& k) {
+  if (k + n_gl + n_lag > out.size()) throw std::length_error("fermi_dirac: too many panels");
   const auto& r = gl();
   const double half = 0.5 * (b - a), mid = 0.5 * (a + b);
   for (int i = 0; i < n_gl; ++i) out[k++] = {mid + half * r.x[i], half * r.w[i]};

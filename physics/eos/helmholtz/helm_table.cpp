@@ -54,24 +54,30 @@ class Reader {
   }
 
   double number() {
+    const char* start = p_;
     double v = 0.0;
     auto res = std::from_chars(p_, end_, v);
-    if (res.ec == std::errc::result_out_of_range) {
-      // Subnormal or beyond: from_chars refuses; strtod rounds (to 0, denormal or inf).
-      std::string tok(p_, static_cast<std::size_t>(res.ptr - p_));
-      v = std::strtod(tok.c_str(), nullptr);
-    } else if (res.ec != std::errc()) {
+    if (res.ec != std::errc() && res.ec != std::errc::result_out_of_range)
       fail("not a number: '" + token() + "'");
-    }
     p_ = res.ptr;
-    // Fortran writes exponents beyond 99 without the 'E' ("1.234-105").
-    if (p_ != end_ && (*p_ == '+' || *p_ == '-') && p_ + 1 != end_ && p_[1] >= '0' &&
-        p_[1] <= '9') {
-      int e = 0;
-      auto re = std::from_chars(p_ + (*p_ == '+' ? 1 : 0), end_, e);
-      if (re.ec != std::errc()) fail("bad exponent in '" + token() + "'");
-      v *= std::pow(10.0, e);
-      p_ = re.ptr;
+    // Fortran writes a 'D' exponent ("1.5D+03"), or an exponent beyond 99 without the
+    // letter ("1.234-105"): rewrite as "mantissa e exponent" and read again, correctly
+    // rounded.
+    const bool letter = p_ != end_ && (*p_ == 'D' || *p_ == 'd');
+    const char* e = letter ? p_ + 1 : p_;
+    const bool exponent = letter || (e != end_ && (*e == '+' || *e == '-') && e + 1 != end_ &&
+                                     e[1] >= '0' && e[1] <= '9');
+    if (exponent || res.ec == std::errc::result_out_of_range) {
+      const char* q = e;
+      if (exponent && q != end_ && (*q == '+' || *q == '-')) ++q;
+      while (exponent && q != end_ && *q >= '0' && *q <= '9') ++q;
+      std::string tok(start, static_cast<std::size_t>(res.ptr - start));
+      if (exponent) tok += 'e' + std::string(e, static_cast<std::size_t>(q - e));
+      // strtod also rounds what from_chars calls out of range (subnormals: to 0 or denormal).
+      char* stop = nullptr;
+      v = std::strtod(tok.c_str(), &stop);
+      if (stop != tok.c_str() + tok.size()) fail("bad exponent in '" + token() + "'");
+      p_ = q;
     }
     if (p_ != end_ && !(*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r'))
       fail("not a number: '" + token() + "'");

@@ -5,8 +5,6 @@
 #include <atomic>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <optional>
 #include <thread>
 
@@ -21,7 +19,6 @@ using detail::Jet;
 
 constexpr double mc2 = electron_rest_energy;
 constexpr double kb = k_boltzmann;
-constexpr double na = avogadro;
 /// (m_e c / h)^3, cm^-3.
 const double mch3 = std::pow(electron_mass * c_light / h_planck, 3);
 const double sqrt2 = std::sqrt(2.0);
@@ -191,8 +188,6 @@ double solve_log_newton(Eval eval, double x, bool positive, int& iterations) {
       }
     }
     const double step = next - x;
-    if (std::getenv("HELM_DEBUG"))
-      fprintf(stderr, "it %d x=%.17g r=%.3e dlog=%.3e step=%.3e\n", iterations, x, r, dlog, step);
     x = next;
     const double scale = positive ? std::fabs(x) : std::max(1.0, std::fabs(x));
     if (std::fabs(step) <= 1e-15 * scale) break;
