@@ -1,9 +1,10 @@
 // The vectorised kernel of the Helmholtz EOS (see helmholtz.hpp for the sources and the
 // design). The pencil is processed in chunks of W zones held in local structure-of-arrays
-// scratch; every loop `for (int l = 0; l < W; ++l)` below is branch-free and vectorises
-// (checked with -fopt-info-vec; GCC 12, -O3 -march=native). The physics is term for term
-// the scalar kernel's (scalar_kernel.cpp) without what apply() does not return (entropy,
-// eta, n), so the two agree to round-off.
+// scratch. The lane loops of Steps 1 and 3-6 and of gamc/cs are branch-free and vectorise
+// (checked with -fopt-info-vec; GCC 12, -O3 -march=native: 256-bit vectors); the gather
+// (Step 2) and the Newton mask update are scalar loops over the 8 lanes. The physics is
+// term for term the scalar kernel's (scalar_kernel.cpp), with the sums in the same order,
+// without what apply() does not return (entropy, eta, n): the two agree to round-off.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
