@@ -1,5 +1,6 @@
 #include "mesh/flux_register.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "base/error.hpp"
@@ -28,6 +29,7 @@ void FluxRegister::build(const Tree& t, const std::vector<int>& slot_of, int me,
   me_ = me;
   geo_ = geo;
   ops_.clear();
+  corrected_.clear();
   const int nd = t.geometry().ndim;
   const int half = shape_.nx / 2;
   for (int f = 0; f < t.size(); ++f) {
@@ -57,6 +59,10 @@ void FluxRegister::build(const Tree& t, const std::vector<int>& slot_of, int me,
         ops_.push_back(op);
       }
   }
+  for (const auto& op : ops_)
+    if (op.coarse_rank == me_) corrected_.push_back(op.coarse_slot);
+  std::sort(corrected_.begin(), corrected_.end());
+  corrected_.erase(std::unique(corrected_.begin(), corrected_.end()), corrected_.end());
 }
 
 void FluxRegister::correct(BlockStorage& storage, const Tree& t, MPI_Comm comm, double dt_weight,

@@ -27,6 +27,9 @@ class FluxRegister {
     return static_cast<double*>(arena_.data()) + (std::size_t(slot) * 6 + face) * face_size_;
   }
   std::size_t face_size() const { return face_size_; }
+  /// This rank's slots whose zones correct() changes (coarse sides of fine/coarse faces),
+  /// each once, ascending.
+  const std::vector<int>& corrected_slots() const { return corrected_; }
   /// Doubles of one variable on one face.
   std::size_t per_var() const { return face_size_ / nflux_; }
   int nflux() const { return nflux_; }
@@ -54,6 +57,7 @@ class FluxRegister {
   int nflux_ = 1;
   memory::Arena arena_;  ///< zero-filled by the mapping
   std::vector<FaceOp> ops_;
+  std::vector<int> corrected_;
   int me_ = 0;
   Geometry geo_ = Geometry::cartesian;
 };

@@ -54,6 +54,8 @@ class Eos {
   virtual Result apply(Mode mode, const Pencil& p) const = 0;
   /// Short name for logs and output files: "gamma" or "helmholtz".
   virtual const char* name() const = 0;
+  /// False if apply() never reads abar and zbar (the caller may leave them null).
+  virtual bool uses_composition() const { return true; }
 };
 
 }  // namespace tessera::eos

@@ -37,6 +37,8 @@ EosUnit::EosUnit(const base::Params& p) : type_(p.get_string("eos.type")) {
   } else {
     throw Error("eos.type = \"helmholtz\" is not available in this build");
   }
+  iterative_ = type_ != "gamma";
+  composition_ = eos_->uses_composition();
 }
 
 EosUnit::~EosUnit() = default;
@@ -87,58 +89,66 @@ template <mesh::Layout L>
 void EosUnit::update_block(const mesh::BlockView<L>& u, const mesh::BlockShape& s, int node,
                            Mode mode) const {
   TESSERA_REGION("eos");
+  for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+    for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) update_row(u, s, node, j, k, mode);
+}
+
+template <mesh::Layout L>
+void EosUnit::update_row(const mesh::BlockView<L>& u, const mesh::BlockShape& s, int node, int j,
+                         int k, Mode mode) const {
   const int n = s.ni(0), i0 = s.g(0);
   const std::size_t n0 = std::size_t(s.n(0));
   double* abar = row_.data();
   double* zbar = abar + n0;
   // Zone-major rows are gathered into rows of this scratch, var-major rows used in place.
   double* g[7];
-  for (int q = 0; q < 7; ++q) g[q] = zbar + n0 * (1 + q);
+  if constexpr (L == mesh::Layout::zone_major)
+    for (int q = 0; q < 7; ++q) g[q] = zbar + n0 * (1 + q);
   const int vars[6] = {idens_, itemp_, ieint_, ipres_, igamc_, igame_};
-  const bool composition = comp_ != nullptr || iterative();
-  for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-    for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
-      double* row[6];
-      for (int q = 0; q < 6; ++q) {
-        if constexpr (L == mesh::Layout::var_major) {
-          row[q] = u.row(vars[q], j, k) + i0;
-        } else {
-          const auto r = u.row(vars[q], j, k);
-          for (int i = 0; i < n; ++i) g[q][i] = r[i0 + i];
-          row[q] = g[q];
-        }
-      }
-      if (composition) {
-        for (int i = 0; i < n; ++i) {
-          if (comp_)
-            comp_->abar_zbar(u, i0 + i, j, k, abar[i], zbar[i]);
-          else
-            abar[i] = abar_, zbar[i] = zbar_;
-        }
-      }
-      Pencil p;
-      p.n = std::size_t(n);
-      p.dens = row[0];
-      p.temp = row[1];
-      p.eint = row[2];
-      p.pres = row[3];
-      p.gamc = row[4];
-      p.game = row[5];
-      p.abar = composition ? abar : nullptr;
-      p.zbar = composition ? zbar : nullptr;
-      const Result r = eos_->apply(mode, p);
-      evaluations_ += n;
-      iterations_ += r.iterations;
-      if (r.failed >= 0)
-        throw Error(fmt::format("block {}, zone ({},{},{}): {}", node + 1, int(r.failed),
-                                j - s.g(1), k - s.g(2), describe_failure(p, r.failed, mode)));
-      if constexpr (L == mesh::Layout::zone_major) {
-        for (int q = 1; q < 6; ++q) {
-          const auto out = u.row(vars[q], j, k);
-          for (int i = 0; i < n; ++i) out[i0 + i] = g[q][i];
-        }
-      }
+  const bool composition = composition_;
+  double* row[6];
+  for (int q = 0; q < 6; ++q) {
+    if constexpr (L == mesh::Layout::var_major) {
+      row[q] = u.row(vars[q], j, k) + i0;
+    } else {
+      const auto r = u.row(vars[q], j, k);
+      for (int i = 0; i < n; ++i) g[q][i] = r[i0 + i];
+      row[q] = g[q];
     }
+  }
+  if (composition) {
+    for (int i = 0; i < n; ++i) {
+      if (comp_)
+        comp_->abar_zbar(u, i0 + i, j, k, abar[i], zbar[i]);
+      else
+        abar[i] = abar_, zbar[i] = zbar_;
+    }
+  }
+  // An iterative EOS starts from the zone's last temperature (or 1e7 K if it has none).
+  if (mode != Mode::dens_temp && iterative())
+    for (int i = 0; i < n; ++i) row[1][i] = row[1][i] > 0.0 ? row[1][i] : 1e7;
+  Pencil p;
+  p.n = std::size_t(n);
+  p.dens = row[0];
+  p.temp = row[1];
+  p.eint = row[2];
+  p.pres = row[3];
+  p.gamc = row[4];
+  p.game = row[5];
+  p.abar = composition ? abar : nullptr;
+  p.zbar = composition ? zbar : nullptr;
+  const Result r = eos_->apply(mode, p);
+  evaluations_ += n;
+  iterations_ += r.iterations;
+  if (r.failed >= 0)
+    throw Error(fmt::format("block {}, zone ({},{},{}): {}", node + 1, int(r.failed),
+                            j - s.g(1), k - s.g(2), describe_failure(p, r.failed, mode)));
+  if constexpr (L == mesh::Layout::zone_major) {
+    for (int q = 1; q < 6; ++q) {
+      const auto out = u.row(vars[q], j, k);
+      for (int i = 0; i < n; ++i) out[i0 + i] = g[q][i];
+    }
+  }
 }
 
 template <mesh::Layout L>
@@ -147,9 +157,8 @@ void EosUnit::eval_cells(const mesh::BlockView<L>& u, const mesh::BlockShape& s,
                          double* gamc, double* game) const {
   TESSERA_REGION("eos");
   const int n0 = s.n(0), n1 = s.n(1);
-  const bool composition = comp_ != nullptr || iterative();
-  // abar and zbar go to the caller's pres and gamc arrays' storage? No: they must live
-  // until apply() returns, so they use the unit's own scratch in chunks of one row.
+  const bool composition = composition_;
+  // abar and zbar live in the unit's row scratch: the cells go through in chunks of a row.
   const std::size_t chunk = std::size_t(n0);
   double* abar = row_.data();
   double* zbar = abar + chunk;
@@ -190,6 +199,43 @@ void EosUnit::eval_cells(const mesh::BlockView<L>& u, const mesh::BlockShape& s,
   }
 }
 
+template <mesh::Layout L>
+void EosUnit::eval_span(const mesh::BlockView<L>& u, const mesh::BlockShape& s, std::size_t first,
+                        std::size_t n, double* dens, double* eint, double* temp, double* pres,
+                        double* gamc, double* game) const {
+  if (composition_) {
+    // Composition-dependent: the per-cell path (it gathers abar and zbar).
+    span_cells_.resize(n);
+    for (std::size_t c = 0; c < n; ++c) span_cells_[c] = int(first + c);
+    eval_cells(u, s, span_cells_.data(), n, dens, eint, temp, pres, gamc, game);
+    return;
+  }
+  Pencil p;
+  p.n = n;
+  p.dens = dens;
+  p.temp = temp;
+  p.eint = eint;
+  p.pres = pres;
+  p.gamc = gamc;
+  p.game = game;
+  const Result r = eos_->apply(Mode::dens_ei, p);
+  evaluations_ += long(n);
+  iterations_ += r.iterations;
+  if (r.failed >= 0)
+    throw Error("block array cell " + std::to_string(first + std::size_t(r.failed)) + ": " +
+                describe_failure(p, r.failed, Mode::dens_ei));
+}
+
+template void EosUnit::eval_span(const mesh::BlockView<mesh::Layout::var_major>&,
+                                 const mesh::BlockShape&, std::size_t, std::size_t, double*,
+                                 double*, double*, double*, double*, double*) const;
+template void EosUnit::eval_span(const mesh::BlockView<mesh::Layout::zone_major>&,
+                                 const mesh::BlockShape&, std::size_t, std::size_t, double*,
+                                 double*, double*, double*, double*, double*) const;
+template void EosUnit::update_row(const mesh::BlockView<mesh::Layout::var_major>&,
+                                  const mesh::BlockShape&, int, int, int, Mode) const;
+template void EosUnit::update_row(const mesh::BlockView<mesh::Layout::zone_major>&,
+                                  const mesh::BlockShape&, int, int, int, Mode) const;
 template void EosUnit::update_block(const mesh::BlockView<mesh::Layout::var_major>&,
                                     const mesh::BlockShape&, int, Mode) const;
 template void EosUnit::update_block(const mesh::BlockView<mesh::Layout::zone_major>&,

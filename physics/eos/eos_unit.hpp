@@ -42,7 +42,7 @@ class EosUnit final : public physics::Unit {
   /// "gamma" or "helmholtz".
   const std::string& type() const { return type_; }
   /// True if the EOS iterates (its temp is a guess worth guard-filling).
-  bool iterative() const { return type_ != "gamma"; }
+  bool iterative() const { return iterative_; }
   /// The gamma-law adiabatic index (only for eos.type = "gamma").
   double gamma() const { return gamma_; }
   /// SHA-256 of the Helmholtz table in use ("" for the gamma law).
@@ -61,6 +61,11 @@ class EosUnit final : public physics::Unit {
   template <mesh::Layout L>
   void update_block(const mesh::BlockView<L>& u, const mesh::BlockShape& s, int node,
                     Mode mode) const;
+  /// update_block for one x-row (j, k) of the interior, without a timer region (the
+  /// caller's loop has one).
+  template <mesh::Layout L>
+  void update_row(const mesh::BlockView<L>& u, const mesh::BlockShape& s, int node, int j, int k,
+                  Mode mode) const;
   /// update_block over every local leaf.
   void update(mesh::Mesh& m, Mode mode) const;
 
@@ -73,12 +78,22 @@ class EosUnit final : public physics::Unit {
                   std::size_t n, double* dens, double* eint, double* temp, double* pres,
                   double* gamc, double* game) const;
 
+  /// dens_ei for the cells [first, first + n) of a block array (guards included) in the
+  /// caller's contiguous arrays (element 0 is cell `first`), composition from unk: the
+  /// cheap path for a closed-form EOS. Throws on a zone that does not converge.
+  template <mesh::Layout L>
+  void eval_span(const mesh::BlockView<L>& u, const mesh::BlockShape& s, std::size_t first,
+                 std::size_t n, double* dens, double* eint, double* temp, double* pres,
+                 double* gamc, double* game) const;
+
   /// Evaluations and Newton iterations so far (this rank).
   long evaluations() const { return evaluations_; }
   long iterations() const { return iterations_; }
 
  private:
   std::string type_;
+  bool iterative_ = false;    ///< type_ != "gamma", kept as a flag for per-row calls
+  bool composition_ = false;  ///< eos_->uses_composition()
   double gamma_ = 1.4;
   double abar_ = 1.0, zbar_ = 1.0;  ///< composition when no species are declared
   std::string sha_;
@@ -87,6 +102,7 @@ class EosUnit final : public physics::Unit {
   int idens_ = -1, ipres_ = -1, itemp_ = -1, igamc_ = -1, igame_ = -1, ieint_ = -1;
   // Row scratch (one x-row of a block): gathered zone-major rows and abar/zbar.
   mutable std::vector<double> row_;
+  mutable std::vector<int> span_cells_;  ///< cell numbers for eval_span's composition path
   mutable long evaluations_ = 0, iterations_ = 0;
   std::string describe_failure(const Pencil& p, std::ptrdiff_t at, Mode mode) const;
 };

@@ -40,33 +40,38 @@ class GammaLaw final : public Eos {
     // T = (γ-1) μ m_u e / k_B: temperature and specific energy are proportional.
     const double t_per_e = temp_per_eint_;
     const std::size_t n = p.n;
-    double* dens = p.dens;
-    double* eint = p.eint;
-    double* pres = p.pres;
-    double* temp = p.temp;
+    double* __restrict dens = p.dens;
+    double* __restrict eint = p.eint;
+    double* __restrict pres = p.pres;
+    double* __restrict temp = p.temp;
+    double* __restrict gamc = p.gamc;
+    double* __restrict game = p.game;
+    // One loop per mode, every output written in it (short pencils: one pass).
     switch (mode) {
       case Mode::dens_ei:
         for (std::size_t i = 0; i < n; ++i) {
           pres[i] = gm1 * dens[i] * eint[i];
           temp[i] = t_per_e * eint[i];
+          gamc[i] = g;
+          game[i] = g;
         }
         break;
       case Mode::dens_temp:
         for (std::size_t i = 0; i < n; ++i) {
           eint[i] = temp[i] / t_per_e;
           pres[i] = gm1 * dens[i] * eint[i];
+          gamc[i] = g;
+          game[i] = g;
         }
         break;
       case Mode::dens_pres:
         for (std::size_t i = 0; i < n; ++i) {
           eint[i] = pres[i] / (gm1 * dens[i]);
           temp[i] = t_per_e * eint[i];
+          gamc[i] = g;
+          game[i] = g;
         }
         break;
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      p.gamc[i] = g;
-      p.game[i] = g;
     }
     if (p.cs != nullptr)
       for (std::size_t i = 0; i < n; ++i) p.cs[i] = std::sqrt(g * pres[i] / dens[i]);
@@ -74,6 +79,7 @@ class GammaLaw final : public Eos {
   }
 
   const char* name() const override { return "gamma"; }
+  bool uses_composition() const override { return false; }
 
  private:
   double gamma_;

@@ -31,7 +31,9 @@ namespace tessera::hydro {
 struct Hydro::Scratch {
   memory::ArenaConfig cfg;
   memory::Arena arena;
-  double* w = nullptr;      // primitives [NR + 2][N]: rho, vx, vy, vz, p, X..., gamc, game
+  double* w = nullptr;      // primitives [NR + 2][N]: rho, vx, vy, vz, p, X..., gamc,
+                            // 1/(game-1)
+  double* temp = nullptr;   // temperatures of the whole block array (closed-form EOS) [N]
   double* slope = nullptr;  // this row's limited slopes [3 axes][NR][n0]
   double* half = nullptr;   // this row's Hancock half-step state [NR][n0]
   double* lo = nullptr;     // this row's low-face states along one axis [NR][n0]
@@ -53,7 +55,8 @@ struct Hydro::Scratch {
     const std::size_t r = std::size_t(nr) * std::size_t(n0);
     const std::size_t fn = std::size_t((n0 + 1 + 3) / 4 * 4);
     return {std::size_t(nr + 2) * cells, 3 * r, r, r, r, 2 * r, 2 * std::size_t(n1) * r,
-            std::size_t(nr) * fn, std::size_t(n0), cells, 6 * guards, 3 * std::size_t(n0)};
+            std::size_t(nr) * fn, std::size_t(n0), cells, 6 * guards, 3 * std::size_t(n0),
+            cells};
   }
   static std::size_t bytes(const std::vector<std::size_t>& sz) {
     std::size_t total = 0;
@@ -78,7 +81,7 @@ struct Hydro::Scratch {
         }
     const auto sz = sizes(cells, n0, n1, nr, guard_cells.size());
     double** parts[] = {&w,    &slope, &half, &lo, &hi, &hi_y, &hi_z,
-                        &flux, &row,   &eint, &gz, &geo};
+                        &flux, &row,   &eint, &gz, &geo, &temp};
     arena = memory::Arena("scratch", bytes(sz), cfg);  // zero-filled
     double* p = static_cast<double*>(arena.data());
     for (std::size_t i = 0; i < sz.size(); ++i) {
@@ -205,10 +208,14 @@ double max_rate(const BlockView<L>& u, const BlockShape& s, const double idx[3],
   return std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
 }
 
-// Step 1: primitives (rho, v, p, X, gamc, game) on the whole block array, guards
-// included. Interior zones take p, gamc and game from the EOS state in unk (refreshed
-// after every stage); guard zones get them from the EOS here, from their filled
-// conserved variables (dens_ei). Mass scalars are rho*X in unk during advance().
+// Step 1: primitives (rho, v, p, X, gamc, 1/(game-1)) on the whole block array, guards
+// included. An EOS that iterates (Helmholtz) runs once per zone per stage: interior zones
+// take p, gamc and game from the EOS state in unk (refreshed after every stage) and guard
+// zones get them here, from their filled conserved variables, in one call per block. A
+// closed-form EOS (gamma law) is cheaper to evaluate than to gather: it runs over the
+// whole block array in place (the same values to round-off). Mass scalars are rho*X in
+// unk during advance(). The energy gamma is kept as 1/(game-1), rho eps per unit p, so
+// the Riemann solvers multiply.
 template <Layout L>
 void primitives(const BlockView<L>& u, const BlockShape& s, const Indices& at,
                 const eos::EosUnit& eos, double smalld, double smallp, Hydro::Scratch& S) {
@@ -225,51 +232,72 @@ void primitives(const BlockView<L>& u, const BlockShape& s, const Indices& at,
   double* __restrict wgc = W + std::size_t(nr) * N;
   double* __restrict wge = W + std::size_t(nr + 1) * N;
   double* __restrict ei = S.eint;
-  for (std::size_t c = 0; c < N; ++c) {
-    const double r = std::max(d[c], smalld);
-    const double ir = 1.0 / r;
-    const double vx = mx[c] * ir, vy = my[c] * ir, vz = mz[c] * ir;
-    wr[c] = r;
-    wx[c] = vx;
-    wy[c] = vy;
-    wz[c] = vz;
-    ei[c] = e[c] * ir - 0.5 * (vx * vx + vy * vy + vz * vz);
+  const bool closed = !eos.iterative();
+  // In chunks that stay in L1: conserved -> rho, v, eint; the closed-form EOS on the chunk;
+  // then the pressure floor and the energy factor.
+  constexpr std::size_t chunk = 512;
+  for (std::size_t c0 = 0; c0 < N; c0 += chunk) {
+    const std::size_t c1 = std::min(N, c0 + chunk);
+    for (std::size_t c = c0; c < c1; ++c) {
+      const double r = std::max(d[c], smalld);
+      const double ir = 1.0 / r;
+      const double vx = mx[c] * ir, vy = my[c] * ir, vz = mz[c] * ir;
+      wr[c] = r;
+      wx[c] = vx;
+      wy[c] = vy;
+      wz[c] = vz;
+      ei[c] = e[c] * ir - 0.5 * (vx * vx + vy * vy + vz * vz);
+    }
+    if (!closed) continue;
+    eos.eval_span(u, s, c0, c1 - c0, wr + c0, ei + c0, S.temp + c0, wp + c0, wgc + c0, wge + c0);
+    for (std::size_t c = c0; c < c1; ++c) {
+      wp[c] = std::max(wp[c], smallp);
+      wge[c] = 1.0 / (wge[c] - 1.0);
+    }
   }
   for (std::size_t q = 0; q < at.scalars.size(); ++q) {
     const auto x = u.row(at.scalars[q], 0, 0);
     double* __restrict wq = W + (5 + q) * N;
     for (std::size_t c = 0; c < N; ++c) wq[c] = x[c] / wr[c];
   }
-  // Interior rows: the EOS state of unk.
-  const int n0 = s.n(0), n1 = s.n(1);
-  for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-    for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
-      const std::size_t rb = (std::size_t(k) * n1 + j) * n0;
-      const auto pr = u.row(at.pres, j, k), gc = u.row(at.gamc, j, k), ge = u.row(at.game, j, k);
-      for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
-        wp[rb + i] = std::max(pr[i], smallp);
-        wgc[rb + i] = gc[i];
-        wge[rb + i] = ge[i];
+  if (closed) return;
+  {
+    // Interior rows: the EOS state of unk.
+    const int n0 = s.n(0), n1 = s.n(1);
+    for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+      for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
+        const std::size_t rb = (std::size_t(k) * n1 + j) * n0;
+        const auto pr = u.row(at.pres, j, k), gc = u.row(at.gamc, j, k),
+                   ge = u.row(at.game, j, k);
+        for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
+          wp[rb + i] = pr[i];
+          wgc[rb + i] = gc[i];
+          wge[rb + i] = ge[i];
+        }
       }
+    // Guard zones: one EOS call over all of them.
+    const std::size_t ng = S.guard_cells.size();
+    const int* gcell = S.guard_cells.data();
+    double* gd = S.gz;
+    double* gi = gd + ng;
+    double* gt = gi + ng;
+    double* gp = gt + ng;
+    double* ggc = gp + ng;
+    double* gge = ggc + ng;
+    for (std::size_t q = 0; q < ng; ++q) {
+      gd[q] = wr[gcell[q]];
+      gi[q] = ei[gcell[q]];
     }
-  // Guard zones: one EOS call over all of them.
-  const std::size_t ng = S.guard_cells.size();
-  const int* gcell = S.guard_cells.data();
-  double* gd = S.gz;
-  double* ge = gd + ng;
-  double* gt = ge + ng;
-  double* gp = gt + ng;
-  double* ggc = gp + ng;
-  double* gge = ggc + ng;
-  for (std::size_t q = 0; q < ng; ++q) {
-    gd[q] = wr[gcell[q]];
-    ge[q] = ei[gcell[q]];
+    eos.eval_cells(u, s, gcell, ng, gd, gi, gt, gp, ggc, gge);
+    for (std::size_t q = 0; q < ng; ++q) {
+      wp[gcell[q]] = gp[q];
+      wgc[gcell[q]] = ggc[q];
+      wge[gcell[q]] = gge[q];
+    }
   }
-  eos.eval_cells(u, s, gcell, ng, gd, ge, gt, gp, ggc, gge);
-  for (std::size_t q = 0; q < ng; ++q) {
-    wp[gcell[q]] = std::max(gp[q], smallp);
-    wgc[gcell[q]] = ggc[q];
-    wge[gcell[q]] = gge[q];
+  for (std::size_t c = 0; c < N; ++c) {
+    wp[c] = std::max(wp[c], smallp);
+    wge[c] = 1.0 / (wge[c] - 1.0);
   }
 }
 
@@ -448,8 +476,8 @@ void bound_scalar_row(const double* __restrict x, const std::ptrdiff_t st[3], in
 
 // Step 5: fluxes through n faces from left states l and right states r (rho, vn, vt1,
 // vt2, p) into f, with each side's zone Gamma1 (lgc, rgc: c^2 = gamc p / rho) and energy
-// gamma (lge, rge: rho eps = p / (game - 1)). Branch-free per face (riemann.hpp), so the
-// loop vectorises.
+// factor (lge, rge = 1 / (game - 1): rho eps = p lge). Branch-free per face (riemann.hpp),
+// so the loop vectorises.
 template <bool HLLC>
 void riemann_faces(int n, const double* __restrict ld, const double* __restrict lu,
                    const double* __restrict lt1, const double* __restrict lt2,
@@ -461,9 +489,9 @@ void riemann_faces(int n, const double* __restrict ld, const double* __restrict 
                    const double* __restrict lge, const double* __restrict rgc,
                    const double* __restrict rge) {
   for (int t = 0; t < n; ++t) {
-    const FaceState L{ld[t],  lu[t], lt1[t], lt2[t], lp[t], lp[t] / (lge[t] - 1.0),
+    const FaceState L{ld[t], lu[t], lt1[t], lt2[t], lp[t], lp[t] * lge[t],
                       std::sqrt(lgc[t] * lp[t] / ld[t])};
-    const FaceState R{rd[t],  ru[t], rt1[t], rt2[t], rp[t], rp[t] / (rge[t] - 1.0),
+    const FaceState R{rd[t], ru[t], rt1[t], rt2[t], rp[t], rp[t] * rge[t],
                       std::sqrt(rgc[t] * rp[t] / rd[t])};
     const Flux x = HLLC ? hllc(L, R) : hlle(L, R);
     fd[t] = x.d;
@@ -545,10 +573,17 @@ inline void sub_flux(double* __restrict q, const double* __restrict F, int n, do
 // stays in cache. A zone receives, in this order: its x-flux difference, its lower y and
 // z fluxes (while its row is processed), its upper y flux (row j+1), its upper z flux
 // (plane k+1). The block's boundary fluxes go to `out`.
-template <Layout L>
+// done(j, k) is called for every interior row as soon as its update is complete (its
+// upper y and z faces done), while it is still in cache.
+struct NoRowHook {
+  void operator()(int, int) const {}
+};
+
+template <Layout L, class RowDone = NoRowHook>
 void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockGeom& bg,
                   const Options& opt, const Indices& at, const eos::EosUnit& eos, double dt,
-                  bool predictor, Hydro::Scratch& S, const BoundaryFluxes& out) {
+                  bool predictor, Hydro::Scratch& S, const BoundaryFluxes& out,
+                  RowDone done = {}) {
   const int nd = s.ndim, ng = s.ng, nx = s.nx;
   const int n0 = s.n(0), n1 = s.n(1);
   const std::size_t N = s.cells();
@@ -556,7 +591,7 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
   const double smallp = opt.smallp, smalld = opt.smalld;
   const double* W = S.w;
   const double* Wgc = W + std::size_t(nr) * N;      // Gamma1 per cell
-  const double* Wge = W + std::size_t(nr + 1) * N;  // energy gamma per cell
+  const double* Wge = W + std::size_t(nr + 1) * N;  // 1 / (game - 1) per cell
   const std::size_t R = std::size_t(nr) * n0;        // one row buffer, [nr][n0]
   // unk variable of each channel / flux-register slot.
   int uv[64];
@@ -712,7 +747,12 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
         double* plane[2] = {S.hi_z, S.hi_z + std::size_t(n1) * R};
         across(2, k, plane[(k - 1) & 1] + j * R, plane[k & 1] + j * R);
       }
+      // The last update a row gets is its upper z face (3-D) or upper y face (2-D).
+      auto interior = [&](int m) { return m >= ng && m < ng + nx; };
+      if (nd == 3 && interior(j) && interior(k - 1)) done(j, k - 1);
+      if (nd == 2 && interior(j - 1)) done(j - 1, k);
     }
+  if (nd == 1) done(0, 0);
 }
 
 // First zone of the block's interior (k, j, i order) with a NaN or non-positive density
@@ -749,7 +789,7 @@ std::vector<physics::ArenaNeed> Hydro::memory_needs(const std::vector<mesh::VarI
   const int nr = nflux(unk);
   v.push_back({"scratch", "scratch",
                double(Scratch::bytes(Scratch::sizes(s.cells(), s.n(0), s.n(1), nr, guards))),
-               "W (NR+2)C, row buffers, fluxes, eint C, guard-zone EOS 6(C-I); NR = 5 + scalars"});
+               "W (NR+2)C, row buffers, fluxes, eint C, temp C, guard-zone EOS 6(C-I); NR = 5 + scalars"});
   if (opt_.integrator != Integrator::hancock)
     v.push_back({"rk_stage", "scratch", double(maxblocks) * double(s.doubles()) * 8.0,
                  "M*C*V*8 (stage-0 copy of every block)"});
@@ -785,23 +825,31 @@ void Hydro::bind(mesh::Mesh& m, physics::Units& units) {
                         std::size_t(m.storage().maxblocks()) * s.doubles() * sizeof(double), cfg_);
 }
 
+template <mesh::Layout L>
+void Hydro::refresh_row(const mesh::BlockView<L>& u, const mesh::BlockShape& s, int node, int j,
+                        int k) const {
+  const auto d = u.row(DENS, j, k), mx = u.row(MOMX, j, k), my = u.row(MOMY, j, k),
+             mz = u.row(MOMZ, j, k), e = u.row(ETOT, j, k);
+  auto ei = u.row(at_.eint, j, k);
+  for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
+    const double ir = 1.0 / d[i];
+    const double vx = mx[i] * ir, vy = my[i] * ir, vz = mz[i] * ir;
+    ei[i] = e[i] * ir - 0.5 * (vx * vx + vy * vy + vz * vz);
+  }
+  eos_->update_row(u, s, node, j, k, eos::Mode::dens_ei);
+}
+
+template <mesh::Layout L>
+void Hydro::refresh_block(const mesh::BlockView<L>& u, const mesh::BlockShape& s, int node) const {
+  // Row by row: eint from the conserved variables, then the EOS on the same row (in L1).
+  for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+    for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) refresh_row(u, s, node, j, k);
+}
+
 void Hydro::refresh_thermo(mesh::Mesh& m) {
-  const auto& s = m.shape();
-  const int ie = at_.eint;
-  m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
-    for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-      for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
-        const auto d = u.row(DENS, j, k), mx = u.row(MOMX, j, k), my = u.row(MOMY, j, k),
-                   mz = u.row(MOMZ, j, k), e = u.row(ETOT, j, k);
-        auto ei = u.row(ie, j, k);
-        for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
-          const double ir = 1.0 / d[i];
-          const double vx = mx[i] * ir, vy = my[i] * ir, vz = mz[i] * ir;
-          ei[i] = e[i] * ir - 0.5 * (vx * vx + vy * vy + vz * vz);
-        }
-      }
-    eos_->update_block(u, s, id, eos::Mode::dens_ei);
-  });
+  TESSERA_REGION("eos");
+  m.for_each_leaf(
+      [&](int id, const auto& u, const mesh::BlockGeom&) { refresh_block(u, m.shape(), id); });
 }
 
 void Hydro::scalars_to_conserved(mesh::Mesh& m, bool to_conserved) {
@@ -905,6 +953,30 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
     if (comp_) comp_->normalise(m);
     refresh_thermo(m);
   };
+  if (opt_.integrator == Integrator::hancock && at_.scalars.empty()) {
+    // One stage and no mass scalars: each zone row's EOS state is refreshed as soon as its
+    // update is complete, while it is in cache (timed inside "fluxes"), and again for the
+    // blocks that flux correction changes afterwards. The same values as
+    // refresh_thermo() after the sweep.
+    m.fill_guards();
+    m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& bg) {
+      const int slot = m.slot(id);
+      BoundaryFluxes out{{}, fr.per_var()};
+      for (int f = 0; f < 6; ++f) out.face[f] = fr.face(slot, f);
+      update_block(u, s, bg, opt_, at_, *eos_, dt, true, *scratch_, out,
+                   [&](int j, int k) { refresh_row(u, s, id, j, k); });
+    });
+    fr.correct(m.storage(), m.tree(), m.comm(), dt, at_.flux);
+    if (!fr.corrected_slots().empty()) {
+      TESSERA_REGION("eos");
+      m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
+        if (std::binary_search(fr.corrected_slots().begin(), fr.corrected_slots().end(),
+                               m.slot(id)))
+          refresh_block(u, s, id);
+      });
+    }
+    return;
+  }
   if (opt_.integrator == Integrator::hancock) {
     sweep(true);
     finish();

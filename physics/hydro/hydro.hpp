@@ -120,6 +120,13 @@ class Hydro final : public physics::Unit {
   memory::Arena u0_;  ///< "rk_stage": stage-0 copy for Runge-Kutta, one block array per leaf
   /// eint = etot/dens - |mom|^2/(2 dens^2) on the interior, then the EOS, every leaf.
   void refresh_thermo(mesh::Mesh& m);
+  /// refresh_thermo for one interior row (j, k) of a block (no timer region).
+  template <mesh::Layout L>
+  void refresh_row(const mesh::BlockView<L>& u, const mesh::BlockShape& s, int node, int j,
+                   int k) const;
+  /// refresh_thermo for one block (no timer region).
+  template <mesh::Layout L>
+  void refresh_block(const mesh::BlockView<L>& u, const mesh::BlockShape& s, int node) const;
   /// Mass scalars between X (between operators) and rho*X (inside advance).
   void scalars_to_conserved(mesh::Mesh& m, bool to_conserved);
   template <class View>
