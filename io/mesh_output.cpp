@@ -131,6 +131,7 @@ FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool do
   f.str_scalars = {{"geometry", mesh::geometry_name(m.geometry())}};
   for (const auto& kv : info.int_state) f.int_scalars.push_back(kv);
   for (const auto& kv : info.real_state) f.real_scalars.push_back(kv);
+  for (const auto& kv : info.str_state) f.str_scalars.push_back(kv);
 
   // This rank's rows: every node it owns, in file (canonical) order.
   const std::size_t cells = std::size_t(f.nxb) * f.nyb * f.nzb;

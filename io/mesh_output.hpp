@@ -24,6 +24,8 @@ struct OutputInfo {
   /// `integer scalars` / `real scalars` under these names.
   std::vector<std::pair<std::string, int>> int_state;
   std::vector<std::pair<std::string, double>> real_state;
+  /// Provenance strings (the EOS table's SHA-256, say), in `string scalars`.
+  std::vector<std::pair<std::string, std::string>> str_state;
 };
 
 /// The snapshot of every block (parents restricted first by the caller) as a FLASH file

@@ -46,6 +46,23 @@ double rhoe_of(const eos::Eos& eos, double dens, double pres) {
   return d * e;
 }
 
+/// Internal energy density rho*e of (dens, temp) from the run's EOS (dens_temp).
+double rhoe_at_temp(const eos::Eos& eos, double dens, double temp) {
+  double d = dens, t = temp, e = 0.0, p = 0.0, gc = 0.0, ge = 0.0;
+  eos::Pencil pc;
+  pc.n = 1;
+  pc.dens = &d;
+  pc.temp = &t;
+  pc.eint = &e;
+  pc.pres = &p;
+  pc.gamc = &gc;
+  pc.game = &ge;
+  if (eos.apply(eos::Mode::dens_temp, pc).failed >= 0)
+    throw Error("problem set-up: the EOS has no state with dens = " + std::to_string(dens) +
+                " and temp = " + std::to_string(temp));
+  return d * e;
+}
+
 /// Gamma1 of (dens, pres) from the run's EOS.
 double gamc_of(const eos::Eos& eos, double dens, double pres) {
   double d = dens, t = 1e7, e = 0.0, p = pres, gc = 0.0, ge = 0.0;
@@ -190,8 +207,10 @@ class Sod final : public ProblemBase<Sod> {
     ny_ = ndim_ > 1 ? std::sin(th) : 0.0;
     if (ndim_ == 1) nx_ = 1.0;
     yc_ = 0.5 * (p.get_real("mesh.ymin") + p.get_real("mesh.ymax"));
-    rhoe_l_ = rhoe_of(eos, dl_, pl_);
-    rhoe_r_ = rhoe_of(eos, dr_, pr_);
+    // Given temperatures (> 0) take precedence over the pressures (dens_temp).
+    const double tl = p.get_real("sod.temp_left"), tr = p.get_real("sod.temp_right");
+    rhoe_l_ = tl > 0 ? rhoe_at_temp(eos, dl_, tl) : rhoe_of(eos, dl_, pl_);
+    rhoe_r_ = tr > 0 ? rhoe_at_temp(eos, dr_, tr) : rhoe_of(eos, dr_, pr_);
   }
   std::string name() const override { return "sod"; }
   template <class View>
@@ -371,6 +390,10 @@ void declare_params(base::Params& p) {
   p.declare_real("sod.u_left", 0.0, -1e300, 1e300, "velocity along the normal, left");
   p.declare_real("sod.u_right", 0.0, -1e300, 1e300, "velocity along the normal, right");
   p.declare_real("sod.posn", 0.5, -1e300, 1e300, "interface position on x at the y-centre");
+  p.declare_real("sod.temp_left", 0.0, 0.0, 1e13,
+                 "temperature left of the interface (K; > 0: used instead of p_left)");
+  p.declare_real("sod.temp_right", 0.0, 0.0, 1e13,
+                 "temperature right of the interface (K; > 0: used instead of p_right)");
   p.declare_real("sod.angle", 0.0, -360.0, 360.0,
                  "angle of the interface normal to x (degrees, 2-D)");
   p.declare_real("sound_wave.rho0", 1.0, 1e-300, 1e300, "background density");

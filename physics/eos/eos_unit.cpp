@@ -10,6 +10,7 @@
 #include "perf/timers.hpp"
 #include "physics/composition/composition.hpp"
 #include "physics/eos/gamma_law.hpp"
+#include "physics/eos/helmholtz/helmholtz.hpp"
 
 namespace tessera::eos {
 
@@ -22,9 +23,9 @@ void EosUnit::declare_params(base::Params& p) {
                  "Helmholtz: factor on the Coulomb corrections (0 switches them off)");
   p.declare_string("eos.table", "", {},
                    "Helmholtz table file ('': the one `make helm-table` generates)");
-  p.declare_real("eos.abar", 12.0, 1e-3, 1e3,
-                 "Helmholtz: mean mass number when composition.species is empty");
-  p.declare_real("eos.zbar", 6.0, 1e-3, 1e3,
+  p.declare_real("eos.abar", Helmholtz::default_abar, 1e-3, 1e3,
+                 "Helmholtz: mean mass number when composition.species is empty (C/O 50/50)");
+  p.declare_real("eos.zbar", Helmholtz::default_zbar, 1e-3, 1e3,
                  "Helmholtz: mean charge number when composition.species is empty");
 }
 
@@ -35,7 +36,13 @@ EosUnit::EosUnit(const base::Params& p) : type_(p.get_string("eos.type")) {
   if (type_ == "gamma") {
     eos_ = std::make_unique<GammaLaw>(gamma_, p.get_real("eos.mu"));
   } else {
-    throw Error("eos.type = \"helmholtz\" is not available in this build");
+    const auto& table = p.get_string("eos.table");
+    auto helm = std::make_unique<Helmholtz>(
+        table.empty() ? std::string(helmholtz::default_table_path) : table,
+        p.get_real("eos.coulomb_mult"), abar_, zbar_);
+    sha_ = helm->table_sha256();
+    table_path_ = helm->table_path();
+    eos_ = std::move(helm);
   }
   iterative_ = type_ != "gamma";
   composition_ = eos_->uses_composition();
@@ -66,8 +73,6 @@ void EosUnit::bind(mesh::Mesh& m, physics::Units& units) {
   if (comp_ && !comp_->has_species()) comp_ = nullptr;
   row_.assign(9 * std::size_t(m.shape().n(0)), 0.0);
 }
-
-void EosUnit::initialise(mesh::Mesh& m) { update(m, Mode::dens_ei); }
 
 void EosUnit::update(mesh::Mesh& m, Mode mode) const {
   m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
@@ -252,7 +257,10 @@ nlohmann::json EosUnit::summary(MPI_Comm comm) const {
   MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_LONG, MPI_SUM, comm);
   nlohmann::json j{{"type", type_}, {"evaluations", counts[0]}, {"iterations", counts[1]}};
   if (type_ == "gamma") j["gamma"] = gamma_;
-  if (!sha_.empty()) j["table_sha256"] = sha_;
+  if (!sha_.empty()) {
+    j["table_sha256"] = sha_;
+    j["table"] = table_path_;
+  }
   return j;
 }
 

@@ -34,8 +34,6 @@ class EosUnit final : public physics::Unit {
   std::string name() const override { return "eos"; }
   std::vector<mesh::VarInfo> variables() const override;
   void bind(mesh::Mesh& m, physics::Units& units) override;
-  /// dens_ei from the eint the problem (through hydro) set: pres, temp, gamc, game.
-  void initialise(mesh::Mesh& m) override;
   nlohmann::json summary(MPI_Comm comm) const override;
 
   const Eos& eos() const { return *eos_; }
@@ -47,6 +45,8 @@ class EosUnit final : public physics::Unit {
   double gamma() const { return gamma_; }
   /// SHA-256 of the Helmholtz table in use ("" for the gamma law).
   const std::string& table_sha256() const { return sha_; }
+  /// The Helmholtz table file in use ("" for the gamma law).
+  const std::string& table_path() const { return table_path_; }
 
   /// Indices of the unit's variables in unk (valid after bind).
   int pres() const { return ipres_; }
@@ -96,7 +96,7 @@ class EosUnit final : public physics::Unit {
   bool composition_ = false;  ///< eos_->uses_composition()
   double gamma_ = 1.4;
   double abar_ = 1.0, zbar_ = 1.0;  ///< composition when no species are declared
-  std::string sha_;
+  std::string sha_, table_path_;
   std::unique_ptr<Eos> eos_;
   const composition::Composition* comp_ = nullptr;
   int idens_ = -1, ipres_ = -1, itemp_ = -1, igamc_ = -1, igame_ = -1, ieint_ = -1;
