@@ -215,6 +215,7 @@ void EosUnit::eval_span(const mesh::BlockView<L>& u, const mesh::BlockShape& s, 
     eval_cells(u, s, span_cells_.data(), n, dens, eint, temp, pres, gamc, game);
     return;
   }
+  TESSERA_REGION("eos");
   Pencil p;
   p.n = n;
   p.dens = dens;
