@@ -319,9 +319,7 @@ void Simulation::restore(const io::FlashFileMeta& m) {
             if (dst[v] < 0) return;
             auto u = mesh_->view(rows[r], tag);
             std::size_t c = 0;
-            for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-              for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
-                for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) u(dst[v], i, j, k) = q[c++];
+            mesh::for_each_zone(s, [&](int i, int j, int k) { u(dst[v], i, j, k) = q[c++]; });
           },
           hints_);
     });
@@ -378,9 +376,7 @@ void Simulation::write(bool checkpoint, bool force_sync) {
       mesh_->with_layout([&](auto tag) {
         auto u = mesh_->view(node, tag);
         std::size_t c = 0;
-        for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-          for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
-            for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) out[c++] = u(v, i, j, k);
+        mesh::for_each_zone(s, [&](int i, int j, int k) { out[c++] = u(v, i, j, k); });
       });
     };
     stored.push_back(std::move(ov));

@@ -101,3 +101,17 @@ def test_yt_opens_an_rz_plotfile_as_cylindrical(tmp_path):
     # yt's cell volumes in r-z (2 pi r dr dz) add up to the domain's pi R^2 Z.
     vol = float(ds.all_data()["index", "cell_volume"].sum())
     assert vol == pytest.approx(math.pi * 0.5 ** 2 * 1.0, rel=1e-10)
+
+
+def test_rz_amr_fields_identical_on_1_2_4_ranks(tmp_path):
+    import h5py
+    files = []
+    for n in (1, 2, 4):
+        out = tmp_path / f"r{n}"
+        run("sedov_2d_cyl.toml", out, "mesh.lrefine_max=3", "driver.nend=20", ranks=n)
+        files.append(sorted(out.glob("*_hdf5_chk_*"))[-1])
+    with h5py.File(files[0], "r") as ref:
+        for f in files[1:]:
+            with h5py.File(f, "r") as h:
+                for name in ["dens", "momx", "momy", "etot", "pres", "temp", "refine level"]:
+                    assert np.array_equal(ref[name][()], h[name][()]), (f, name)

@@ -137,3 +137,16 @@ def test_eos_command_bad_input_is_one_line(args, needle):
     lines = [l for l in p.stderr.strip().splitlines() if l]
     assert len(lines) == 1 and lines[0].startswith("tessera: error:"), p.stderr
     assert needle in lines[0]
+
+
+def test_helmholtz_tube_identical_on_1_and_2_ranks(tube, tmp_path):
+    import h5py
+    p = subprocess.run(["mpirun", "--oversubscribe", "--allow-run-as-root", "-n", "2", EXE, "run",
+                        str(ROOT / "problems" / "shocktube_helmholtz.toml"), "--dir",
+                        str(tmp_path)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    a = sorted(Path(tube).glob("*_hdf5_chk_*"))[-1]
+    b = sorted(tmp_path.glob("*_hdf5_chk_*"))[-1]
+    with h5py.File(a, "r") as f, h5py.File(b, "r") as g:
+        for name in ["dens", "momx", "etot", "pres", "temp", "gamc", "c12", "o16"]:
+            assert np.array_equal(f[name][()], g[name][()]), name

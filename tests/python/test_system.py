@@ -197,7 +197,10 @@ def test_sedov_2d_amr_identical_on_1_2_4_ranks(tmp_path):
                            "hydro.reconstruction=ppm", "hydro.riemann=hlle", "hydro.cfl=0.5"]),
     ("sedov_3d_uniform.toml", ["mesh.nblockx=2", "mesh.nblocky=2", "mesh.nblockz=2", "mesh.nxb=8",
                                "sedov.r_init=0.0546875", "driver.nend=15", "io.write_final=true"]),
-], ids=["2d_amr_plm", "2d_amr_ppm_rk3", "3d_uniform"])
+    ("advection_2d.toml", ["driver.nend=20"]),
+    ("sedov_2d_cyl.toml", ["mesh.lrefine_max=2", "driver.nend=20"]),
+    ("shocktube_helmholtz.toml", ["driver.nend=40"]),
+], ids=["2d_amr_plm", "2d_amr_ppm_rk3", "3d_uniform", "species_amr", "rz_amr", "helmholtz"])
 def test_var_major_and_zone_major_layouts_give_identical_checkpoints(tmp_path, problem, args):
     # The layout decides only where a zone's values live in memory: every kernel does the
     # same arithmetic in the same order on either, so the fields agree to the bit.
