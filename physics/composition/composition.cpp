@@ -131,6 +131,7 @@ void Composition::initialise(mesh::Mesh& m) {
 
 physics::BadZone Composition::check(mesh::Mesh& m) const {
   physics::BadZone bad;
+  if (species_.empty()) return bad;
   const auto& s = m.shape();
   m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
     if (bad.node >= 0) return;

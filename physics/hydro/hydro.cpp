@@ -305,10 +305,17 @@ void primitives(const BlockView<L>& u, const BlockShape& s, const Indices& at,
 // starting at cell rb) and on row buffers [5][n0] indexed by i. Cells [i0, i1).
 
 // Step 2: limited slopes dW along the axis of stride st (limiters: reconstruct.hpp).
+// The five flow channels in a loop of constant trip count (the compiler fuses and unrolls
+// it: a runtime count cost ~25 % in this kernel), the mass scalars after.
 template <Limiter LIM>
 void slopes_row(const double* __restrict W, std::size_t N, std::size_t rb, std::ptrdiff_t st,
                 int i0, int i1, double* __restrict d, int n0, int nr) {
-  for (int v = 0; v < nr; ++v) {
+  for (int v = 0; v < 5; ++v) {
+    const double* __restrict q = W + v * N + rb;
+    double* __restrict dv = d + v * n0;
+    for (int i = i0; i < i1; ++i) dv[i] = limited_slope<LIM>(q[i - st], q[i], q[i + st]);
+  }
+  for (int v = 5; v < nr; ++v) {
     const double* __restrict q = W + v * N + rb;
     double* __restrict dv = d + v * n0;
     for (int i = i0; i < i1; ++i) dv[i] = limited_slope<LIM>(q[i - st], q[i], q[i + st]);
@@ -401,7 +408,17 @@ void hancock_row(const double* __restrict W, std::size_t N, std::size_t rb,
 // axis, B -/+ dW/2, where B is the half-step state or W itself (variable stride bs).
 void plm_states_row(const double* __restrict B, std::size_t bs, const double* __restrict d, int i0,
                     int i1, int n0, int nr, double* __restrict lo, double* __restrict hi) {
-  for (int v = 0; v < nr; ++v) {
+  for (int v = 0; v < 5; ++v) {
+    const double* __restrict b = B + v * bs;
+    const double* __restrict dv = d + v * n0;
+    double* __restrict m = lo + v * n0;
+    double* __restrict p = hi + v * n0;
+    for (int i = i0; i < i1; ++i) {
+      m[i] = b[i] - 0.5 * dv[i];
+      p[i] = b[i] + 0.5 * dv[i];
+    }
+  }
+  for (int v = 5; v < nr; ++v) {
     const double* __restrict b = B + v * bs;
     const double* __restrict dv = d + v * n0;
     double* __restrict m = lo + v * n0;
@@ -416,7 +433,14 @@ void plm_states_row(const double* __restrict B, std::size_t bs, const double* __
 // Step 4a (PPM): the CW84 parabola's edge values along the axis of stride st.
 void ppm_states_row(const double* __restrict W, std::size_t N, std::size_t rb, std::ptrdiff_t st,
                     int i0, int i1, int n0, int nr, double* __restrict lo, double* __restrict hi) {
-  for (int v = 0; v < nr; ++v) {
+  for (int v = 0; v < 5; ++v) {
+    const double* __restrict q = W + v * N + rb;
+    double* __restrict m = lo + v * n0;
+    double* __restrict p = hi + v * n0;
+    for (int i = i0; i < i1; ++i)
+      ppm_faces(q[i - 2 * st], q[i - st], q[i], q[i + st], q[i + 2 * st], m[i], p[i]);
+  }
+  for (int v = 5; v < nr; ++v) {
     const double* __restrict q = W + v * N + rb;
     double* __restrict m = lo + v * n0;
     double* __restrict p = hi + v * n0;
