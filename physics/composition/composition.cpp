@@ -169,7 +169,7 @@ void Composition::derived_impl(const std::string& name, const View& u, const mes
     for (int j = lo[1]; j < hi[1]; ++j)
       for (int i = lo[0]; i < hi[0]; ++i, ++c) {
         double abar, zbar;
-        abar_zbar(u, i, j, k, abar, zbar);
+        abar_zbar(u, i, j, k, abar, zbar, false);  // a snapshot or unk between operators
         out[c] = which == 0 ? abar : (which == 1 ? zbar : zbar / abar);
       }
 }

@@ -43,17 +43,19 @@ class Composition final : public physics::Unit {
   /// unk index of species s (after bind).
   int index(std::size_t s) const { return idx_[s]; }
 
-  /// abar and zbar of zone (i, j, k) of block u (species must exist). While hydro holds
-  /// the mass scalars as rho*X (set_conserved), they are divided by dens first.
+  /// abar and zbar of zone (i, j, k) of block u (species must exist). With `conserved`
+  /// the view holds rho*X (unk inside hydro's advance: pass conserved()), divided by dens
+  /// first; an output snapshot always holds X. Thread-safe (the I/O thread derives abar).
   template <class View>
-  void abar_zbar(const View& u, int i, int j, int k, double& abar, double& zbar) const {
+  void abar_zbar(const View& u, int i, int j, int k, double& abar, double& zbar,
+                 bool conserved) const {
     double ya = 0.0, yz = 0.0;
     for (std::size_t s = 0; s < species_.size(); ++s) {
       const double x = u(idx_[s], i, j, k);
       ya += x * inv_a_[s];
       yz += x * z_over_a_[s];
     }
-    if (conserved_) {
+    if (conserved) {
       const double d = u(idens_, i, j, k);
       ya /= d;
       yz /= d;
@@ -61,8 +63,10 @@ class Composition final : public physics::Unit {
     abar = 1.0 / ya;
     zbar = abar * yz;
   }
-  /// Hydro's switch: unk holds rho*X (true) or X (false) for every mass scalar.
+  /// Hydro's switch: unk holds rho*X (true) or X (false) for every mass scalar. Read and
+  /// written by the step loop's thread only.
   void set_conserved(bool c) { conserved_ = c; }
+  bool conserved() const { return conserved_; }
 
   /// Scale every interior zone's species to sum 1 on this rank's leaves; returns the
   /// largest |sum - 1| met (kept as the run's largest correction too).

@@ -124,7 +124,7 @@ void EosUnit::update_row(const mesh::BlockView<L>& u, const mesh::BlockShape& s,
   if (composition) {
     for (int i = 0; i < n; ++i) {
       if (comp_)
-        comp_->abar_zbar(u, i0 + i, j, k, abar[i], zbar[i]);
+        comp_->abar_zbar(u, i0 + i, j, k, abar[i], zbar[i], comp_->conserved());
       else
         abar[i] = abar_, zbar[i] = zbar_;
     }
@@ -177,7 +177,7 @@ void EosUnit::eval_cells(const mesh::BlockView<L>& u, const mesh::BlockShape& s,
       if (composition) {
         if (comp_) {
           const int i = c % n0, j = (c / n0) % n1, k = c / (n0 * n1);
-          comp_->abar_zbar(u, i, j, k, abar[q], zbar[q]);
+          comp_->abar_zbar(u, i, j, k, abar[q], zbar[q], comp_->conserved());
         } else {
           abar[q] = abar_, zbar[q] = zbar_;
         }
