@@ -28,6 +28,7 @@
 #include "parallel/comm.hpp"
 #include "perf/counters.hpp"
 #include "perf/timers.hpp"
+#include "physics/composition/composition.hpp"
 #include "physics/eos/eos_unit.hpp"
 #include "problems/problem.hpp"
 
@@ -68,7 +69,15 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
   perf::configure_counters(p.get_string_list("perf.counters"));
   units_ = make_units(p, &operators_);
   eos_ = units_.find<eos::EosUnit>();
-  problem_ = problems::make(p, eos_->eos());
+  // Set-ups evaluate the EOS before unk holds any species: they see the initial mixture.
+  const eos::Eos* setup_eos = &eos_->eos();
+  if (auto* comp = units_.find<composition::Composition>(); comp && comp->has_species()) {
+    double abar, zbar;
+    comp->initial_abar_zbar(abar, zbar);
+    setup_eos_ = std::make_unique<eos::FixedComposition>(eos_->eos(), abar, zbar);
+    setup_eos = setup_eos_.get();
+  }
+  problem_ = problems::make(p, *setup_eos);
   const auto vars = unk_variables(units_);
   for (const auto& u : units_.all())
     for (const auto& t : u->total_names()) total_names_.push_back(t);
@@ -196,8 +205,11 @@ void Simulation::mark_and_regrid() {
                          : (derefine && !crit.empty() ? mesh::Flag::derefine : mesh::Flag::keep);
     }
   });
-  if (mesh_->regrid(flags))
-    for (const auto& u : units_.all()) u->after_regrid(*mesh_);
+  const bool changed = mesh_->regrid(flags, [&] {
+    for (auto* u : services_first()) u->before_regrid(*mesh_);
+  });
+  if (changed)
+    for (auto* u : services_first()) u->after_regrid(*mesh_);
 }
 
 std::vector<double> Simulation::totals() {
@@ -237,9 +249,11 @@ std::vector<double> Simulation::totals() {
 void Simulation::check_state() {
   physics::BadZone bad;
   for (const auto& u : units_.all())
-    if (bad.node < 0) bad = u->check(*mesh_);
-  char msg[512] = {0};
-  if (bad.node >= 0) {
+    if (!bad.bad()) bad = u->check(*mesh_);
+  char msg[1024] = {0};
+  if (bad.bad() && bad.sentence) {
+    std::snprintf(msg, sizeof msg, "step %d (rank %d): %s", step_, rank_, bad.what.c_str());
+  } else if (bad.bad()) {
     const auto g = mesh_->geom(bad.node);
     const auto& s = mesh_->shape();
     std::snprintf(
@@ -486,6 +500,7 @@ std::array<bool, 3> Simulation::control(double& wall_next_chk, double wall_inter
 nlohmann::json Simulation::run() {
   const auto t_start = created_;
   initialise();
+  check_state();  // a bad initial state (an EOS that found no solution) stops here
   const bool restarted = restarted_;
   const double tmax = p_.get_real("driver.tmax");
   const long nend = p_.get_int("driver.nend");

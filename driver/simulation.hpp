@@ -18,6 +18,7 @@ namespace tessera::mesh {
 class Mesh;
 }
 namespace tessera::eos {
+class Eos;
 class EosUnit;
 }
 namespace tessera::problems {
@@ -64,6 +65,7 @@ class Simulation {
   physics::Units units_;                  ///< operators (driver.operators), then services
   std::vector<physics::Unit*> operators_;  ///< applied each step in this order
   eos::EosUnit* eos_ = nullptr;
+  std::unique_ptr<eos::Eos> setup_eos_;  ///< the EOS with composition.initial, for set-ups
   std::unique_ptr<problems::Problem> problem_;
   std::unique_ptr<mesh::Mesh> mesh_;
   std::unique_ptr<io::OutputManager> out_;

@@ -120,7 +120,9 @@ FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool do
   f.int_runtime.emplace_back("nblockz", geo.nroot[2]);
   f.int_runtime.emplace_back("lrefine_min", m.lrefine_min());
   f.int_runtime.emplace_back("lrefine_max", m.lrefine_max());
-  if (p.has("eos.gamma")) f.real_runtime.emplace_back("gamma", p.get_real("eos.gamma"));
+  // FLASH's `gamma` describes a gamma-law gas only: a Helmholtz file does not carry one.
+  if (p.has("eos.type") && p.get_string("eos.type") == "gamma")
+    f.real_runtime.emplace_back("gamma", p.get_real("eos.gamma"));
   f.str_runtime.emplace_back("geometry", mesh::geometry_name(m.geometry()));
   f.str_runtime.emplace_back("unitsystem", "cgs");
 

@@ -404,7 +404,7 @@ void Mesh::fill_guards() {
   }
 }
 
-bool Mesh::regrid(std::vector<Flag> flags) {
+bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_move) {
   TESSERA_REGION("regrid");
   // Everyone learns every leaf's flag (each rank filled its own leaves).
   std::vector<std::int8_t> f(tree_.size(), 0), all(tree_.size(), 0);
@@ -422,6 +422,7 @@ bool Mesh::regrid(std::vector<Flag> flags) {
     if (tree_.node(id).leaf() && g[id] != Flag::keep) any = true;
   if (!any) return false;
 
+  if (before_move) before_move();
   auto rb = tree_.rebuild(g);
   Tree& nt = rb.tree;
   nt.distribute(nranks_, round_robin_);

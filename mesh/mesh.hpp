@@ -158,7 +158,9 @@ class Mesh {
   /// gathered), balance 2:1, rebuild, redistribute and move data. Returns true if the
   /// tree changed. Guard cells of local leaves must be filled before (prolongation of new
   /// children reads the parent's guards).
-  bool regrid(std::vector<Flag> flags);
+  /// `before_move`, if given, runs once the tree is known to change, before any block
+  /// data moves (a unit may put its variables in conserved form for the transfers).
+  bool regrid(std::vector<Flag> flags, const std::function<void()>& before_move = {});
 
   /// Collective: fill every parent block with the average of its children, finest first.
   void restrict_parents();

@@ -14,7 +14,8 @@
 //                       eos) are bound before the operators;
 //   initialise(mesh)    after the problem filled the interior (services first too);
 //   each step: max_dt (all units), advance (operators in order), check (all units);
-//   after_regrid(mesh)  when the tree changed (new blocks' auxiliary state).
+//   before_regrid(mesh) once a regrid will move data (variables to conserved form);
+//   after_regrid(mesh)  when the tree changed (back, and every leaf's auxiliary state).
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -30,9 +31,11 @@ class Units;
 
 /// A NaN or unphysical value found in a zone (node < 0: none).
 struct BadZone {
-  int node = -1, i = 0, j = 0, k = 0;  ///< interior zone indices from 0
+  int node = -1, i = 0, j = 0, k = 0;  ///< interior zone indices from 0; node -1: unknown
   double value = 0;
-  std::string what;
+  std::string what;       ///< the quantity ("density"), or the whole story if `sentence`
+  bool sentence = false;  ///< `what` is a full message (an EOS failure, say)
+  bool bad() const { return !what.empty(); }
 };
 
 /// An arena a unit will map, for the planner: `bytes` under policy memory.pages_<config>.
@@ -72,7 +75,11 @@ class Unit {
   /// After the driver filled guard zones for its own use (refinement marking): fill the
   /// guard zones of the unit's variables that guard fills skip, from those it fills.
   virtual void fill_guard_state(mesh::Mesh& /*m*/) {}
-  /// After a regrid changed the tree (collective): refresh derived state of new blocks.
+  /// Before a regrid moves block data (the tree will change; guard zones are filled):
+  /// put what must be conserved by prolongation and restriction in conserved form.
+  virtual void before_regrid(mesh::Mesh& /*m*/) {}
+  /// After a regrid changed the tree (collective): undo before_regrid and refresh the
+  /// auxiliary state of every leaf.
   virtual void after_regrid(mesh::Mesh& /*m*/) {}
   /// The first bad zone of this rank's leaves.
   virtual BadZone check(mesh::Mesh& /*m*/) const { return {}; }

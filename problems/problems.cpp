@@ -74,7 +74,9 @@ double gamc_of(const eos::Eos& eos, double dens, double pres) {
   pc.pres = &p;
   pc.gamc = &gc;
   pc.game = &ge;
-  eos.apply(eos::Mode::dens_pres, pc);
+  if (eos.apply(eos::Mode::dens_pres, pc).failed >= 0)
+    throw Error("problem set-up: the EOS has no state with dens = " + std::to_string(dens) +
+                " and pres = " + std::to_string(pres));
   return gc;
 }
 
@@ -120,7 +122,9 @@ class Sedov final : public ProblemBase<Sedov> {
       pc.pres = &pr;
       pc.gamc = &gc;
       pc.game = &ge;
-      eos.apply(eos::Mode::dens_ei, pc);
+      if (eos.apply(eos::Mode::dens_ei, pc).failed >= 0)
+        throw Error("sedov: the EOS has no state with dens = " + std::to_string(rho_) +
+                    " holding the deposit's energy density " + std::to_string(e_ / vol));
       p_exp_ = pr;
     }
     // What the sub-zone average below gives for a zone entirely outside r_init, summed
@@ -316,7 +320,12 @@ class Advection final : public ProblemBase<Advection> {
     const char* lo[3] = {"mesh.xmin", "mesh.ymin", "mesh.zmin"};
     const char* hi[3] = {"mesh.xmax", "mesh.ymax", "mesh.zmax"};
     for (int a = 0; a < 3; ++a) ctr_[a] = 0.5 * (p.get_real(lo[a]) + p.get_real(hi[a]));
+    rho_in_ = p.get_real("advection.rho_inside");
+    if (rho_in_ <= 0) rho_in_ = rho_;
     rhoe_ = rhoe_of(eos, rho_, p0_);
+    rhoe_in_ = rhoe_of(eos, rho_in_, p0_);
+    const auto& species = p.get_string_list("composition.species");
+    species_ = std::vector<std::string>(species.begin(), species.end());
   }
   std::string name() const override { return "advection"; }
   void bind(const mesh::Mesh& m) override {
@@ -324,7 +333,9 @@ class Advection final : public ProblemBase<Advection> {
       if (m.vars()[v].kind == mesh::VarKind::mass_scalar) scalars_.push_back(v);
     if (scalars_.empty())
       throw Error("advection: declare a mass scalar (composition.species or composition.scalars)");
-    pair_ = scalars_.size() >= 2 && m.vars()[scalars_[1]].owner == m.vars()[scalars_[0]].owner;
+    // The second mass scalar completes the first only if both are species.
+    pair_ = species_.size() >= 2 && m.vars()[scalars_[0]].name == species_[0] &&
+            m.vars()[scalars_[1]].name == species_[1];
   }
   template <class View>
   void init(const View& u, const mesh::BlockGeom& g, const mesh::BlockShape& s) const {
@@ -342,13 +353,15 @@ class Advection final : public ProblemBase<Advection> {
           }
       const double f = double(inside) / (ns[0] * ns[1] * ns[2]);
       const int I = i + s.g(0), J = j + s.g(1), K = k + s.g(2);
-      u(DENS, I, J, K) = rho_;
-      u(MOMX, I, J, K) = rho_ * v_[0];
-      u(MOMY, I, J, K) = rho_ * v_[1];
-      u(MOMZ, I, J, K) = rho_ * v_[2];
-      u(ETOT, I, J, K) =
-          rhoe_ + 0.5 * rho_ * (v_[0] * v_[0] + v_[1] * v_[1] + v_[2] * v_[2]);
-      const double x = f * in_ + (1 - f) * out_;
+      // Volume fractions mix the two densities and the scalar's partial densities.
+      const double d = f * rho_in_ + (1 - f) * rho_;
+      u(DENS, I, J, K) = d;
+      u(MOMX, I, J, K) = d * v_[0];
+      u(MOMY, I, J, K) = d * v_[1];
+      u(MOMZ, I, J, K) = d * v_[2];
+      u(ETOT, I, J, K) = f * rhoe_in_ + (1 - f) * rhoe_ +
+                         0.5 * d * (v_[0] * v_[0] + v_[1] * v_[1] + v_[2] * v_[2]);
+      const double x = (f * rho_in_ * in_ + (1 - f) * rho_ * out_) / d;
       u(scalars_[0], I, J, K) = x;
       if (pair_) u(scalars_[1], I, J, K) = 1.0 - x;
     });
@@ -357,8 +370,9 @@ class Advection final : public ProblemBase<Advection> {
  private:
   double rho_, p0_, r_, in_, out_;
   int ndim_;
-  double v_[3]{}, ctr_[3]{}, rhoe_ = 0;
+  double v_[3]{}, ctr_[3]{}, rhoe_ = 0, rho_in_ = 0, rhoe_in_ = 0;
   std::vector<int> scalars_;
+  std::vector<std::string> species_;
   bool pair_ = false;
 };
 
@@ -373,6 +387,8 @@ void declare_params(base::Params& p) {
   p.declare_real("advection.vely", 0.5, -1e300, 1e300, "flow velocity y");
   p.declare_real("advection.velz", 0.25, -1e300, 1e300, "flow velocity z");
   p.declare_real("advection.radius", 0.25, 0.0, 1e300, "radius of the scalar blob");
+  p.declare_real("advection.rho_inside", 0.0, 0.0, 1e300,
+                 "density inside the blob (0: advection.rho; same pressure)");
   p.declare_real("advection.inside", 1.0, 0.0, 1.0, "first mass scalar inside the blob");
   p.declare_real("advection.outside", 0.0, 0.0, 1.0, "first mass scalar outside the blob");
   p.declare_real("sedov.rho_ambient", 1.0, 1e-300, 1e300, "ambient density (g/cm^3)");

@@ -141,7 +141,7 @@ physics::BadZone Composition::check(mesh::Mesh& m) const {
         const double x = u(idx_[q], i, j, k);
         if (!(x >= -1e-10 && x <= 1.0 + 1e-10)) {
           bad = {id, i - s.g(0), j - s.g(1), k - s.g(2), x,
-                 "mass fraction " + std::string(species_[q].name)};
+                 "mass fraction " + std::string(species_[q].name), false};
           return;
         }
       }

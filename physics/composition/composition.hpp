@@ -39,6 +39,17 @@ class Composition final : public physics::Unit {
   nlohmann::json summary(MPI_Comm comm) const override;
 
   bool has_species() const { return !species_.empty(); }
+  /// abar and zbar of composition.initial (species must exist).
+  void initial_abar_zbar(double& abar, double& zbar) const {
+    double ya = 0.0, yz = 0.0, sum = 0.0;
+    for (std::size_t s = 0; s < species_.size(); ++s) sum += initial_[s];
+    for (std::size_t s = 0; s < species_.size(); ++s) {
+      ya += initial_[s] / sum * inv_a_[s];
+      yz += initial_[s] / sum * z_over_a_[s];
+    }
+    abar = 1.0 / ya;
+    zbar = abar * yz;
+  }
   const std::vector<Nuclide>& species() const { return species_; }
   /// unk index of species s (after bind).
   int index(std::size_t s) const { return idx_[s]; }
@@ -71,8 +82,6 @@ class Composition final : public physics::Unit {
   /// Scale every interior zone's species to sum 1 on this rank's leaves; returns the
   /// largest |sum - 1| met (kept as the run's largest correction too).
   double normalise(mesh::Mesh& m);
-  /// Largest renormalisation correction of the run so far (this rank).
-  double largest_correction() const { return largest_; }
 
  private:
   std::vector<Nuclide> species_;

@@ -58,4 +58,29 @@ class Eos {
   virtual bool uses_composition() const { return true; }
 };
 
+/// An EOS seen through a fixed composition: apply() passes `abar`, `zbar` for every zone
+/// of a pencil that brings none (problem set-ups, which know the initial mixture before
+/// unk holds it). Keeps a reference: `eos` must outlive it.
+class FixedComposition final : public Eos {
+ public:
+  FixedComposition(const Eos& eos, double abar, double zbar)
+      : eos_(eos), abar_(abar), zbar_(zbar) {}
+  Result apply(Mode mode, const Pencil& p) const override {
+    if (p.abar != nullptr || p.n > kMax) return eos_.apply(mode, p);
+    double a[kMax], z[kMax];
+    for (std::size_t i = 0; i < p.n; ++i) a[i] = abar_, z[i] = zbar_;
+    Pencil q = p;
+    q.abar = a;
+    q.zbar = z;
+    return eos_.apply(mode, q);
+  }
+  const char* name() const override { return eos_.name(); }
+  bool uses_composition() const override { return eos_.uses_composition(); }
+
+ private:
+  static constexpr std::size_t kMax = 64;  ///< set-ups call it a zone at a time
+  const Eos& eos_;
+  double abar_, zbar_;
+};
+
 }  // namespace tessera::eos

@@ -52,12 +52,16 @@ EosUnit::~EosUnit() = default;
 
 std::vector<mesh::VarInfo> EosUnit::variables() const {
   using mesh::VarKind;
-  // temp is guard-filled only for an iterative EOS (the Newton guess of guard zones);
-  // the rest is recomputed wherever it is needed.
-  return {{"pres", -1, VarKind::auxiliary, false, true, name()},
-          {"temp", -1, VarKind::auxiliary, iterative(), true, name()},
-          {"gamc", -1, VarKind::auxiliary, false, true, name()},
-          {"game", -1, VarKind::auxiliary, false, true, name()},
+  // A closed-form EOS is re-evaluated wherever hydro needs it (cheaper than moving the
+  // values). An iterative one runs once per zone per stage, and its pres, gamc, game (and
+  // temp, a Newton guess) reach the guard zones by guard fill: a face between two blocks
+  // of one level then sees the same values from both sides, so the fluxes agree to the
+  // bit (a re-solve in the guard zone would start Newton from another guess).
+  const bool fill = iterative();
+  return {{"pres", -1, VarKind::auxiliary, fill, true, name()},
+          {"temp", -1, VarKind::auxiliary, fill, true, name()},
+          {"gamc", -1, VarKind::auxiliary, fill, true, name()},
+          {"game", -1, VarKind::auxiliary, fill, true, name()},
           {"eint", -1, VarKind::auxiliary, false, true, name()}};
 }
 
@@ -74,12 +78,6 @@ void EosUnit::bind(mesh::Mesh& m, physics::Units& units) {
   row_.assign(9 * std::size_t(m.shape().n(0)), 0.0);
 }
 
-void EosUnit::update(mesh::Mesh& m, Mode mode) const {
-  m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
-    update_block(u, m.shape(), id, mode);
-  });
-}
-
 std::string EosUnit::describe_failure(const Pencil& p, std::ptrdiff_t at, Mode mode) const {
   const char* given = mode == Mode::dens_ei ? "eint" : (mode == Mode::dens_temp ? "temp" : "pres");
   const double v = mode == Mode::dens_ei ? p.eint[at]
@@ -88,14 +86,6 @@ std::string EosUnit::describe_failure(const Pencil& p, std::ptrdiff_t at, Mode m
                      "{:.6g}, zbar = {:.6g}",
                      type_, p.dens[at], given, v, p.abar ? p.abar[at] : abar_,
                      p.zbar ? p.zbar[at] : zbar_);
-}
-
-template <mesh::Layout L>
-void EosUnit::update_block(const mesh::BlockView<L>& u, const mesh::BlockShape& s, int node,
-                           Mode mode) const {
-  TESSERA_REGION("eos");
-  for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-    for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) update_row(u, s, node, j, k, mode);
 }
 
 template <mesh::Layout L>
@@ -146,8 +136,9 @@ void EosUnit::update_row(const mesh::BlockView<L>& u, const mesh::BlockShape& s,
   evaluations_ += n;
   iterations_ += r.iterations;
   if (r.failed >= 0)
-    throw Error(fmt::format("block {}, zone ({},{},{}): {}", node + 1, int(r.failed),
-                            j - s.g(1), k - s.g(2), describe_failure(p, r.failed, mode)));
+    record_failure(fmt::format("block {}, zone ({},{},{}): {}", node + 1, int(r.failed),
+                               j - s.g(1), k - s.g(2), describe_failure(p, r.failed, mode)),
+                   node);
   if constexpr (L == mesh::Layout::zone_major) {
     for (int q = 1; q < 6; ++q) {
       const auto out = u.row(vars[q], j, k);
@@ -198,8 +189,10 @@ void EosUnit::eval_cells(const mesh::BlockView<L>& u, const mesh::BlockShape& s,
     iterations_ += r.iterations;
     if (r.failed >= 0) {
       const int c = cell[at + std::size_t(r.failed)];
-      throw Error(fmt::format("guard zone (array index {},{},{}): {}", c % n0, (c / n0) % n1,
-                              c / (n0 * n1), describe_failure(p, r.failed, Mode::dens_ei)));
+      record_failure(fmt::format("block array cell ({},{},{}) (guards counted): {}", c % n0,
+                                 (c / n0) % n1, c / (n0 * n1),
+                                 describe_failure(p, r.failed, Mode::dens_ei)),
+                     -1);
     }
   }
 }
@@ -228,8 +221,9 @@ void EosUnit::eval_span(const mesh::BlockView<L>& u, const mesh::BlockShape& s, 
   evaluations_ += long(n);
   iterations_ += r.iterations;
   if (r.failed >= 0)
-    throw Error("block array cell " + std::to_string(first + std::size_t(r.failed)) + ": " +
-                describe_failure(p, r.failed, Mode::dens_ei));
+    record_failure("block array cell " + std::to_string(first + std::size_t(r.failed)) + ": " +
+                       describe_failure(p, r.failed, Mode::dens_ei),
+                   -1);
 }
 
 template void EosUnit::eval_span(const mesh::BlockView<mesh::Layout::var_major>&,
@@ -242,16 +236,27 @@ template void EosUnit::update_row(const mesh::BlockView<mesh::Layout::var_major>
                                   const mesh::BlockShape&, int, int, int, Mode) const;
 template void EosUnit::update_row(const mesh::BlockView<mesh::Layout::zone_major>&,
                                   const mesh::BlockShape&, int, int, int, Mode) const;
-template void EosUnit::update_block(const mesh::BlockView<mesh::Layout::var_major>&,
-                                    const mesh::BlockShape&, int, Mode) const;
-template void EosUnit::update_block(const mesh::BlockView<mesh::Layout::zone_major>&,
-                                    const mesh::BlockShape&, int, Mode) const;
 template void EosUnit::eval_cells(const mesh::BlockView<mesh::Layout::var_major>&,
                                   const mesh::BlockShape&, const int*, std::size_t, double*,
                                   double*, double*, double*, double*, double*) const;
 template void EosUnit::eval_cells(const mesh::BlockView<mesh::Layout::zone_major>&,
                                   const mesh::BlockShape&, const int*, std::size_t, double*,
                                   double*, double*, double*, double*, double*) const;
+
+void EosUnit::record_failure(const std::string& what, int node) const {
+  if (!failure_.empty()) return;  // the first one speaks
+  failure_ = what;
+  failure_node_ = node;
+}
+
+physics::BadZone EosUnit::check(mesh::Mesh& /*m*/) const {
+  physics::BadZone bad;
+  if (failure_.empty()) return bad;
+  bad.node = failure_node_;
+  bad.what = failure_;
+  bad.sentence = true;
+  return bad;
+}
 
 nlohmann::json EosUnit::summary(MPI_Comm comm) const {
   long counts[2] = {evaluations_, iterations_};

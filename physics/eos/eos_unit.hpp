@@ -3,9 +3,11 @@
 // and the thermodynamic variables FLASH keeps in `unk` beside the conserved ones: pres,
 // temp, gamc, game, eint (auxiliary, no fluxes). Every other unit calls it through the
 // pencil interface (eos.hpp); it runs the EOS over whole x-rows of a block at once (rows
-// of unk in var-major storage, gathered rows in zone-major), inside timer region "eos".
-// A zone whose iteration does not converge is an Error naming the block, the zone and
-// the state.
+// of unk in var-major storage, gathered rows in zone-major). The callers time it in
+// region "eos" (hydro's fused Hancock path refreshes rows inside "fluxes"). A zone whose
+// iteration does not converge is recorded (the first one, with its block, zone and
+// state) and reported by check(): the driver's check after the step agrees on it over
+// every rank, so no rank is left waiting in a collective.
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,8 +43,6 @@ class EosUnit final : public physics::Unit {
   const std::string& type() const { return type_; }
   /// True if the EOS iterates (its temp is a guess worth guard-filling).
   bool iterative() const { return iterative_; }
-  /// The gamma-law adiabatic index (only for eos.type = "gamma").
-  double gamma() const { return gamma_; }
   /// SHA-256 of the Helmholtz table in use ("" for the gamma law).
   const std::string& table_sha256() const { return sha_; }
   /// The Helmholtz table file in use ("" for the gamma law).
@@ -55,24 +55,19 @@ class EosUnit final : public physics::Unit {
   int game() const { return igame_; }
   int eint() const { return ieint_; }
 
-  /// Run the EOS in `mode` over the interior of local leaf `node` (view u): dens and the
-  /// mode's variable are read from unk, everything else written back. Throws on a zone
-  /// that does not converge.
-  template <mesh::Layout L>
-  void update_block(const mesh::BlockView<L>& u, const mesh::BlockShape& s, int node,
-                    Mode mode) const;
-  /// update_block for one x-row (j, k) of the interior, without a timer region (the
-  /// caller's loop has one).
+  /// The EOS in `mode` over one interior x-row (j, k) of local leaf `node` (view u): dens
+  /// and the mode's variable are read from unk, everything else written back. No timer
+  /// region (the caller's loop has one).
   template <mesh::Layout L>
   void update_row(const mesh::BlockView<L>& u, const mesh::BlockShape& s, int node, int j, int k,
                   Mode mode) const;
-  /// update_block over every local leaf.
-  void update(mesh::Mesh& m, Mode mode) const;
+  /// The first EOS failure on this rank since the run started, as a bad zone.
+  physics::BadZone check(mesh::Mesh& m) const override;
 
   /// dens_ei for `n` zones of block u given by cell number (guard zones, say): dens and
   /// eint from the caller's arrays, temperature guesses from unk's temp (or 1e7 K where
   /// it is not positive), composition from unk; pres, gamc, game and temp into the
-  /// caller's arrays. Throws on a zone that does not converge.
+  /// caller's arrays. A zone that does not converge is recorded (check()).
   template <mesh::Layout L>
   void eval_cells(const mesh::BlockView<L>& u, const mesh::BlockShape& s, const int* cell,
                   std::size_t n, double* dens, double* eint, double* temp, double* pres,
@@ -80,7 +75,7 @@ class EosUnit final : public physics::Unit {
 
   /// dens_ei for the cells [first, first + n) of a block array (guards included) in the
   /// caller's contiguous arrays (element 0 is cell `first`), composition from unk: the
-  /// cheap path for a closed-form EOS. Throws on a zone that does not converge.
+  /// cheap path for a closed-form EOS. Failures are recorded (check()).
   template <mesh::Layout L>
   void eval_span(const mesh::BlockView<L>& u, const mesh::BlockShape& s, std::size_t first,
                  std::size_t n, double* dens, double* eint, double* temp, double* pres,
@@ -104,7 +99,10 @@ class EosUnit final : public physics::Unit {
   mutable std::vector<double> row_;
   mutable std::vector<int> span_cells_;  ///< cell numbers for eval_span's composition path
   mutable long evaluations_ = 0, iterations_ = 0;
+  mutable std::string failure_;  ///< the first EOS failure on this rank ("" if none)
+  mutable int failure_node_ = -1;
   std::string describe_failure(const Pencil& p, std::ptrdiff_t at, Mode mode) const;
+  void record_failure(const std::string& what, int node) const;
 };
 
 }  // namespace tessera::eos

@@ -209,13 +209,12 @@ double max_rate(const BlockView<L>& u, const BlockShape& s, const double idx[3],
 }
 
 // Step 1: primitives (rho, v, p, X, gamc, 1/(game-1)) on the whole block array, guards
-// included. An EOS that iterates (Helmholtz) runs once per zone per stage: interior zones
-// take p, gamc and game from the EOS state in unk (refreshed after every stage) and guard
-// zones get them here, from their filled conserved variables, in one call per block. A
-// closed-form EOS (gamma law) is cheaper to evaluate than to gather: it runs over the
-// whole block array in place (the same values to round-off). Mass scalars are rho*X in
-// unk during advance(). The energy gamma is kept as 1/(game-1), rho eps per unit p, so
-// the Riemann solvers multiply.
+// included. An EOS that iterates (Helmholtz) runs once per zone per stage (after it):
+// p, gamc and game come from its state in unk, which guard fills carry to the guard
+// zones. A closed-form EOS (gamma law) is cheaper to evaluate than to move: it runs over
+// the whole block array here, in L1-sized chunks (the same values to round-off as unk's).
+// Mass scalars are rho*X in unk during advance(). The energy gamma is kept as
+// 1/(game-1), rho eps per unit p, so the Riemann solvers multiply.
 template <Layout L>
 void primitives(const BlockView<L>& u, const BlockShape& s, const Indices& at,
                 const eos::EosUnit& eos, double smalld, double smallp, Hydro::Scratch& S) {
@@ -261,39 +260,12 @@ void primitives(const BlockView<L>& u, const BlockShape& s, const Indices& at,
     for (std::size_t c = 0; c < N; ++c) wq[c] = x[c] / wr[c];
   }
   if (closed) return;
-  {
-    // Interior rows: the EOS state of unk.
-    const int n0 = s.n(0), n1 = s.n(1);
-    for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-      for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
-        const std::size_t rb = (std::size_t(k) * n1 + j) * n0;
-        const auto pr = u.row(at.pres, j, k), gc = u.row(at.gamc, j, k),
-                   ge = u.row(at.game, j, k);
-        for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
-          wp[rb + i] = pr[i];
-          wgc[rb + i] = gc[i];
-          wge[rb + i] = ge[i];
-        }
-      }
-    // Guard zones: one EOS call over all of them.
-    const std::size_t ng = S.guard_cells.size();
-    const int* gcell = S.guard_cells.data();
-    double* gd = S.gz;
-    double* gi = gd + ng;
-    double* gt = gi + ng;
-    double* gp = gt + ng;
-    double* ggc = gp + ng;
-    double* gge = ggc + ng;
-    for (std::size_t q = 0; q < ng; ++q) {
-      gd[q] = wr[gcell[q]];
-      gi[q] = ei[gcell[q]];
-    }
-    eos.eval_cells(u, s, gcell, ng, gd, gi, gt, gp, ggc, gge);
-    for (std::size_t q = 0; q < ng; ++q) {
-      wp[gcell[q]] = gp[q];
-      wgc[gcell[q]] = ggc[q];
-      wge[gcell[q]] = gge[q];
-    }
+  // An iterative EOS: its state in unk, guard zones included (guard-filled).
+  const auto pr = u.row(at.pres, 0, 0), gc = u.row(at.gamc, 0, 0), ge = u.row(at.game, 0, 0);
+  for (std::size_t c = 0; c < N; ++c) {
+    wp[c] = pr[c];
+    wgc[c] = gc[c];
+    wge[c] = ge[c];
   }
   for (std::size_t c = 0; c < N; ++c) {
     wp[c] = std::max(wp[c], smallp);
@@ -793,9 +765,9 @@ physics::BadZone check_block(const BlockView<L>& u, const BlockShape& s, int ipr
         bad |= !(d[i] > 0.0) | !(std::fabs(p[i]) < inf) | !(std::fabs(e[i]) < inf);
       if (!bad) continue;
       for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
-        if (!(d[i] > 0.0)) return {0, i - s.g(0), j - s.g(1), k - s.g(2), d[i], "density"};
+        if (!(d[i] > 0.0)) return {0, i - s.g(0), j - s.g(1), k - s.g(2), d[i], "density", false};
         if (!std::isfinite(p[i]) || !std::isfinite(e[i]))
-          return {0, i - s.g(0), j - s.g(1), k - s.g(2), p[i], "pressure"};
+          return {0, i - s.g(0), j - s.g(1), k - s.g(2), p[i], "pressure", false};
       }
     }
   return {};
@@ -929,7 +901,25 @@ void Hydro::fill_guard_state(mesh::Mesh& m) {
   });
 }
 
-void Hydro::after_regrid(mesh::Mesh& m) { refresh_thermo(m); }
+void Hydro::before_regrid(mesh::Mesh& m) {
+  if (at_.scalars.empty()) return;
+  const std::size_t N = m.shape().cells();
+  m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom&) {
+    const auto d = u.row(DENS, 0, 0);
+    for (int q : at_.scalars) {
+      auto x = u.row(q, 0, 0);
+      for (std::size_t c = 0; c < N; ++c) x[c] *= d[c];
+    }
+  });
+}
+
+void Hydro::after_regrid(mesh::Mesh& m) {
+  if (!at_.scalars.empty()) {
+    scalars_to_conserved(m, false);
+    if (comp_) comp_->normalise(m);
+  }
+  refresh_thermo(m);
+}
 
 double Hydro::max_dt(mesh::Mesh& m) const {
   const auto& s = m.shape();

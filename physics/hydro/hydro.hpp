@@ -89,7 +89,11 @@ class Hydro final : public physics::Unit {
   /// The EOS state (pres, temp, gamc, game, eint) of every leaf's guard zones from their
   /// filled conserved variables (for refinement on pres, say).
   void fill_guard_state(mesh::Mesh& m) override;
-  /// New blocks' eint and EOS state from their (interpolated) conserved variables.
+  /// Mass scalars to rho*X on every leaf's whole block array (guards included), so that
+  /// prolongation and restriction conserve species mass, not mass fractions.
+  void before_regrid(mesh::Mesh& m) override;
+  /// Mass scalars back to X (species renormalised), then every leaf's eint and EOS state
+  /// from its (interpolated) conserved variables.
   void after_regrid(mesh::Mesh& m) override;
   /// First zone with a NaN or non-positive density or a non-finite pressure or energy.
   physics::BadZone check(mesh::Mesh& m) const override;

@@ -185,6 +185,10 @@ class _Params:
         return default
 
     def gamma(self) -> float:
+        eos = str(self.params.get("eos.type", "gamma")).strip()
+        if eos != "gamma":
+            raise VerifyError(f"the exact solutions assume a gamma-law gas; this run used "
+                              f"eos.type = {eos!r}")
         return float(self.get("eos.gamma", 1.4, "gamma"))
 
 
