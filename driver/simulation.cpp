@@ -93,7 +93,7 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
   }
   problem_->bind(*mesh_);
   for (const auto& v : p.get_string_list("io.plot_vars"))
-    if (mesh_->var_index(v) < 0 && deriver(v) == nullptr)
+    if (v != "unk" && mesh_->var_index(v) < 0 && deriver(v) == nullptr)
       throw Error("io.plot_vars: unknown variable '" + v + "'");
   hints_ = io::hints_from(p);  // validated before the run starts
   out_ = std::make_unique<io::OutputManager>(
@@ -309,15 +309,42 @@ void Simulation::restore(const io::FlashFileMeta& m) {
                                        "(mesh.{}min/{}max or nblock{} changed?)",
                                        b + 1, "xyz"[a], "xyz"[a], "xyz"[a]));
   }
-  // Fields: every variable the mesh holds must be in the file.
+  // Fields: every variable the mesh holds must be in the file, except auxiliary ones (the
+  // EOS state), which are recomputed from the conserved variables when missing.
   const auto& s = mesh_->shape();
   std::vector<int> dst(f.var_names.size(), -1);  // file variable -> unk variable, or -1
+  std::string recompute;
   for (int v = 0; v < static_cast<int>(mesh_->vars().size()); ++v) {
-    const auto& name = mesh_->vars()[v].name;
-    const auto it = std::find(f.var_names.begin(), f.var_names.end(), name);
-    if (it == f.var_names.end()) throw Error(what + "variable '" + name + "' is missing");
+    const auto& var = mesh_->vars()[v];
+    const auto it = std::find(f.var_names.begin(), f.var_names.end(), var.name);
+    if (it == f.var_names.end()) {
+      if (var.kind != mesh::VarKind::auxiliary)
+        throw Error(what + "variable '" + var.name + "' is missing");
+      recompute = "it has no '" + var.name + "'";
+      continue;
+    }
     dst[static_cast<std::size_t>(it - f.var_names.begin())] = v;
   }
+  // The EOS state in the file belongs to the EOS that wrote it: another EOS (type, gamma,
+  // table) recomputes it.
+  auto stored_string = [&](const char* key) {
+    for (const auto* l : {&f.str_scalars, &f.str_runtime})
+      for (const auto& [k, v] : *l)
+        if (k == key) return v;
+    return std::string();
+  };
+  auto trim = [](std::string x) {
+    while (!x.empty() && (x.back() == ' ' || x.back() == '\0')) x.pop_back();
+    return x;
+  };
+  const std::string type0 = trim(stored_string("eos.type")), sha0 = trim(stored_string("eos_table_sha256"));
+  if (!type0.empty() && type0 != eos_->type())
+    recompute = "its EOS was '" + type0 + "'";
+  else if (eos_->type() == "helmholtz" && sha0 != eos_->table_sha256())
+    recompute = "its Helmholtz table was " + (sha0.empty() ? std::string("unrecorded") : sha0);
+  for (const auto& [k, v] : f.real_runtime)
+    if (k == "eos.gamma" && eos_->type() == "gamma" && v != p_.get_real("eos.gamma"))
+      recompute = "its eos.gamma was " + fmt::format("{}", v);
   // This rank's blocks (parents included), read straight from the file into unk, every
   // row verified as it is read. The derived variables are read and verified too, so a
   // restart refuses what `tessera check` refuses; no rank holds more than one variable of
@@ -361,6 +388,11 @@ void Simulation::restore(const io::FlashFileMeta& m) {
   next_chk_time_ = real("nextcheckpointtime");
   totals0_.clear();
   for (const auto& t : total_names_) totals0_.push_back(real((t + "_initial").c_str()));
+  if (!recompute.empty()) {
+    log("restart: " + recompute + ": the EOS state (pres, temp, gamc, game, eint) is "
+        "recomputed from the conserved variables");
+    initialise_units();
+  }
 }
 
 void Simulation::write(bool checkpoint, bool force_sync) {
@@ -371,7 +403,16 @@ void Simulation::write(bool checkpoint, bool force_sync) {
     for (const auto& u : units_.all())
       for (const auto& d : u->derived_names()) names.push_back(d);
   } else {
-    names = p_.get_string_list("io.plot_vars");
+    // "unk" stands for every unk variable its unit marks as plotted.
+    for (const auto& n : p_.get_string_list("io.plot_vars")) {
+      if (n != "unk") {
+        if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+        continue;
+      }
+      for (const auto& v : mesh_->vars())
+        if (v.plot && std::find(names.begin(), names.end(), v.name) == names.end())
+          names.push_back(v.name);
+    }
   }
   // The step loop snapshots unk's variables only (a copy); derived variables are computed
   // from that snapshot by whoever writes the file (the I/O thread in asynchronous mode),

@@ -81,7 +81,7 @@ memory::Declared declared(const base::Params& p, const physics::Units& units) {
   const long maxblocks = p.get_int("mesh.maxblocks");
   for (const auto& u : units.all())
     for (const auto& a : u->memory_needs(vars, s, maxblocks))
-      d.arenas.push_back({a.name, a.config, a.bytes, a.formula});
+      d.arenas.push_back({a.name, a.config, a.bytes, a.bytes_per_slot, a.formula});
   return d;
 }
 

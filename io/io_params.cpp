@@ -23,7 +23,8 @@ void declare_params(base::Params& p) {
   p.declare_bool("io.write_initial", true,
                  "write a plotfile and a checkpoint at step 0 when outputs are on");
   p.declare_string_list("io.plot_vars", {"dens", "pres", "velx", "vely", "velz", "ener", "eint"},
-                        "variables in plotfiles (single precision)");
+                        "variables in plotfiles (single precision); \"unk\" stands for every "
+                        "unk variable its unit marks as plotted");
   p.declare_bool("io.async", false,
                  "write outputs on an I/O thread while the step loop goes on (needs "
                  "MPI_THREAD_MULTIPLE)");

@@ -106,11 +106,18 @@ Model model_from(const base::Params& p, const Declared& dcl, int nranks) {
   if (p.has("io.plot_vars")) {
     // driver/simulation.cpp write(): the step loop copies the unk variables a file names,
     // or all of them when it names a derived one (derived ones are computed from them).
+    // "unk" (every unk variable its unit plots) is counted as all of unk: an upper bound.
     const auto names = p.get_string_list("io.plot_vars");
-    m.plot_vars = static_cast<int>(names.size());
+    m.plot_vars = 0;
     bool derived = false;
-    for (const auto& n : names)
+    for (const auto& n : names) {
+      if (n == "unk") {
+        m.plot_vars += m.nvar;
+        continue;
+      }
+      ++m.plot_vars;
       derived |= std::find(dcl.unk_vars.begin(), dcl.unk_vars.end(), n) == dcl.unk_vars.end();
+    }
     m.plot_stored_vars = derived ? m.nvar : m.plot_vars;
   }
   m.async = bool_or(p, "io.async", false);
@@ -172,10 +179,16 @@ std::vector<Item> items_for(const Model& m, double M, double B, double N) {
   arena_item("flux", M * 6 * m.F * m.nflux * 8, m.flux, "maxblocks",
              fmt::format("M*6*F*{}*8", m.nflux));
 
-  // The units' own arenas, as they declare them (physics::Unit::memory_needs).
+  // The units' own arenas, as they declare them (physics::Unit::memory_needs); an item
+  // with no page-policy config is plain memory (the Helmholtz table, say).
   for (const auto& a : m.unit_arenas) {
+    if (a.config.empty()) {
+      out.push_back({a.name, a.bytes, "steady", "touched", "fixed", true, true, a.formula});
+      continue;
+    }
     const ArenaConfig& c = a.config == "scratch" ? m.scratch : (a.config == "unk" ? m.unk : m.flux);
-    arena_item(a.name, a.bytes, c, "declared by its unit", a.formula);
+    arena_item(a.name, a.bytes + a.bytes_per_slot * M, c,
+               a.bytes_per_slot > 0 ? "maxblocks" : "declared by its unit", a.formula);
   }
 
   // mesh/tree.hpp: nodes_ (sizeof(Node) each) + index_ (hash node + 2 buckets) on every

@@ -40,7 +40,8 @@ struct Declared {
   int nflux = 5;                          ///< flux-register variables per face
   struct ArenaNeed {
     std::string name, config;  ///< arena name; memory.pages_<config> is its policy
-    double bytes = 0;          ///< per rank
+    double bytes = 0;          ///< per rank, fixed
+    double bytes_per_slot = 0;  ///< per rank and block slot (scales with mesh.maxblocks)
     std::string formula;
   };
   std::vector<ArenaNeed> arenas;  ///< arenas the units map (scratch, rk_stage, ...)

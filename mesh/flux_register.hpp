@@ -32,7 +32,6 @@ class FluxRegister {
   const std::vector<int>& corrected_slots() const { return corrected_; }
   /// Doubles of one variable on one face.
   std::size_t per_var() const { return face_size_ / nflux_; }
-  int nflux() const { return nflux_; }
 
   /// Rebuild the list of fine/coarse faces for a tree. slot_of: node -> local slot / -1.
   /// In curvilinear geometry the fine fluxes are averaged by face area and the correction

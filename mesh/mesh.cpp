@@ -112,17 +112,6 @@ void Mesh::declare_params(base::Params& p) {
   }
 }
 
-const char* to_string(VarKind k) {
-  switch (k) {
-    case VarKind::conserved:
-      return "conserved";
-    case VarKind::mass_scalar:
-      return "mass_scalar";
-    default:
-      return "auxiliary";
-  }
-}
-
 Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int nguard,
            int nflux)
     : comm_(comm), vars_(std::move(vars)) {
@@ -186,6 +175,11 @@ Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int 
       if (g.lo[0] < 0.0)
         throw Error("mesh.xmin = " + std::to_string(g.lo[0]) + " is a negative radius");
       if (g.periodic[0]) throw Error("mesh.geometry = \"" + geo + "\": r cannot be periodic");
+      const double dx_root = (g.hi[0] - g.lo[0]) / (g.nroot[0] * nxb);
+      if (g.lo[0] > 0.0 && g.lo[0] < nguard * dx_root)
+        throw Error("mesh.xmin = " + std::to_string(g.lo[0]) + " leaves the guard zones of the "
+                    "inner boundary across r = 0: use 0 or at least " +
+                    std::to_string(nguard * dx_root));
       if (g.lo[0] == 0.0 && bc_[0][0] != Boundary::reflecting)
         throw Error("mesh.geometry = \"" + geo +
                     "\": the axis r = 0 needs mesh.xl_boundary_type = \"reflecting\"");

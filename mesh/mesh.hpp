@@ -45,13 +45,10 @@ struct VarInfo {
   int vector_axis = -1;  ///< 0/1/2 if this is the x/y/z component of a vector, else -1
   VarKind kind = VarKind::conserved;
   bool guard_fill = true;  ///< guard zones are filled (false: the owner recomputes them)
-  bool plot = true;        ///< written to plotfiles when io.plot_vars names "all"
+  bool plot = true;        ///< in the plotfile list "unk" (io.plot_vars) stands for
   std::string owner;       ///< the declaring unit's name
-  bool has_fluxes() const { return kind != VarKind::auxiliary; }
 };
 
-/// "conserved" / "mass_scalar" / "auxiliary".
-const char* to_string(VarKind k);
 
 enum class Boundary { outflow, reflecting, periodic };
 
@@ -70,19 +67,6 @@ struct BlockGeom {
     double v = geometry::shell_volume(geometry, lo[0] + i * dx[0], lo[0] + (i + 1) * dx[0]);
     for (int a = 1; a < ndim; ++a) v *= dx[a];
     return v;
-  }
-  /// Area of the lower face of interior cell i along axis a (i may be nx: the upper face of
-  /// the last cell). Axis 0 in curvilinear geometry: 2 pi r dz or 4 pi r^2.
-  double area(int a, int i) const {
-    double s = 1.0;
-    if (a == 0) {
-      s = geometry::radial_area(geometry, lo[0] + i * dx[0]);
-    } else {
-      s = geometry::shell_volume(geometry, lo[0] + i * dx[0], lo[0] + (i + 1) * dx[0]);
-    }
-    for (int b = 1; b < ndim; ++b)
-      if (b != a) s *= dx[b];
-    return s;
   }
 };
 
@@ -111,8 +95,6 @@ class Mesh {
   const BlockStorage& storage() const { return storage_; }
   const std::vector<VarInfo>& vars() const { return vars_; }
   int var_index(const std::string& name) const;  ///< -1 if absent
-  /// Variables whose guard zones fill_guards() fills: indices [0, nfill()).
-  int nfill() const { return nfill_; }
   int ndim() const { return tree_.geometry().ndim; }
   int nxb() const { return shape().nx; }
   int lrefine_min() const { return lrefine_min_; }  ///< 1-based, as FLASH

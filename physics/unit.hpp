@@ -42,7 +42,8 @@ struct BadZone {
 struct ArenaNeed {
   std::string name;    ///< the arena's name ("scratch", "rk_stage")
   std::string config;  ///< memory.pages_<config> chooses its page policy
-  double bytes = 0;
+  double bytes = 0;           ///< fixed part
+  double bytes_per_slot = 0;  ///< part per block slot (times mesh.maxblocks)
   std::string formula;  ///< how bytes follow from the block shape, for the plan's table
 };
 

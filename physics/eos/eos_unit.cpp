@@ -42,6 +42,8 @@ EosUnit::EosUnit(const base::Params& p) : type_(p.get_string("eos.type")) {
         p.get_real("eos.coulomb_mult"), abar_, zbar_);
     sha_ = helm->table_sha256();
     table_path_ = helm->table_path();
+    const auto& t = helm->table();
+    table_bytes_ = double(t.imax) * double(t.jmax) * double(t.nf + t.nc) * sizeof(double);
     eos_ = std::move(helm);
   }
   iterative_ = type_ != "gamma";
@@ -63,6 +65,13 @@ std::vector<mesh::VarInfo> EosUnit::variables() const {
           {"gamc", -1, VarKind::auxiliary, fill, true, name()},
           {"game", -1, VarKind::auxiliary, fill, true, name()},
           {"eint", -1, VarKind::auxiliary, false, true, name()}};
+}
+
+std::vector<physics::ArenaNeed> EosUnit::memory_needs(const std::vector<mesh::VarInfo>&,
+                                                      const mesh::BlockShape&, long) const {
+  if (table_bytes_ <= 0) return {};
+  return {{"helmholtz table", "", table_bytes_, 0.0,
+           "541*201*(9+12)*8: free energy, dP/drho, eta, n_e with derivatives"}};
 }
 
 void EosUnit::bind(mesh::Mesh& m, physics::Units& units) {

@@ -35,6 +35,10 @@ class EosUnit final : public physics::Unit {
 
   std::string name() const override { return "eos"; }
   std::vector<mesh::VarInfo> variables() const override;
+  /// The Helmholtz table in memory (not an arena: config "", for the planner).
+  std::vector<physics::ArenaNeed> memory_needs(const std::vector<mesh::VarInfo>& unk,
+                                               const mesh::BlockShape& s,
+                                               long maxblocks) const override;
   void bind(mesh::Mesh& m, physics::Units& units) override;
   nlohmann::json summary(MPI_Comm comm) const override;
 
@@ -92,6 +96,7 @@ class EosUnit final : public physics::Unit {
   double gamma_ = 1.4;
   double abar_ = 1.0, zbar_ = 1.0;  ///< composition when no species are declared
   std::string sha_, table_path_;
+  double table_bytes_ = 0;
   std::unique_ptr<Eos> eos_;
   const composition::Composition* comp_ = nullptr;
   int idens_ = -1, ipres_ = -1, itemp_ = -1, igamc_ = -1, igame_ = -1, ieint_ = -1;

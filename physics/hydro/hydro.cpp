@@ -273,7 +273,7 @@ void primitives(const BlockView<L>& u, const BlockShape& s, const Indices& at,
   }
 }
 
-// ---- Row kernels: layout-free, on one x-row of the primitive array W ([5][N], the row
+// ---- Row kernels: layout-free, on one x-row of the primitive array W ([nr+2][N], the row
 // starting at cell rb) and on row buffers [5][n0] indexed by i. Cells [i0, i1).
 
 // Step 2: limited slopes dW along the axis of stride st (limiters: reconstruct.hpp).
@@ -784,10 +784,11 @@ std::vector<physics::ArenaNeed> Hydro::memory_needs(const std::vector<mesh::VarI
   const std::size_t guards = s.cells() - s.interior_cells();
   const int nr = nflux(unk);
   v.push_back({"scratch", "scratch",
-               double(Scratch::bytes(Scratch::sizes(s.cells(), s.n(0), s.n(1), nr, guards))),
+               double(Scratch::bytes(Scratch::sizes(s.cells(), s.n(0), s.n(1), nr, guards))), 0.0,
                "W (NR+2)C, row buffers, fluxes, eint C, temp C, guard-zone EOS 6(C-I); NR = 5 + scalars"});
+  (void)maxblocks;
   if (opt_.integrator != Integrator::hancock)
-    v.push_back({"rk_stage", "scratch", double(maxblocks) * double(s.doubles()) * 8.0,
+    v.push_back({"rk_stage", "scratch", 0.0, double(s.doubles()) * 8.0,
                  "M*C*V*8 (stage-0 copy of every block)"});
   return v;
 }
@@ -1025,6 +1026,25 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
 
 physics::BadZone Hydro::check(mesh::Mesh& m) const {
   physics::BadZone bad;
+  if (m.geometry() != mesh::Geometry::cartesian) {
+    // No centrifugal or Coriolis terms: momentum about the axis (v_phi) is not modelled.
+    const auto& s = m.shape();
+    const int first = m.geometry() == mesh::Geometry::cylindrical ? MOMZ : MOMY;
+    m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
+      if (bad.bad()) return;
+      mesh::for_each_zone(s, [&](int i, int j, int k) {
+        for (int v = first; v <= MOMZ && !bad.bad(); ++v)
+          if (u(v, i, j, k) != 0.0) {
+            bad = {id, i - s.g(0), j - s.g(1), k - s.g(2), u(v, i, j, k),
+                   std::string(v == MOMZ ? "momz" : "momy") + " is not zero: rotation and " +
+                       "transverse motion are not modelled in " +
+                       mesh::geometry_name(m.geometry()) + " geometry (no centrifugal terms)",
+                   true};
+          }
+      });
+    });
+    if (bad.bad()) return bad;
+  }
   m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
     if (bad.node >= 0) return;
     physics::BadZone z = check_block(u, m.shape(), at_.pres);

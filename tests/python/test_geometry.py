@@ -115,3 +115,14 @@ def test_rz_amr_fields_identical_on_1_2_4_ranks(tmp_path):
             with h5py.File(f, "r") as h:
                 for name in ["dens", "momx", "momy", "etot", "pres", "temp", "refine level"]:
                     assert np.array_equal(ref[name][()], h[name][()]), (f, name)
+
+
+def test_rotation_and_a_radius_too_small_for_the_guards_are_one_line_errors(tmp_path):
+    p = run("advection_2d.toml", tmp_path / "a", "mesh.geometry=cylindrical",
+            "mesh.xl_boundary_type=reflecting", "mesh.xr_boundary_type=outflow",
+            "advection.velz=0.5", "driver.nend=2", check=False)
+    assert p.returncode != 0 and "momz is not zero" in p.stderr, p.stderr
+    p = run("sedov_2d_cyl.toml", tmp_path / "b", "mesh.xmin=0.01", check=False)
+    assert p.returncode != 0 and "guard zones" in p.stderr, p.stderr
+    p = run("sedov_2d_cyl.toml", tmp_path / "c", "mesh.xl_boundary_type=outflow", check=False)
+    assert p.returncode != 0 and "reflecting" in p.stderr, p.stderr

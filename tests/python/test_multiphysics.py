@@ -108,3 +108,32 @@ def test_unknown_operator_and_unknown_species_are_one_line_errors(tmp_path):
     p = run("sod.toml", tmp_path, "composition.species=c12,o61", check=False)
     assert p.returncode != 0
     assert "unknown species 'o61'" in p.stderr and "o16" in p.stderr
+
+
+def test_restart_with_another_eos_recomputes_the_eos_state(tmp_path):
+    run("sod.toml", tmp_path / "a", "driver.nend=10")
+    chk = sorted((tmp_path / "a").glob("*_hdf5_chk_*"))[-1]
+    same = subprocess.run([EXE, "run", str(ROOT / "problems" / "sod.toml"), "--dir",
+                           str(tmp_path / "b"), "--restart", str(chk), "driver.nend=12"],
+                          capture_output=True, text=True)
+    assert same.returncode == 0 and "is recomputed" not in same.stdout
+    other = subprocess.run([EXE, "run", str(ROOT / "problems" / "sod.toml"), "--dir",
+                            str(tmp_path / "c"), "--restart", str(chk), "driver.nend=12",
+                            "eos.gamma=1.6666666666666667"], capture_output=True, text=True)
+    assert other.returncode == 0, other.stderr
+    assert "its eos.gamma was 1.4" in other.stdout and "is recomputed" in other.stdout
+    # The restarted state's pressure is the new gamma's: p = (5/3 - 1) rho eint.
+    ds = reader.read(sorted((tmp_path / "c").glob("*_hdf5_chk_*"))[-1])
+    lv = ds.leaves()
+    p, rho, e = ds.field("pres")[lv], ds.field("dens")[lv], ds.field("eint")[lv]
+    assert np.allclose(p, (2.0 / 3.0) * rho * e, rtol=1e-13)
+
+
+def test_plot_vars_unk_lists_the_variables_units_plot(tmp_path):
+    import h5py
+    run("advection_2d.toml", tmp_path, "io.plot_vars=unk,abar", "driver.nend=2")
+    with h5py.File(sorted(tmp_path.glob("*_plt_cnt_*"))[-1], "r") as f:
+        names = set(f)
+    # hydro plots dens (not its momenta), composition its species, the EOS its state.
+    assert {"dens", "c12", "o16", "pres", "temp", "gamc", "game", "eint", "abar"} <= names
+    assert not {"momx", "etot"} & names
