@@ -86,8 +86,8 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
   plan_ = memory::plan_memory(p, declared(p, units_), nranks_, nranks_, 0);
   {
     TESSERA_REGION("setup");  // root blocks, and every arena mapped and pre-faulted
-    mesh_ = std::make_unique<mesh::Mesh>(p, comm, vars, unk_nguard(units_),
-                                         unk_nflux(units_, vars));
+    mesh_ =
+        std::make_unique<mesh::Mesh>(p, comm, vars, unk_nguard(units_), unk_nflux(units_, vars));
     // Services (composition, eos) first: operators look up what they declared.
     for (auto* u : services_first()) u->bind(*mesh_, units_);
   }
@@ -259,8 +259,9 @@ void Simulation::check_state() {
     std::snprintf(
         msg, sizeof msg,
         "step %d: %s = %g in block %d (rank %d, level %d), zone (%d,%d,%d) at (%g, %g, %g)", step_,
-        bad.what.c_str(), bad.value, bad.node + 1, rank_, mesh_->tree().node(bad.node).level + 1, bad.i,
-        bad.j, bad.k, g.x(bad.i), s.ndim > 1 ? g.y(bad.j) : 0.0, s.ndim > 2 ? g.z(bad.k) : 0.0);
+        bad.what.c_str(), bad.value, bad.node + 1, rank_, mesh_->tree().node(bad.node).level + 1,
+        bad.i, bad.j, bad.k, g.x(bad.i), s.ndim > 1 ? g.y(bad.j) : 0.0,
+        s.ndim > 2 ? g.z(bad.k) : 0.0);
   }
   parallel::agree(comm_, msg);  // the lowest rank with a bad zone speaks for all
 }
@@ -337,7 +338,8 @@ void Simulation::restore(const io::FlashFileMeta& m) {
     while (!x.empty() && (x.back() == ' ' || x.back() == '\0')) x.pop_back();
     return x;
   };
-  const std::string type0 = trim(stored_string("eos.type")), sha0 = trim(stored_string("eos_table_sha256"));
+  const std::string type0 = trim(stored_string("eos.type")),
+                    sha0 = trim(stored_string("eos_table_sha256"));
   if (!type0.empty() && type0 != eos_->type())
     recompute = "its EOS was '" + type0 + "'";
   else if (eos_->type() == "helmholtz" && sha0 != eos_->table_sha256())
@@ -389,7 +391,8 @@ void Simulation::restore(const io::FlashFileMeta& m) {
   totals0_.clear();
   for (const auto& t : total_names_) totals0_.push_back(real((t + "_initial").c_str()));
   if (!recompute.empty()) {
-    log("restart: " + recompute + ": the EOS state (pres, temp, gamc, game, eint) is "
+    log("restart: " + recompute +
+        ": the EOS state (pres, temp, gamc, game, eint) is "
         "recomputed from the conserved variables");
     initialise_units();
   }

@@ -20,7 +20,7 @@ class Mesh;
 namespace tessera::eos {
 class Eos;
 class EosUnit;
-}
+}  // namespace tessera::eos
 namespace tessera::problems {
 class Problem;
 }
@@ -62,7 +62,7 @@ class Simulation {
   /// When the constructor started: wall_seconds and the timer tree both count from here
   /// (setup, i.e. mapping the arenas, included).
   std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
-  physics::Units units_;                  ///< operators (driver.operators), then services
+  physics::Units units_;                   ///< operators (driver.operators), then services
   std::vector<physics::Unit*> operators_;  ///< applied each step in this order
   eos::EosUnit* eos_ = nullptr;
   std::unique_ptr<eos::Eos> setup_eos_;  ///< the EOS with composition.initial, for set-ups

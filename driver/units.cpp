@@ -85,6 +85,8 @@ memory::Declared declared(const base::Params& p, const physics::Units& units) {
   return d;
 }
 
-memory::Declared declared(const base::Params& p) { return declared(p, make_units(p)); }
+memory::Declared declared(const base::Params& p) {
+  return declared(p, make_units(p));
+}
 
 }  // namespace tessera::driver

@@ -370,8 +370,7 @@ double full_rank_peak(const Model& m, double blocks) {
 }  // namespace
 
 nlohmann::json plan_memory(const base::Params& p, const Declared& dcl, int nranks,
-                           int ranks_per_node, std::size_t memory_per_node,
-                           long blocks_per_rank) {
+                           int ranks_per_node, std::size_t memory_per_node, long blocks_per_rank) {
   if (nranks < 1) throw Error("plan: the number of ranks must be at least 1");
   if (ranks_per_node <= 0) ranks_per_node = nranks;
   if (memory_per_node == 0) memory_per_node = read_meminfo().mem_total;

@@ -39,8 +39,8 @@ struct Declared {
   int nguard = 2;                         ///< guard zones per side
   int nflux = 5;                          ///< flux-register variables per face
   struct ArenaNeed {
-    std::string name, config;  ///< arena name; memory.pages_<config> is its policy
-    double bytes = 0;          ///< per rank, fixed
+    std::string name, config;   ///< arena name; memory.pages_<config> is its policy
+    double bytes = 0;           ///< per rank, fixed
     double bytes_per_slot = 0;  ///< per rank and block slot (scales with mesh.maxblocks)
     std::string formula;
   };
@@ -59,9 +59,8 @@ struct Declared {
 /// in_rss, formula}], "phases", "per_rank": {steady_bytes, peak_bytes, peak_phase,
 /// peak_rss_bytes, ...}, "per_node", "capacity": {max_blocks_per_rank,
 /// max_blocks_per_node, bytes_per_block}, "notes"}.
-nlohmann::json plan_memory(const base::Params& p, const Declared& d, int nranks,
-                           int ranks_per_node, std::size_t memory_per_node,
-                           long blocks_per_rank = 0);
+nlohmann::json plan_memory(const base::Params& p, const Declared& d, int nranks, int ranks_per_node,
+                           std::size_t memory_per_node, long blocks_per_rank = 0);
 
 /// The plan as a table for people (sizes via format_bytes).
 void print_plan(std::ostream& os, const nlohmann::json& plan);

@@ -112,8 +112,7 @@ void Mesh::declare_params(base::Params& p) {
   }
 }
 
-Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int nguard,
-           int nflux)
+Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int nguard, int nflux)
     : comm_(comm), vars_(std::move(vars)) {
   for (std::size_t v = 0; v < vars_.size(); ++v) {
     for (std::size_t w = 0; w < v; ++w)
@@ -165,8 +164,9 @@ Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int 
   round_robin_ = p.get_string("mesh.distribution") == "round_robin";
   {
     const auto& geo = p.get_string("mesh.geometry");
-    geometry_ = geo == "cylindrical" ? Geometry::cylindrical
-                                     : (geo == "spherical" ? Geometry::spherical : Geometry::cartesian);
+    geometry_ = geo == "cylindrical"
+                    ? Geometry::cylindrical
+                    : (geo == "spherical" ? Geometry::spherical : Geometry::cartesian);
     if (geometry_ == Geometry::cylindrical && g.ndim != 2)
       throw Error("mesh.geometry = \"cylindrical\" is 2-D (r, z): set mesh.ndim = 2");
     if (geometry_ == Geometry::spherical && g.ndim != 1)
@@ -177,7 +177,8 @@ Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int 
       if (g.periodic[0]) throw Error("mesh.geometry = \"" + geo + "\": r cannot be periodic");
       const double dx_root = (g.hi[0] - g.lo[0]) / (g.nroot[0] * nxb);
       if (g.lo[0] > 0.0 && g.lo[0] < nguard * dx_root)
-        throw Error("mesh.xmin = " + std::to_string(g.lo[0]) + " leaves the guard zones of the "
+        throw Error("mesh.xmin = " + std::to_string(g.lo[0]) +
+                    " leaves the guard zones of the "
                     "inner boundary across r = 0: use 0 or at least " +
                     std::to_string(nguard * dx_root));
       if (g.lo[0] == 0.0 && bc_[0][0] != Boundary::reflecting)
@@ -195,9 +196,8 @@ Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int 
   tree_.distribute(nranks_, round_robin_);
   storage_ = BlockStorage(s, maxblocks, rank_, memory::config_for(p, "unk"),
                           parse_layout(p.get_string("mesh.layout")));
-  fluxreg_ =
-      std::make_unique<FluxRegister>(s, maxblocks, nflux < 0 ? s.nvar : std::max(nflux, 1),
-                                     memory::config_for(p, "flux"));
+  fluxreg_ = std::make_unique<FluxRegister>(s, maxblocks, nflux < 0 ? s.nvar : std::max(nflux, 1),
+                                            memory::config_for(p, "flux"));
   check_maxblocks(tree_);
   slot_.assign(tree_.size(), -1);
   for (int id = 0; id < tree_.size(); ++id)
@@ -501,8 +501,7 @@ void Mesh::restrict_parents() {
         const int cid = p.child[c];
         TransferOp op = child_to_parent(shape(), c);
         set_radial(op, cid);
-        push_op(plan, op, rank_, tree_.node(cid).owner, slot_[cid],
-                p.owner, slot_[id]);
+        push_op(plan, op, rank_, tree_.node(cid).owner, slot_[cid], p.owner, slot_[id]);
       }
     }
     execute(plan, storage_, comm_, 300 + L, -1, geometry_);

@@ -49,7 +49,6 @@ struct VarInfo {
   std::string owner;       ///< the declaring unit's name
 };
 
-
 enum class Boundary { outflow, reflecting, periodic };
 
 /// Cell geometry of one block: lower corner of the interior, cell widths and the
@@ -82,8 +81,7 @@ class Mesh {
   /// the variables only); `nflux` is the most flux-carrying variables one operator
   /// stores in the flux register (< 0: as many as vars). Throws tessera::Error on a
   /// repeated name or a guard-filled variable after one that is not.
-  Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int nguard,
-       int nflux = -1);
+  Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int nguard, int nflux = -1);
   ~Mesh();
 
   MPI_Comm comm() const { return comm_; }

@@ -98,8 +98,8 @@ inline double mc_slope(double qm, double q0, double qp) {
 // Variables [0, nvar) of op; the source's and the destination's own strides apply (a
 // packed buffer holds nvar variables per zone, a block array all of its own).
 template <Layout L>
-void apply(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst, int nvar,
-           int ndim, Geometry geo) {
+void apply(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst, int nvar, int ndim,
+           Geometry geo) {
   const Box& d = op.dst;
   const IVec& o = op.src.lo;
   switch (op.kind) {
@@ -108,10 +108,10 @@ void apply(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst, 
       // both hold exactly nvar variables per zone.
       for_box_runs<L>(d, nvar, src.si == nvar && dst.nvar == nvar ? nvar : nvar + 1,
                       [&](int v, int i, int j, int k, int n) {
-        double* __restrict out = &dst(v, d.lo[0] + i, d.lo[1] + j, d.lo[2] + k);
-        const double* __restrict in = src.ptr(v, o[0] + i, o[1] + j, o[2] + k);
-        for (int c = 0; c < n; ++c) out[c] = in[c];
-      });
+                        double* __restrict out = &dst(v, d.lo[0] + i, d.lo[1] + j, d.lo[2] + k);
+                        const double* __restrict in = src.ptr(v, o[0] + i, o[1] + j, o[2] + k);
+                        for (int c = 0; c < n; ++c) out[c] = in[c];
+                      });
       break;
     case OpKind::restrict_avg: {
       const int fx = 2, fy = ndim > 1 ? 2 : 1, fz = ndim > 2 ? 2 : 1;
@@ -233,8 +233,8 @@ void run_plan(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, in
 
 }  // namespace
 
-void execute(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag,
-             int nvar, Geometry geo) {
+void execute(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag, int nvar,
+             Geometry geo) {
   const int nall = storage.shape().nvar;
   const int nv = nvar < 0 || nvar > nall ? nall : nvar;
   storage.with_layout(

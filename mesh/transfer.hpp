@@ -45,7 +45,7 @@ struct TransferPlan {
 /// geometry `geo` (restriction is the volume-weighted mean and prolongation conserves the
 /// volume integral). Collective over the ranks that appear in the plan (call it on every
 /// rank). `tag` separates concurrent plans.
-void execute(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag,
-             int nvar = -1, Geometry geo = Geometry::cartesian);
+void execute(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag, int nvar = -1,
+             Geometry geo = Geometry::cartesian);
 
 }  // namespace tessera::mesh

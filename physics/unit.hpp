@@ -40,11 +40,11 @@ struct BadZone {
 
 /// An arena a unit will map, for the planner: `bytes` under policy memory.pages_<config>.
 struct ArenaNeed {
-  std::string name;    ///< the arena's name ("scratch", "rk_stage")
-  std::string config;  ///< memory.pages_<config> chooses its page policy
+  std::string name;           ///< the arena's name ("scratch", "rk_stage")
+  std::string config;         ///< memory.pages_<config> chooses its page policy
   double bytes = 0;           ///< fixed part
   double bytes_per_slot = 0;  ///< part per block slot (times mesh.maxblocks)
-  std::string formula;  ///< how bytes follow from the block shape, for the plan's table
+  std::string formula;        ///< how bytes follow from the block shape, for the plan's table
 };
 
 class Unit {
@@ -93,12 +93,12 @@ class Unit {
   /// holds every unk variable at its unk index.
   virtual void derived(const std::string& /*name*/,
                        const mesh::BlockView<mesh::Layout::var_major>& /*u*/,
-                       const mesh::BlockShape& /*s*/, double* /*out*/,
-                       bool /*with_guards*/) const {}
+                       const mesh::BlockShape& /*s*/, double* /*out*/, bool /*with_guards*/) const {
+  }
   virtual void derived(const std::string& /*name*/,
                        const mesh::BlockView<mesh::Layout::zone_major>& /*u*/,
-                       const mesh::BlockShape& /*s*/, double* /*out*/,
-                       bool /*with_guards*/) const {}
+                       const mesh::BlockShape& /*s*/, double* /*out*/, bool /*with_guards*/) const {
+  }
 
   /// Names of the volume integrals the unit conserves ("mass", "energy").
   virtual std::vector<std::string> total_names() const { return {}; }

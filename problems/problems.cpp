@@ -160,7 +160,8 @@ class Sedov final : public ProblemBase<Sedov> {
           for (int a = 0; a < ns[0]; ++a) {
             const double r = g.lo[0] + (i + (a + 0.5) / ns[0]) * g.dx[0];
             const double x = r - ctr_[0];
-            const double y = ndim_ > 1 ? g.lo[1] + (j + (b + 0.5) / ns[1]) * g.dx[1] - ctr_[1] : 0.0;
+            const double y =
+                ndim_ > 1 ? g.lo[1] + (j + (b + 0.5) / ns[1]) * g.dx[1] - ctr_[1] : 0.0;
             const double w = radial_power_ == 1 ? r : r * r;
             psum += w * (std::sqrt(x * x + y * y) < r0_ ? p_exp_ : p_amb_);
             wsum += w;
@@ -235,8 +236,8 @@ class Sod final : public ProblemBase<Sod> {
       // Conserved averages: mix mass, momentum and energy by volume fraction.
       const double d = f * dl_ + (1 - f) * dr_;
       const double m = f * dl_ * ul_ + (1 - f) * dr_ * ur_;
-      const double e = f * (rhoe_l_ + 0.5 * dl_ * ul_ * ul_) +
-                       (1 - f) * (rhoe_r_ + 0.5 * dr_ * ur_ * ur_);
+      const double e =
+          f * (rhoe_l_ + 0.5 * dl_ * ul_ * ul_) + (1 - f) * (rhoe_r_ + 0.5 * dr_ * ur_ * ur_);
       const int I = i + s.g(0), J = j + s.g(1), K = k + s.g(2);
       u(DENS, I, J, K) = d;
       u(MOMX, I, J, K) = m * nx_;

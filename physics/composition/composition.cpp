@@ -45,8 +45,8 @@ Composition::Composition(const base::Params& p) {
       const std::string n0 = to_lower(name);
       for (const auto& k : nuclides()) {
         const std::tuple<std::size_t, std::size_t, std::size_t> e{
-            edit_distance(letters(n0), letters(k.name)),
-            edit_distance(digits(n0), digits(k.name)), edit_distance(n0, k.name)};
+            edit_distance(letters(n0), letters(k.name)), edit_distance(digits(n0), digits(k.name)),
+            edit_distance(n0, k.name)};
         if (e < d) d = e, best = k.name;
       }
       throw Error("composition.species: unknown species '" + name + "' (did you mean '" + best +
@@ -60,8 +60,8 @@ Composition::Composition(const base::Params& p) {
   }
   const auto& x0 = p.get_string_list("composition.initial");
   if (!x0.empty() && x0.size() != species_.size())
-    throw Error("composition.initial lists " + std::to_string(x0.size()) +
-                " mass fractions for " + std::to_string(species_.size()) + " species");
+    throw Error("composition.initial lists " + std::to_string(x0.size()) + " mass fractions for " +
+                std::to_string(species_.size()) + " species");
   for (std::size_t s = 0; s < species_.size(); ++s) {
     double x = 1.0 / double(species_.size());
     if (!x0.empty()) {
@@ -86,8 +86,10 @@ Composition::Composition(const base::Params& p) {
 
 std::vector<mesh::VarInfo> Composition::variables() const {
   std::vector<mesh::VarInfo> v;
-  for (const auto& s : species_) v.push_back({s.name, -1, mesh::VarKind::mass_scalar, true, true, name()});
-  for (const auto& s : scalars_) v.push_back({s, -1, mesh::VarKind::mass_scalar, true, true, name()});
+  for (const auto& s : species_)
+    v.push_back({s.name, -1, mesh::VarKind::mass_scalar, true, true, name()});
+  for (const auto& s : scalars_)
+    v.push_back({s, -1, mesh::VarKind::mass_scalar, true, true, name()});
   return v;
 }
 
@@ -140,8 +142,9 @@ physics::BadZone Composition::check(mesh::Mesh& m) const {
       for (std::size_t q = 0; q < species_.size(); ++q) {
         const double x = u(idx_[q], i, j, k);
         if (!(x >= -1e-10 && x <= 1.0 + 1e-10)) {
-          bad = {id, i - s.g(0), j - s.g(1), k - s.g(2), x,
-                 "mass fraction " + std::string(species_[q].name), false};
+          bad = {id,         i - s.g(0), j - s.g(1),
+                 k - s.g(2), x,          "mass fraction " + std::string(species_[q].name),
+                 false};
           return;
         }
       }

@@ -93,8 +93,8 @@ class Composition final : public physics::Unit {
   bool conserved_ = false;
   int idens_ = 0;
   template <class View>
-  void derived_impl(const std::string& name, const View& u, const mesh::BlockShape& s,
-                    double* out, bool with_guards) const;
+  void derived_impl(const std::string& name, const View& u, const mesh::BlockShape& s, double* out,
+                    bool with_guards) const;
 };
 
 }  // namespace tessera::composition

@@ -40,8 +40,8 @@ struct Pencil {
 /// What one apply() did. `failed` is the index of the first zone whose iteration did not
 /// converge (its outputs are unspecified), or -1; the caller names the zone in its error.
 struct Result {
-  long iterations = 0;      ///< Newton iterations summed over the pencil
-  int max_iterations = 0;   ///< the most any one zone took
+  long iterations = 0;     ///< Newton iterations summed over the pencil
+  int max_iterations = 0;  ///< the most any one zone took
   std::ptrdiff_t failed = -1;
 };
 

@@ -89,12 +89,12 @@ void EosUnit::bind(mesh::Mesh& m, physics::Units& units) {
 
 std::string EosUnit::describe_failure(const Pencil& p, std::ptrdiff_t at, Mode mode) const {
   const char* given = mode == Mode::dens_ei ? "eint" : (mode == Mode::dens_temp ? "temp" : "pres");
-  const double v = mode == Mode::dens_ei ? p.eint[at]
-                                         : (mode == Mode::dens_temp ? p.temp[at] : p.pres[at]);
-  return fmt::format("the {} EOS did not converge for dens = {:.9g} g/cm^3, {} = {:.9g}, abar = "
-                     "{:.6g}, zbar = {:.6g}",
-                     type_, p.dens[at], given, v, p.abar ? p.abar[at] : abar_,
-                     p.zbar ? p.zbar[at] : zbar_);
+  const double v =
+      mode == Mode::dens_ei ? p.eint[at] : (mode == Mode::dens_temp ? p.temp[at] : p.pres[at]);
+  return fmt::format(
+      "the {} EOS did not converge for dens = {:.9g} g/cm^3, {} = {:.9g}, abar = "
+      "{:.6g}, zbar = {:.6g}",
+      type_, p.dens[at], given, v, p.abar ? p.abar[at] : abar_, p.zbar ? p.zbar[at] : zbar_);
 }
 
 template <mesh::Layout L>
@@ -145,8 +145,8 @@ void EosUnit::update_row(const mesh::BlockView<L>& u, const mesh::BlockShape& s,
   evaluations_ += n;
   iterations_ += r.iterations;
   if (r.failed >= 0)
-    record_failure(fmt::format("block {}, zone ({},{},{}): {}", node + 1, int(r.failed),
-                               j - s.g(1), k - s.g(2), describe_failure(p, r.failed, mode)),
+    record_failure(fmt::format("block {}, zone ({},{},{}): {}", node + 1, int(r.failed), j - s.g(1),
+                               k - s.g(2), describe_failure(p, r.failed, mode)),
                    node);
   if constexpr (L == mesh::Layout::zone_major) {
     for (int q = 1; q < 6; ++q) {
@@ -198,10 +198,10 @@ void EosUnit::eval_cells(const mesh::BlockView<L>& u, const mesh::BlockShape& s,
     iterations_ += r.iterations;
     if (r.failed >= 0) {
       const int c = cell[at + std::size_t(r.failed)];
-      record_failure(fmt::format("block array cell ({},{},{}) (guards counted): {}", c % n0,
-                                 (c / n0) % n1, c / (n0 * n1),
-                                 describe_failure(p, r.failed, Mode::dens_ei)),
-                     -1);
+      record_failure(
+          fmt::format("block array cell ({},{},{}) (guards counted): {}", c % n0, (c / n0) % n1,
+                      c / (n0 * n1), describe_failure(p, r.failed, Mode::dens_ei)),
+          -1);
     }
   }
 }

@@ -31,20 +31,20 @@ namespace tessera::hydro {
 struct Hydro::Scratch {
   memory::ArenaConfig cfg;
   memory::Arena arena;
-  double* w = nullptr;      // primitives [NR + 2][N]: rho, vx, vy, vz, p, X..., gamc,
-                            // 1/(game-1)
-  double* temp = nullptr;   // temperatures of the whole block array (closed-form EOS) [N]
-  double* slope = nullptr;  // this row's limited slopes [3 axes][NR][n0]
-  double* half = nullptr;   // this row's Hancock half-step state [NR][n0]
-  double* lo = nullptr;     // this row's low-face states along one axis [NR][n0]
-  double* hi = nullptr;     // this row's high-face states along x [NR][n0]
-  double* hi_y = nullptr;   // high-face states along y of rows j-1 and j [2][NR][n0]
-  double* hi_z = nullptr;   // high-face states along z of planes k-1 and k [2][n1][NR][n0]
-  double* flux = nullptr;   // fluxes through one row of faces [NR][fn]
-  double* row = nullptr;    // one row of interior zones (time-step rate) [n0]
-  double* eint = nullptr;   // specific internal energy of every cell [N]
-  double* gz = nullptr;     // guard-zone EOS pencil [6][ngz]: dens eint temp pres gamc game
-  double* geo = nullptr;    // curvilinear radial factors [3][n0]: dt A-/V, dt A+/V, alpha dr/r
+  double* w = nullptr;           // primitives [NR + 2][N]: rho, vx, vy, vz, p, X..., gamc,
+                                 // 1/(game-1)
+  double* temp = nullptr;        // temperatures of the whole block array (closed-form EOS) [N]
+  double* slope = nullptr;       // this row's limited slopes [3 axes][NR][n0]
+  double* half = nullptr;        // this row's Hancock half-step state [NR][n0]
+  double* lo = nullptr;          // this row's low-face states along one axis [NR][n0]
+  double* hi = nullptr;          // this row's high-face states along x [NR][n0]
+  double* hi_y = nullptr;        // high-face states along y of rows j-1 and j [2][NR][n0]
+  double* hi_z = nullptr;        // high-face states along z of planes k-1 and k [2][n1][NR][n0]
+  double* flux = nullptr;        // fluxes through one row of faces [NR][fn]
+  double* row = nullptr;         // one row of interior zones (time-step rate) [n0]
+  double* eint = nullptr;        // specific internal energy of every cell [N]
+  double* gz = nullptr;          // guard-zone EOS pencil [6][ngz]: dens eint temp pres gamc game
+  double* geo = nullptr;         // curvilinear radial factors [3][n0]: dt A-/V, dt A+/V, alpha dr/r
   std::vector<int> guard_cells;  // cell numbers of the guard zones (EOS evaluated there)
   std::size_t n = 0;
   int nr = 5;
@@ -54,8 +54,18 @@ struct Hydro::Scratch {
                                         std::size_t guards) {
     const std::size_t r = std::size_t(nr) * std::size_t(n0);
     const std::size_t fn = std::size_t((n0 + 1 + 3) / 4 * 4);
-    return {std::size_t(nr + 2) * cells, 3 * r, r, r, r, 2 * r, 2 * std::size_t(n1) * r,
-            std::size_t(nr) * fn, std::size_t(n0), cells, 6 * guards, 3 * std::size_t(n0),
+    return {std::size_t(nr + 2) * cells,
+            3 * r,
+            r,
+            r,
+            r,
+            2 * r,
+            2 * std::size_t(n1) * r,
+            std::size_t(nr) * fn,
+            std::size_t(n0),
+            cells,
+            6 * guards,
+            3 * std::size_t(n0),
             cells};
   }
   static std::size_t bytes(const std::vector<std::size_t>& sz) {
@@ -80,7 +90,7 @@ struct Hydro::Scratch {
           if (!inside) guard_cells.push_back(int((std::size_t(k) * n1 + j) * n0 + i));
         }
     const auto sz = sizes(cells, n0, n1, nr, guard_cells.size());
-    double** parts[] = {&w,    &slope, &half, &lo, &hi, &hi_y, &hi_z,
+    double** parts[] = {&w,    &slope, &half, &lo, &hi,  &hi_y, &hi_z,
                         &flux, &row,   &eint, &gz, &geo, &temp};
     arena = memory::Arena("scratch", bytes(sz), cfg);  // zero-filled
     double* p = static_cast<double*>(arena.data());
@@ -146,7 +156,9 @@ std::vector<mesh::VarInfo> Hydro::variables() const {
           {"etot", -1, VarKind::conserved, true, false, name()}};
 }
 
-std::vector<std::string> Hydro::derived_names() const { return {"velx", "vely", "velz", "ener"}; }
+std::vector<std::string> Hydro::derived_names() const {
+  return {"velx", "vely", "velz", "ener"};
+}
 
 int Hydro::nflux(const std::vector<mesh::VarInfo>& unk) const {
   int n = NVAR;
@@ -485,10 +497,10 @@ void riemann_faces(int n, const double* __restrict ld, const double* __restrict 
                    const double* __restrict lge, const double* __restrict rgc,
                    const double* __restrict rge) {
   for (int t = 0; t < n; ++t) {
-    const FaceState L{ld[t], lu[t], lt1[t], lt2[t], lp[t], lp[t] * lge[t],
-                      std::sqrt(lgc[t] * lp[t] / ld[t])};
-    const FaceState R{rd[t], ru[t], rt1[t], rt2[t], rp[t], rp[t] * rge[t],
-                      std::sqrt(rgc[t] * rp[t] / rd[t])};
+    const FaceState L{
+        ld[t], lu[t], lt1[t], lt2[t], lp[t], lp[t] * lge[t], std::sqrt(lgc[t] * lp[t] / ld[t])};
+    const FaceState R{
+        rd[t], ru[t], rt1[t], rt2[t], rp[t], rp[t] * rge[t], std::sqrt(rgc[t] * rp[t] / rd[t])};
     const Flux x = HLLC ? hllc(L, R) : hlle(L, R);
     fd[t] = x.d;
     fn[t] = x.mn;
@@ -578,8 +590,7 @@ struct NoRowHook {
 template <Layout L, class RowDone = NoRowHook>
 void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockGeom& bg,
                   const Options& opt, const Indices& at, const eos::EosUnit& eos, double dt,
-                  bool predictor, Hydro::Scratch& S, const BoundaryFluxes& out,
-                  RowDone done = {}) {
+                  bool predictor, Hydro::Scratch& S, const BoundaryFluxes& out, RowDone done = {}) {
   const int nd = s.ndim, ng = s.ng, nx = s.nx;
   const int n0 = s.n(0), n1 = s.n(1);
   const std::size_t N = s.cells();
@@ -588,7 +599,7 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
   const double* W = S.w;
   const double* Wgc = W + std::size_t(nr) * N;      // Gamma1 per cell
   const double* Wge = W + std::size_t(nr + 1) * N;  // 1 / (game - 1) per cell
-  const std::size_t R = std::size_t(nr) * n0;        // one row buffer, [nr][n0]
+  const std::size_t R = std::size_t(nr) * n0;       // one row buffer, [nr][n0]
   // unk variable of each channel / flux-register slot.
   int uv[64];
   for (int v = 0; v < nr; ++v) uv[v] = at.flux[v];
@@ -783,9 +794,10 @@ std::vector<physics::ArenaNeed> Hydro::memory_needs(const std::vector<mesh::VarI
   std::vector<physics::ArenaNeed> v;
   const std::size_t guards = s.cells() - s.interior_cells();
   const int nr = nflux(unk);
-  v.push_back({"scratch", "scratch",
-               double(Scratch::bytes(Scratch::sizes(s.cells(), s.n(0), s.n(1), nr, guards))), 0.0,
-               "W (NR+2)C, row buffers, fluxes, eint C, temp C, guard-zone EOS 6(C-I); NR = 5 + scalars"});
+  v.push_back(
+      {"scratch", "scratch",
+       double(Scratch::bytes(Scratch::sizes(s.cells(), s.n(0), s.n(1), nr, guards))), 0.0,
+       "W (NR+2)C, row buffers, fluxes, eint C, temp C, guard-zone EOS 6(C-I); NR = 5 + scalars"});
   (void)maxblocks;
   if (opt_.integrator != Integrator::hancock)
     v.push_back({"rk_stage", "scratch", 0.0, double(s.doubles()) * 8.0,
@@ -864,7 +876,9 @@ void Hydro::scalars_to_conserved(mesh::Mesh& m, bool to_conserved) {
   if (comp_) comp_->set_conserved(to_conserved);
 }
 
-void Hydro::initialise(mesh::Mesh& m) { refresh_thermo(m); }
+void Hydro::initialise(mesh::Mesh& m) {
+  refresh_thermo(m);
+}
 
 void Hydro::fill_guard_state(mesh::Mesh& m) {
   const auto& s = m.shape();
@@ -888,9 +902,8 @@ void Hydro::fill_guard_state(mesh::Mesh& m) {
       ge[q] = e[c] * ir - 0.5 * (vx * vx + vy * vy + vz * vz);
     }
     eos_->eval_cells(u, s, gcell, ng, gd, ge, gt, gp, ggc, gge);
-    const auto pr = u.row(at_.pres, 0, 0), te = u.row(at_.temp, 0, 0),
-               gc = u.row(at_.gamc, 0, 0), gm = u.row(at_.game, 0, 0),
-               ei = u.row(at_.eint, 0, 0);
+    const auto pr = u.row(at_.pres, 0, 0), te = u.row(at_.temp, 0, 0), gc = u.row(at_.gamc, 0, 0),
+               gm = u.row(at_.game, 0, 0), ei = u.row(at_.eint, 0, 0);
     for (std::size_t q = 0; q < ng; ++q) {
       const int c = gcell[q];
       pr[c] = gp[q];
@@ -1035,7 +1048,11 @@ physics::BadZone Hydro::check(mesh::Mesh& m) const {
       mesh::for_each_zone(s, [&](int i, int j, int k) {
         for (int v = first; v <= MOMZ && !bad.bad(); ++v)
           if (u(v, i, j, k) != 0.0) {
-            bad = {id, i - s.g(0), j - s.g(1), k - s.g(2), u(v, i, j, k),
+            bad = {id,
+                   i - s.g(0),
+                   j - s.g(1),
+                   k - s.g(2),
+                   u(v, i, j, k),
                    std::string(v == MOMZ ? "momz" : "momy") + " is not zero: rotation and " +
                        "transverse motion are not modelled in " +
                        mesh::geometry_name(m.geometry()) + " geometry (no centrifugal terms)",
@@ -1061,8 +1078,8 @@ void Hydro::total_densities(const mesh::BlockView<mesh::Layout::var_major>& u, i
   out[0] = u(DENS, i, j, k);
   out[1] = u(ETOT, i, j, k);
 }
-void Hydro::total_densities(const mesh::BlockView<mesh::Layout::zone_major>& u, int i, int j,
-                            int k, double* out) const {
+void Hydro::total_densities(const mesh::BlockView<mesh::Layout::zone_major>& u, int i, int j, int k,
+                            double* out) const {
   out[0] = u(DENS, i, j, k);
   out[1] = u(ETOT, i, j, k);
 }

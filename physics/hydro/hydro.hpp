@@ -121,7 +121,7 @@ class Hydro final : public physics::Unit {
   composition::Composition* comp_ = nullptr;
   std::unique_ptr<Scratch> scratch_;
   memory::ArenaConfig cfg_;  ///< memory.pages_scratch
-  memory::Arena u0_;  ///< "rk_stage": stage-0 copy for Runge-Kutta, one block array per leaf
+  memory::Arena u0_;         ///< "rk_stage": stage-0 copy for Runge-Kutta, one block array per leaf
   /// eint = etot/dens - |mom|^2/(2 dens^2) on the interior, then the EOS, every leaf.
   void refresh_thermo(mesh::Mesh& m);
   /// refresh_thermo for one interior row (j, k) of a block (no timer region).
@@ -134,8 +134,8 @@ class Hydro final : public physics::Unit {
   /// Mass scalars between X (between operators) and rho*X (inside advance).
   void scalars_to_conserved(mesh::Mesh& m, bool to_conserved);
   template <class View>
-  void derived_impl(const std::string& name, const View& u, const mesh::BlockShape& s,
-                    double* out, bool with_guards) const;
+  void derived_impl(const std::string& name, const View& u, const mesh::BlockShape& s, double* out,
+                    bool with_guards) const;
 };
 
 }  // namespace tessera::hydro

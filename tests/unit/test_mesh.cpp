@@ -671,10 +671,10 @@ class MeshConservationCurvilinear : public ::testing::TestWithParam<const char*>
 TEST_P(MeshConservationCurvilinear, GivenRoughData_RefineAndDerefineConserveVolumeIntegrals) {
   const std::string geo = GetParam();
   const int ndim = geo == "cylindrical" ? 2 : 1;
-  const auto p = mesh_params({"mesh.geometry=" + geo, "mesh.ndim=" + std::to_string(ndim),
-                              "mesh.nxb=8", "mesh.nblockx=2", "mesh.nblocky=2",
-                              "mesh.xl_boundary_type=reflecting", "mesh.lrefine_max=3",
-                              "mesh.maxblocks=200"});
+  const auto p =
+      mesh_params({"mesh.geometry=" + geo, "mesh.ndim=" + std::to_string(ndim), "mesh.nxb=8",
+                   "mesh.nblockx=2", "mesh.nblocky=2", "mesh.xl_boundary_type=reflecting",
+                   "mesh.lrefine_max=3", "mesh.maxblocks=200"});
   Mesh m(p, MPI_COMM_WORLD, scalar_and_vector(), 2);
   ASSERT_EQ(m.geom(m.tree().leaves()[0]).geometry,
             geo == "cylindrical" ? Geometry::cylindrical : Geometry::spherical);

@@ -12,6 +12,8 @@
 
 #include "base/error.hpp"
 #include "base/params.hpp"
+#include "driver/simulation.hpp"
+#include "driver/units.hpp"
 #include "memory/arena.hpp"
 #include "memory/planner.hpp"
 #include "mesh/block_storage.hpp"
@@ -19,8 +21,6 @@
 #include "mesh/mesh.hpp"
 #include "mesh/transfer.hpp"
 #include "mesh/tree.hpp"
-#include "driver/simulation.hpp"
-#include "driver/units.hpp"
 
 namespace tessera::memory {
 namespace {
@@ -46,8 +46,8 @@ TEST(PlannerDeclarations, UnkIsTheUnionTheMeshIsBuiltFrom) {
   EXPECT_EQ(vars[4].name, "etot");
   EXPECT_EQ(vars[5].name, "c12");
   EXPECT_EQ(d.nflux, 7);  // 5 conserved + 2 mass scalars
-  EXPECT_EQ(d.derived_vars, (std::vector<std::string>{"velx", "vely", "velz", "ener", "abar",
-                                                      "zbar", "ye"}));
+  EXPECT_EQ(d.derived_vars,
+            (std::vector<std::string>{"velx", "vely", "velz", "ener", "abar", "zbar", "ye"}));
 }
 
 // The parameters the planner reads, declared as their owners declare them (a subset).
@@ -103,16 +103,15 @@ TEST(PlannerArenas, FluxScratchAndRkStageItemsAreTheArenasMeshAndHydroMap) {
   for (const char* pages : {"none", "thp"}) {
     base::Params p;
     driver::declare_all_params(p);
-    for (const char* o : {"mesh.ndim=2", "mesh.nxb=8", "mesh.nblockx=2", "mesh.nblocky=2",
-                          "mesh.maxblocks=50", "hydro.reconstruction=ppm",
-                          "composition.species=he4"})
+    for (const char* o :
+         {"mesh.ndim=2", "mesh.nxb=8", "mesh.nblockx=2", "mesh.nblocky=2", "mesh.maxblocks=50",
+          "hydro.reconstruction=ppm", "composition.species=he4"})
       p.apply_override(o);
     p.apply_override(std::string("memory.pages=") + pages);
     auto units = driver::make_units(p);
     const auto plan = plan_memory(p, driver::declared(p, units), 1, 1, 64 * kGiB);
     const auto vars = driver::unk_variables(units);
-    mesh::Mesh m(p, MPI_COMM_SELF, vars, driver::unk_nguard(units),
-                 driver::unk_nflux(units, vars));
+    mesh::Mesh m(p, MPI_COMM_SELF, vars, driver::unk_nguard(units), driver::unk_nflux(units, vars));
     for (const auto& u : units.all()) u->bind(m, units);
     const auto live = report_all();
     for (const std::string name : {"unk", "flux", "scratch", "rk_stage"}) {
