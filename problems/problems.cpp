@@ -29,55 +29,45 @@ void for_interior(const mesh::BlockShape& s, F&& f) {
       for (int i = 0; i < s.ni(0); ++i) f(i, j, k);
 }
 
-/// Internal energy density rho*e of (dens, pres) from the run's EOS (dens_pres).
-double rhoe_of(const eos::Eos& eos, double dens, double pres) {
-  double d = dens, t = 1e7, e = 0.0, p = pres, gc = 0.0, ge = 0.0;
+/// One zone's EOS state: dens and the mode's variable (x: eint, temp or pres) given.
+struct ZoneState {
+  double dens, temp, eint, pres, gamc, game;
+};
+ZoneState eos_state(const eos::Eos& eos, eos::Mode mode, double dens, double x) {
+  ZoneState z{dens, 1e7, 0.0, 0.0, 0.0, 0.0};
+  const char* given = "eint";
+  if (mode == eos::Mode::dens_ei) z.eint = x;
+  if (mode == eos::Mode::dens_temp) z.temp = x, given = "temp";
+  if (mode == eos::Mode::dens_pres) z.pres = x, given = "pres";
   eos::Pencil pc;
   pc.n = 1;
-  pc.dens = &d;
-  pc.temp = &t;
-  pc.eint = &e;
-  pc.pres = &p;
-  pc.gamc = &gc;
-  pc.game = &ge;
-  if (eos.apply(eos::Mode::dens_pres, pc).failed >= 0)
+  pc.dens = &z.dens;
+  pc.temp = &z.temp;
+  pc.eint = &z.eint;
+  pc.pres = &z.pres;
+  pc.gamc = &z.gamc;
+  pc.game = &z.game;
+  if (eos.apply(mode, pc).failed >= 0)
     throw Error("problem set-up: the EOS has no state with dens = " + std::to_string(dens) +
-                " and pres = " + std::to_string(pres));
-  return d * e;
+                " and " + given + " = " + std::to_string(x));
+  return z;
+}
+
+/// Internal energy density rho*e of (dens, pres) from the run's EOS (dens_pres).
+double rhoe_of(const eos::Eos& eos, double dens, double pres) {
+  const ZoneState z = eos_state(eos, eos::Mode::dens_pres, dens, pres);
+  return z.dens * z.eint;
 }
 
 /// Internal energy density rho*e of (dens, temp) from the run's EOS (dens_temp).
 double rhoe_at_temp(const eos::Eos& eos, double dens, double temp) {
-  double d = dens, t = temp, e = 0.0, p = 0.0, gc = 0.0, ge = 0.0;
-  eos::Pencil pc;
-  pc.n = 1;
-  pc.dens = &d;
-  pc.temp = &t;
-  pc.eint = &e;
-  pc.pres = &p;
-  pc.gamc = &gc;
-  pc.game = &ge;
-  if (eos.apply(eos::Mode::dens_temp, pc).failed >= 0)
-    throw Error("problem set-up: the EOS has no state with dens = " + std::to_string(dens) +
-                " and temp = " + std::to_string(temp));
-  return d * e;
+  const ZoneState z = eos_state(eos, eos::Mode::dens_temp, dens, temp);
+  return z.dens * z.eint;
 }
 
 /// Gamma1 of (dens, pres) from the run's EOS.
 double gamc_of(const eos::Eos& eos, double dens, double pres) {
-  double d = dens, t = 1e7, e = 0.0, p = pres, gc = 0.0, ge = 0.0;
-  eos::Pencil pc;
-  pc.n = 1;
-  pc.dens = &d;
-  pc.temp = &t;
-  pc.eint = &e;
-  pc.pres = &p;
-  pc.gamc = &gc;
-  pc.game = &ge;
-  if (eos.apply(eos::Mode::dens_pres, pc).failed >= 0)
-    throw Error("problem set-up: the EOS has no state with dens = " + std::to_string(dens) +
-                " and pres = " + std::to_string(pres));
-  return gc;
+  return eos_state(eos, eos::Mode::dens_pres, dens, pres).gamc;
 }
 
 template <class View>
@@ -112,21 +102,7 @@ class Sedov final : public ProblemBase<Sedov> {
     const double vol =
         j == 1 ? 2.0 * r0_ : (j == 2 ? pi * r0_ * r0_ : 4.0 / 3.0 * pi * r0_ * r0_ * r0_);
     // The deposit's pressure: rho*e = E / V, p from the EOS (dens_ei).
-    {
-      double d = rho_, t = 1e7, ei = e_ / vol / rho_, pr = 0.0, gc = 0.0, ge = 0.0;
-      eos::Pencil pc;
-      pc.n = 1;
-      pc.dens = &d;
-      pc.temp = &t;
-      pc.eint = &ei;
-      pc.pres = &pr;
-      pc.gamc = &gc;
-      pc.game = &ge;
-      if (eos.apply(eos::Mode::dens_ei, pc).failed >= 0)
-        throw Error("sedov: the EOS has no state with dens = " + std::to_string(rho_) +
-                    " holding the deposit's energy density " + std::to_string(e_ / vol));
-      p_exp_ = pr;
-    }
+    p_exp_ = eos_state(eos, eos::Mode::dens_ei, rho_, e_ / vol / rho_).pres;
     // What the sub-zone average below gives for a zone entirely outside r_init, summed
     // in the same order, so skipping those zones changes no bit.
     const int n = nsub_ * (ndim_ > 1 ? nsub_ : 1) * (ndim_ > 2 ? nsub_ : 1);

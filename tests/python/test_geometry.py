@@ -11,12 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from runner import EXE, MPIRUN, ROOT, run, summary
 from tessera import reader
 from tessera.verify import verify
 
-ROOT = Path(__file__).resolve().parents[2]
-EXE = os.environ.get("TESSERA_EXE", str(ROOT / "build" / "bin" / "tessera"))
-MPIRUN = ["mpirun", "--oversubscribe", "--allow-run-as-root"]
 pytestmark = pytest.mark.skipif(not Path(EXE).exists(), reason="tessera executable not built")
 
 # 3-D Cartesian Sedov at 64^3 (test_system.py::test_sedov_3d_uniform_64 settings, 2
@@ -28,18 +26,6 @@ pytestmark = pytest.mark.skipif(not Path(EXE).exists(), reason="tessera executab
 L1_3D_64_BALL = {"ppm": 0.0606, "plm": 0.0684}
 
 
-def run(problem, out, *overrides, ranks=1, check=True):
-    cmd = [EXE, "run", str(ROOT / "problems" / problem), "--dir", str(out), *overrides]
-    if ranks > 1:
-        cmd = MPIRUN + ["-n", str(ranks)] + cmd
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if check:
-        assert p.returncode == 0, p.stderr[-2000:]
-    return p
-
-
-def summary(out):
-    return json.loads((Path(out) / "summary.json").read_text())
 
 
 @pytest.mark.parametrize("recon", ["ppm", "plm"])

@@ -10,11 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from runner import EXE, MPIRUN, ROOT, run, summary
 from tessera import reader
 from tessera.exact.hugoniot import EosCli, shock
 
-ROOT = Path(__file__).resolve().parents[2]
-EXE = os.environ.get("TESSERA_EXE", str(ROOT / "build" / "bin" / "tessera"))
 TABLE = ROOT / "build" / "helm_table.dat"
 pytestmark = [
     pytest.mark.skipif(not Path(EXE).exists(), reason="tessera executable not built"),
@@ -24,16 +23,6 @@ pytestmark = [
 CO = {"abar": 96.0 / 7.0, "zbar": 48.0 / 7.0}  # 50/50 C/O by mass
 
 
-def run(problem, out, *overrides, check=True):
-    cmd = [EXE, "run", str(ROOT / "problems" / problem), "--dir", str(out), *overrides]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if check:
-        assert p.returncode == 0, p.stderr[-2000:]
-    return p
-
-
-def summary(out):
-    return json.loads((Path(out) / "summary.json").read_text())
 
 
 @pytest.fixture(scope="module")

@@ -14,27 +14,13 @@ import numpy as np
 import pytest
 from h5compare import differing_datasets
 
+from runner import EXE, MPIRUN, ROOT, run, summary
 from tessera import reader
 from tessera.verify import verify
 
-ROOT = Path(__file__).resolve().parents[2]
-EXE = os.environ.get("TESSERA_EXE", str(ROOT / "build" / "bin" / "tessera"))
-MPIRUN = ["mpirun", "--oversubscribe", "--allow-run-as-root"]
 pytestmark = pytest.mark.skipif(not Path(EXE).exists(), reason="tessera executable not built")
 
 
-def run(problem, out, *overrides, ranks=1, check=True):
-    cmd = [EXE, "run", str(ROOT / "problems" / problem), "--dir", str(out), *overrides]
-    if ranks > 1:
-        cmd = MPIRUN + ["-n", str(ranks)] + cmd
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if check:
-        assert p.returncode == 0, p.stderr[-2000:]
-    return p
-
-
-def summary(out):
-    return json.loads((Path(out) / "summary.json").read_text())
 
 
 # ---------------------------------------------------------------- Sod

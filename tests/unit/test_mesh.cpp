@@ -16,6 +16,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <numbers>
 #include <ostream>
@@ -193,6 +194,15 @@ std::vector<double> leaf_totals(Mesh& m) {
   for (int id : m.tree().leaves())
     for (int v = 0; v < nvar; ++v) tot[v] += sums[std::size_t(id) * nvar + v];
   return tot;
+}
+
+// A flag function: refine the leaves that hold one of the points.
+std::function<Flag(int)> refine_where(const Mesh& m, std::vector<std::array<double, 3>> pts) {
+  return [&m, pts](int id) {
+    for (const auto& x : pts)
+      if (block_holds(m.tree(), id, x)) return Flag::refine;
+    return Flag::keep;
+  };
 }
 
 // Regrid with want(id) and check that no variable's volume integral is created or lost:
@@ -583,11 +593,7 @@ TEST_P(MeshConservation, GivenRoughData_RefineRestrictAndDerefineConserveEveryVa
   const double rel = 1e-14;
   const std::array<double, 3> a{0.3, 0.3, 0.3}, b{0.8, 0.6, 0.4}, c{0.45, 0.45, 0.45};
   auto refine_points = [&](std::vector<std::array<double, 3>> pts) {
-    return [&m, pts](int id) {
-      for (const auto& x : pts)
-        if (block_holds(m.tree(), id, x)) return Flag::refine;
-      return Flag::keep;
-    };
+    return refine_where(m, std::move(pts));
   };
   auto [r1, d1] = regrid_and_check_conservation(m, refine_points({a, b}), rel);
   EXPECT_EQ(r1, 2);
@@ -682,11 +688,7 @@ TEST_P(MeshConservationCurvilinear, GivenRoughData_RefineAndDerefineConserveVolu
   const double rel = 1e-14;
   const std::array<double, 3> a{0.1, 0.3, 0.0}, b{0.8, 0.6, 0.0}, c{0.3, 0.45, 0.0};
   auto refine_points = [&](std::vector<std::array<double, 3>> pts) {
-    return [&m, pts](int id) {
-      for (const auto& x : pts)
-        if (block_holds(m.tree(), id, x)) return Flag::refine;
-      return Flag::keep;
-    };
+    return refine_where(m, std::move(pts));
   };
   auto [r1, d1] = regrid_and_check_conservation(m, refine_points({a, b}), rel);
   EXPECT_GE(r1, 2);
