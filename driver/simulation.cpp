@@ -670,7 +670,9 @@ nlohmann::json Simulation::run() {
   for (const auto& u : units_.all()) {
     s["units"].push_back(u->name());
     auto j = u->summary(comm_);
-    if (!j.is_null()) s[u->name()] = j;
+    if (j.is_null()) continue;
+    s[u->name()] = j;
+    log(u->name() + ": " + j.dump());  // e.g. composition's largest renormalisation
   }
   s["operators"] = p_.get_string_list("driver.operators");
   s["conservation"] = nlohmann::json::object();
