@@ -33,7 +33,7 @@ struct Hydro::Scratch {
   memory::Arena arena;
   double* w = nullptr;           // primitives [NR + 2][N]: rho, vx, vy, vz, p, X..., gamc,
                                  // 1/(game-1)
-  double* temp = nullptr;        // temperatures of the whole block array (closed-form EOS) [N]
+  double* temp = nullptr;        // temperatures of one chunk (closed-form EOS output) [kChunk]
   double* slope = nullptr;       // this row's limited slopes [3 axes][NR][n0]
   double* half = nullptr;        // this row's Hancock half-step state [NR][n0]
   double* lo = nullptr;          // this row's low-face states along one axis [NR][n0]
@@ -42,11 +42,12 @@ struct Hydro::Scratch {
   double* hi_z = nullptr;        // high-face states along z of planes k-1 and k [2][n1][NR][n0]
   double* flux = nullptr;        // fluxes through one row of faces [NR][fn]
   double* row = nullptr;         // one row of interior zones (time-step rate) [n0]
-  double* eint = nullptr;        // specific internal energy of every cell [N]
+  double* eint = nullptr;        // specific internal energy of one chunk of cells [kChunk]
   double* gz = nullptr;          // guard-zone EOS pencil [6][ngz]: dens eint temp pres gamc game
   double* geo = nullptr;         // curvilinear radial factors [3][n0]: dt A-/V, dt A+/V, alpha dr/r
   std::vector<int> guard_cells;  // cell numbers of the guard zones (EOS evaluated there)
   std::size_t n = 0;
+  static constexpr std::size_t kChunk = 512;  ///< cells per L1-sized chunk in primitives
   int nr = 5;
   int fn = 0;  // flux row stride: n0 + 1 faces, rounded up to a multiple of 4
   /// Doubles of each piece for N cells, rows of n0, n1 rows per plane, nr channels.
@@ -63,10 +64,10 @@ struct Hydro::Scratch {
             2 * std::size_t(n1) * r,
             std::size_t(nr) * fn,
             std::size_t(n0),
-            cells,
+            kChunk,
             6 * guards,
             3 * std::size_t(n0),
-            cells};
+            kChunk};
   }
   static std::size_t bytes(const std::vector<std::size_t>& sz) {
     std::size_t total = 0;
@@ -242,11 +243,12 @@ void primitives(const BlockView<L>& u, const BlockShape& s, const Indices& at,
   double* __restrict wp = W + 4 * N;
   double* __restrict wgc = W + std::size_t(nr) * N;
   double* __restrict wge = W + std::size_t(nr + 1) * N;
-  double* __restrict ei = S.eint;
   const bool closed = !eos.iterative();
-  // In chunks that stay in L1: conserved -> rho, v, eint; the closed-form EOS on the chunk;
-  // then the pressure floor and the energy factor.
-  constexpr std::size_t chunk = 512;
+  // In chunks that stay in L1: conserved -> rho, v (and eint for a closed-form EOS, into a
+  // chunk buffer); the closed-form EOS on the chunk; then the pressure floor and the
+  // energy factor.
+  constexpr std::size_t chunk = Hydro::Scratch::kChunk;
+  double* __restrict ei = S.eint;
   for (std::size_t c0 = 0; c0 < N; c0 += chunk) {
     const std::size_t c1 = std::min(N, c0 + chunk);
     for (std::size_t c = c0; c < c1; ++c) {
@@ -257,10 +259,10 @@ void primitives(const BlockView<L>& u, const BlockShape& s, const Indices& at,
       wx[c] = vx;
       wy[c] = vy;
       wz[c] = vz;
-      ei[c] = e[c] * ir - 0.5 * (vx * vx + vy * vy + vz * vz);
+      if (closed) ei[c - c0] = e[c] * ir - 0.5 * (vx * vx + vy * vy + vz * vz);
     }
     if (!closed) continue;
-    eos.eval_span(u, s, c0, c1 - c0, wr + c0, ei + c0, S.temp + c0, wp + c0, wgc + c0, wge + c0);
+    eos.eval_span(u, s, c0, c1 - c0, wr + c0, ei, S.temp, wp + c0, wgc + c0, wge + c0);
     for (std::size_t c = c0; c < c1; ++c) {
       wp[c] = std::max(wp[c], smallp);
       wge[c] = 1.0 / (wge[c] - 1.0);
@@ -797,7 +799,7 @@ std::vector<physics::ArenaNeed> Hydro::memory_needs(const std::vector<mesh::VarI
   v.push_back(
       {"scratch", "scratch",
        double(Scratch::bytes(Scratch::sizes(s.cells(), s.n(0), s.n(1), nr, guards))), 0.0,
-       "W (NR+2)C, row buffers, fluxes, eint C, temp C, guard-zone EOS 6(C-I); NR = 5 + scalars"});
+       "W (NR+2)C, row buffers, fluxes, chunk buffers, guard-zone EOS 6(C-I); NR = 5 + scalars"});
   (void)maxblocks;
   if (opt_.integrator != Integrator::hancock)
     v.push_back({"rk_stage", "scratch", 0.0, double(s.doubles()) * 8.0,
