@@ -641,6 +641,12 @@ nlohmann::json Simulation::run() {
   }
   const double loop_seconds = std::chrono::duration<double>(Clock::now() - t_loop).count();
   const auto c1 = totals();
+  // The final outputs stand for every schedule point up to now: the checkpoint must carry
+  // next output times past them, or a restart writes those outputs again.
+  if (write_final || stop) {
+    while (plot_dt > 0 && next_plot_time_ <= time_ * (1 + 1e-12)) next_plot_time_ += plot_dt;
+    while (chk_dt > 0 && next_chk_time_ <= time_ * (1 + 1e-12)) next_chk_time_ += chk_dt;
+  }
   if (write_final && !stop) write(false);
   if (write_final || stop) write(true, /*force_sync=*/true);  // the last one is synchronous
   out_->drain();

@@ -17,6 +17,8 @@ import numpy as np
 import pytest
 from h5compare import differing_datasets
 
+from tessera import reader
+
 ROOT = Path(__file__).resolve().parents[2]
 EXE = os.environ.get("TESSERA_EXE", str(ROOT / "build" / "bin" / "tessera"))
 MPIRUN = ["mpirun", "--oversubscribe", "--allow-run-as-root"]
@@ -412,3 +414,20 @@ def test_compressed_plotfile_and_mpi_hints(tmp_path):
         assert fz["dens"].compression == "gzip"
         assert np.array_equal(fz["dens"][()], fp["dens"][()])
     assert z.stat().st_size < p.stat().st_size
+
+
+def test_restart_from_the_final_checkpoint_writes_no_output_twice(tmp_path):
+    # Plotfiles every 0.05: the first run writes t = 0, 0.05, 0.1 (the last as its final
+    # plotfile). Continued to 0.2 from its final checkpoint, the restart writes 0.15 and
+    # 0.2 only: the checkpoint carries the next output times past the final outputs.
+    run("sod.toml", tmp_path / "a", "driver.tmax=0.1", *NO_TIMED, "io.plotfile_interval_time=0.05")
+    first = sorted((tmp_path / "a").glob("*_plt_cnt_*"))
+    assert len(first) == 3
+    chk = sorted((tmp_path / "a").glob("*_hdf5_chk_*"))[-1]
+    run("sod.toml", tmp_path / "b", "driver.tmax=0.2", *NO_TIMED,
+        "io.plotfile_interval_time=0.05", restart=chk)
+    later = sorted((tmp_path / "b").glob("*_plt_cnt_*"))
+    times = sorted(reader.read(f).time for f in later)
+    assert len(times) == 2 and times[0] > 0.14, times
+    names = {f.name for f in first} | {f.name for f in later}
+    assert len(names) == 5  # no file name written twice
