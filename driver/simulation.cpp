@@ -163,6 +163,16 @@ void Simulation::initialise() {
     mark_and_regrid();
     init_all();
   }
+  const double f = problem_->normalise_deposit(*mesh_);
+  if (f == 0.0) {
+    log("warning: " + problem_->name() + ": no zone of the domain holds the deposit");
+  } else if (f != 1.0) {
+    log(
+        fmt::format("{}: deposit scaled by {:.9f} to hold exactly the energy asked for "
+                    "(the sub-zone average held {:.6f} of it)",
+                    problem_->name(), f, 1.0 / f));
+    initialise_units();
+  }
 }
 
 void Simulation::mark_and_regrid() {

@@ -26,6 +26,11 @@ class Problem {
   /// Once unk exists: look up the indices of variables the problem sets besides hydro's
   /// (species, scalars). Throws tessera::Error if one it needs is missing.
   virtual void bind(const mesh::Mesh& /*m*/) {}
+  /// Collective, after the initial state is complete (refinement included): scale what
+  /// the set-up deposited so that the volume integral is exactly what it asked for
+  /// (the sub-zone average of a deposit holds only about 0.98-0.997 of it). Returns the
+  /// factor applied (1: nothing to do).
+  virtual double normalise_deposit(mesh::Mesh& /*m*/) { return 1.0; }
   /// Fill the interior cells of u (dens, momx, momy, momz, etot); one overload per
   /// layout, both implemented by ProblemBase from one template.
   virtual void init_block(const mesh::BlockView<mesh::Layout::var_major>& u,
