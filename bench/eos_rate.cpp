@@ -24,25 +24,7 @@ using tessera::eos::Helmholtz;
 using tessera::eos::Mode;
 using tessera::eos::Pencil;
 
-struct Zones {
-  std::vector<double> dens, temp, eint, pres, gamc, game, cs, abar, zbar;
-  explicit Zones(std::size_t n)
-      : dens(n), temp(n), eint(n), pres(n), gamc(n), game(n), cs(n), abar(n), zbar(n) {}
-  Pencil pencil() {
-    Pencil p;
-    p.n = dens.size();
-    p.dens = dens.data();
-    p.temp = temp.data();
-    p.eint = eint.data();
-    p.pres = pres.data();
-    p.gamc = gamc.data();
-    p.game = game.data();
-    p.cs = cs.data();
-    p.abar = abar.data();
-    p.zbar = zbar.data();
-    return p;
-  }
-};
+using Zones = tessera::eos::PencilArrays;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

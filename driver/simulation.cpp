@@ -79,8 +79,15 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
   }
   problem_ = problems::make(p, *setup_eos);
   const auto vars = unk_variables(units_);
+  for (const auto& u : units_.all()) {
+    const auto names = u->total_names();
+    if (!names.empty()) totals_by_.emplace_back(u.get(), names.size());
+    total_names_.insert(total_names_.end(), names.begin(), names.end());
+  }
   for (const auto& u : units_.all())
-    for (const auto& t : u->total_names()) total_names_.push_back(t);
+    if (std::find(operators_.begin(), operators_.end(), u.get()) == operators_.end())
+      services_first_.push_back(u.get());
+  services_first_.insert(services_first_.end(), operators_.begin(), operators_.end());
   // The planner's prediction, made before anything large is allocated (its baseline is
   // this process's RSS now); summary.json sets it beside the measured peak.
   plan_ = memory::plan_memory(p, declared(p, units_), nranks_, nranks_, 0);
@@ -89,7 +96,7 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
     mesh_ =
         std::make_unique<mesh::Mesh>(p, comm, vars, unk_nguard(units_), unk_nflux(units_, vars));
     // Services (composition, eos) first: operators look up what they declared.
-    for (auto* u : services_first()) u->bind(*mesh_, units_);
+    for (auto* u : services_first_) u->bind(*mesh_, units_);
   }
   problem_->bind(*mesh_);
   for (const auto& v : p.get_string_list("io.plot_vars"))
@@ -119,7 +126,7 @@ void Simulation::log(const std::string& line) const {
 
 void Simulation::fill_guards() {
   mesh_->fill_guards();
-  for (auto* u : services_first()) u->fill_guard_state(*mesh_);
+  for (auto* u : services_first_) u->fill_guard_state(*mesh_);
 }
 
 const physics::Unit* Simulation::deriver(const std::string& name) const {
@@ -129,17 +136,8 @@ const physics::Unit* Simulation::deriver(const std::string& name) const {
   return nullptr;
 }
 
-std::vector<physics::Unit*> Simulation::services_first() const {
-  std::vector<physics::Unit*> out;
-  for (const auto& u : units_.all())
-    if (std::find(operators_.begin(), operators_.end(), u.get()) == operators_.end())
-      out.push_back(u.get());
-  out.insert(out.end(), operators_.begin(), operators_.end());
-  return out;
-}
-
 void Simulation::initialise_units() {
-  for (auto* u : services_first()) u->initialise(*mesh_);
+  for (auto* u : services_first_) u->initialise(*mesh_);
 }
 
 void Simulation::initialise() {
@@ -216,10 +214,10 @@ void Simulation::mark_and_regrid() {
     }
   });
   const bool changed = mesh_->regrid(flags, [&] {
-    for (auto* u : services_first()) u->before_regrid(*mesh_);
+    for (auto* u : services_first_) u->before_regrid(*mesh_);
   });
   if (changed)
-    for (auto* u : services_first()) u->after_regrid(*mesh_);
+    for (auto* u : services_first_) u->after_regrid(*mesh_);
 }
 
 std::vector<double> Simulation::totals() {
@@ -237,10 +235,9 @@ std::vector<double> Simulation::totals() {
     std::vector<double> sum(nt, 0.0);
     mesh::for_each_zone(s, [&](int i, int j, int k) {
       std::size_t at = 0;
-      for (const auto& unit : units_.all()) {
-        if (unit->total_names().empty()) continue;
+      for (const auto& [unit, n] : totals_by_) {
         unit->total_densities(u, i, j, k, zone.data() + at);
-        at += unit->total_names().size();
+        at += n;
       }
       const double w = curved ? g.volume(i - s.g(0)) : 1.0;
       for (std::size_t q = 0; q < nt; ++q) sum[q] += zone[q] * w;

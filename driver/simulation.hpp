@@ -86,8 +86,10 @@ class Simulation {
   /// from the file (io::read_flash_rows) and the scalars.
   void restore(const io::FlashFileMeta& m);
   /// The units with the services (composition, eos) before the operators: the order of
-  /// bind() and initialise().
-  std::vector<physics::Unit*> services_first() const;
+  /// bind(), initialise() and the regrid hooks.
+  std::vector<physics::Unit*> services_first_;
+  /// The units with conserved totals and how many each has, in total_names_ order.
+  std::vector<std::pair<physics::Unit*, std::size_t>> totals_by_;
   /// Every unit's initialise hook, services first.
   void initialise_units();
   /// Guard zones of every variable: the mesh fills the guard-filled ones, the units the

@@ -114,6 +114,41 @@ class Unit {
   virtual nlohmann::json summary(MPI_Comm /*comm*/) const { return nullptr; }
 };
 
+/// Implements Unit's per-layout overloads (derived, total_densities) from the templates
+/// of Derived, derived_impl(name, view, shape, out, with_guards) and
+/// totals_impl(view, i, j, k, out), so that a unit writes each once for every layout (as
+/// problems::ProblemBase does for set-ups). A unit without one keeps the empty default.
+template <class Derived>
+class UnitBase : public Unit {
+ public:
+  void derived(const std::string& name, const mesh::BlockView<mesh::Layout::var_major>& u,
+               const mesh::BlockShape& s, double* out, bool with_guards) const final {
+    self().derived_impl(name, u, s, out, with_guards);
+  }
+  void derived(const std::string& name, const mesh::BlockView<mesh::Layout::zone_major>& u,
+               const mesh::BlockShape& s, double* out, bool with_guards) const final {
+    self().derived_impl(name, u, s, out, with_guards);
+  }
+  void total_densities(const mesh::BlockView<mesh::Layout::var_major>& u, int i, int j, int k,
+                       double* out) const final {
+    self().totals_impl(u, i, j, k, out);
+  }
+  void total_densities(const mesh::BlockView<mesh::Layout::zone_major>& u, int i, int j, int k,
+                       double* out) const final {
+    self().totals_impl(u, i, j, k, out);
+  }
+
+ protected:
+  template <class View>
+  void derived_impl(const std::string&, const View&, const mesh::BlockShape&, double*, bool) const {
+  }
+  template <class View>
+  void totals_impl(const View&, int, int, int, double*) const {}
+
+ private:
+  const Derived& self() const { return static_cast<const Derived&>(*this); }
+};
+
 /// The active units of a run, in the order they were added (the order of unk, of the
 /// initialise hooks and of summary.json "units").
 class Units {

@@ -177,17 +177,6 @@ void Composition::derived_impl(const std::string& name, const View& u, const mes
       }
 }
 
-void Composition::derived(const std::string& name,
-                          const mesh::BlockView<mesh::Layout::var_major>& u,
-                          const mesh::BlockShape& s, double* out, bool with_guards) const {
-  derived_impl(name, u, s, out, with_guards);
-}
-void Composition::derived(const std::string& name,
-                          const mesh::BlockView<mesh::Layout::zone_major>& u,
-                          const mesh::BlockShape& s, double* out, bool with_guards) const {
-  derived_impl(name, u, s, out, with_guards);
-}
-
 nlohmann::json Composition::summary(MPI_Comm comm) const {
   double largest = largest_;
   MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, comm);

@@ -17,7 +17,7 @@ class Params;
 
 namespace tessera::composition {
 
-class Composition final : public physics::Unit {
+class Composition final : public physics::UnitBase<Composition> {
  public:
   /// composition.species, composition.scalars.
   static void declare_params(base::Params& p);
@@ -32,10 +32,6 @@ class Composition final : public physics::Unit {
   void initialise(mesh::Mesh& m) override;
   physics::BadZone check(mesh::Mesh& m) const override;
   std::vector<std::string> derived_names() const override;
-  void derived(const std::string& name, const mesh::BlockView<mesh::Layout::var_major>& u,
-               const mesh::BlockShape& s, double* out, bool with_guards) const override;
-  void derived(const std::string& name, const mesh::BlockView<mesh::Layout::zone_major>& u,
-               const mesh::BlockShape& s, double* out, bool with_guards) const override;
   nlohmann::json summary(MPI_Comm comm) const override;
 
   bool has_species() const { return !species_.empty(); }
@@ -84,6 +80,7 @@ class Composition final : public physics::Unit {
   double normalise(mesh::Mesh& m);
 
  private:
+  friend class physics::UnitBase<Composition>;
   std::vector<Nuclide> species_;
   std::vector<double> initial_;  ///< composition.initial, one per species
   std::vector<std::string> scalars_;

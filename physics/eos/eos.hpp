@@ -3,7 +3,9 @@
 // in structure-of-arrays form, so that a tabulated EOS (Helmholtz) can amortise its table
 // look-ups and vectorise across zones; the virtual dispatch is outside the zone loop.
 // Modes follow FLASH's MODE_DENS_EI, MODE_DENS_TEMP and MODE_DENS_PRES.
+#include <algorithm>
 #include <cstddef>
+#include <vector>
 
 namespace tessera::eos {
 
@@ -37,6 +39,19 @@ struct Pencil {
   const double* zbar = nullptr;
 };
 
+/// Owned storage for a pencil of n zones, every array (sound speed and composition
+/// included) value-initialised; pencil() points a Pencil at it. For tests, benchmarks and
+/// callers that evaluate states outside `unk`.
+struct PencilArrays {
+  explicit PencilArrays(std::size_t n)
+      : dens(n), temp(n), eint(n), pres(n), gamc(n), game(n), cs(n), abar(n), zbar(n) {}
+  Pencil pencil() {
+    return {dens.size(), dens.data(), temp.data(), eint.data(), pres.data(),
+            gamc.data(), game.data(), cs.data(),   abar.data(), zbar.data()};
+  }
+  std::vector<double> dens, temp, eint, pres, gamc, game, cs, abar, zbar;
+};
+
 /// What one apply() did. `failed` is the index of the first zone whose iteration did not
 /// converge (its outputs are unspecified), or -1; the caller names the zone in its error.
 struct Result {
@@ -66,19 +81,29 @@ class FixedComposition final : public Eos {
   FixedComposition(const Eos& eos, double abar, double zbar)
       : eos_(eos), abar_(abar), zbar_(zbar) {}
   Result apply(Mode mode, const Pencil& p) const override {
-    if (p.abar != nullptr || p.n > kMax) return eos_.apply(mode, p);
-    double a[kMax], z[kMax];
-    for (std::size_t i = 0; i < p.n; ++i) a[i] = abar_, z[i] = zbar_;
-    Pencil q = p;
-    q.abar = a;
-    q.zbar = z;
-    return eos_.apply(mode, q);
+    if (p.abar != nullptr) return eos_.apply(mode, p);
+    double a[kChunk], z[kChunk];
+    for (std::size_t i = 0; i < kChunk; ++i) a[i] = abar_, z[i] = zbar_;
+    Result r;
+    for (std::size_t at = 0; at < p.n; at += kChunk) {  // long pencils in chunks
+      Pencil q = p;
+      q.n = std::min(kChunk, p.n - at);
+      for (double** f : {&q.dens, &q.temp, &q.eint, &q.pres, &q.gamc, &q.game}) *f += at;
+      if (q.cs) q.cs += at;
+      q.abar = a;
+      q.zbar = z;
+      const Result c = eos_.apply(mode, q);
+      r.iterations += c.iterations;
+      r.max_iterations = std::max(r.max_iterations, c.max_iterations);
+      if (r.failed < 0 && c.failed >= 0) r.failed = std::ptrdiff_t(at) + c.failed;
+    }
+    return r;
   }
   const char* name() const override { return eos_.name(); }
   bool uses_composition() const override { return eos_.uses_composition(); }
 
  private:
-  static constexpr std::size_t kMax = 64;  ///< set-ups call it a zone at a time
+  static constexpr std::size_t kChunk = 64;
   const Eos& eos_;
   double abar_, zbar_;
 };

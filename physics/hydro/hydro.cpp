@@ -1041,8 +1041,11 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
 
 physics::BadZone Hydro::check(mesh::Mesh& m) const {
   physics::BadZone bad;
-  if (m.geometry() != mesh::Geometry::cartesian) {
+  if (m.geometry() != mesh::Geometry::cartesian && !rotation_checked_) {
     // No centrifugal or Coriolis terms: momentum about the axis (v_phi) is not modelled.
+    // Checked once (the driver checks the initial state): with none at the start the
+    // update creates none (its flux is rho u v_phi).
+    rotation_checked_ = true;
     const auto& s = m.shape();
     const int first = m.geometry() == mesh::Geometry::cylindrical ? MOMZ : MOMY;
     m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
@@ -1075,17 +1078,6 @@ physics::BadZone Hydro::check(mesh::Mesh& m) const {
   return bad;
 }
 
-void Hydro::total_densities(const mesh::BlockView<mesh::Layout::var_major>& u, int i, int j, int k,
-                            double* out) const {
-  out[0] = u(DENS, i, j, k);
-  out[1] = u(ETOT, i, j, k);
-}
-void Hydro::total_densities(const mesh::BlockView<mesh::Layout::zone_major>& u, int i, int j, int k,
-                            double* out) const {
-  out[0] = u(DENS, i, j, k);
-  out[1] = u(ETOT, i, j, k);
-}
-
 template <class View>
 void Hydro::derived_impl(const std::string& name, const View& u, const mesh::BlockShape& s,
                          double* out, bool with_guards) const {
@@ -1102,15 +1094,6 @@ void Hydro::derived_impl(const std::string& name, const View& u, const mesh::Blo
         const double d = u(DENS, i, j, k);
         out[c] = which < 3 ? u(MOMX + which, i, j, k) / d : u(ETOT, i, j, k) / d;
       }
-}
-
-void Hydro::derived(const std::string& name, const mesh::BlockView<mesh::Layout::var_major>& u,
-                    const mesh::BlockShape& s, double* out, bool with_guards) const {
-  derived_impl(name, u, s, out, with_guards);
-}
-void Hydro::derived(const std::string& name, const mesh::BlockView<mesh::Layout::zone_major>& u,
-                    const mesh::BlockShape& s, double* out, bool with_guards) const {
-  derived_impl(name, u, s, out, with_guards);
 }
 
 }  // namespace tessera::hydro

@@ -56,7 +56,7 @@ struct Indices {
   std::vector<int> flux;     ///< unk variable of each flux-register slot: 0-4, then scalars
 };
 
-class Hydro final : public physics::Unit {
+class Hydro final : public physics::UnitBase<Hydro> {
  public:
   static void declare_params(base::Params& p);
   explicit Hydro(const base::Params& p);
@@ -99,29 +99,29 @@ class Hydro final : public physics::Unit {
   physics::BadZone check(mesh::Mesh& m) const override;
 
   std::vector<std::string> derived_names() const override;
-  void derived(const std::string& name, const mesh::BlockView<mesh::Layout::var_major>& u,
-               const mesh::BlockShape& s, double* out, bool with_guards) const override;
-  void derived(const std::string& name, const mesh::BlockView<mesh::Layout::zone_major>& u,
-               const mesh::BlockShape& s, double* out, bool with_guards) const override;
 
   /// "mass" (dens) and "energy" (etot).
   std::vector<std::string> total_names() const override { return {"mass", "energy"}; }
-  void total_densities(const mesh::BlockView<mesh::Layout::var_major>& u, int i, int j, int k,
-                       double* out) const override;
-  void total_densities(const mesh::BlockView<mesh::Layout::zone_major>& u, int i, int j, int k,
-                       double* out) const override;
 
   /// Per-block work arrays of the update kernel (hydro.cpp); sized once, reused.
   struct Scratch;
 
  private:
+  friend class physics::UnitBase<Hydro>;
+  /// "mass" and "energy" densities of zone (i, j, k): dens, etot.
+  template <class View>
+  void totals_impl(const View& u, int i, int j, int k, double* out) const {
+    out[0] = u(DENS, i, j, k);
+    out[1] = u(ETOT, i, j, k);
+  }
   Options opt_;
   Indices at_;
   eos::EosUnit* eos_ = nullptr;
   composition::Composition* comp_ = nullptr;
   std::unique_ptr<Scratch> scratch_;
-  memory::ArenaConfig cfg_;  ///< memory.pages_scratch
-  memory::Arena u0_;         ///< "rk_stage": stage-0 copy for Runge-Kutta, one block array per leaf
+  memory::ArenaConfig cfg_;                ///< memory.pages_scratch
+  mutable bool rotation_checked_ = false;  ///< curvilinear: no v_phi in the initial state
+  memory::Arena u0_;  ///< "rk_stage": stage-0 copy for Runge-Kutta, one block array per leaf
   /// eint = etot/dens - |mom|^2/(2 dens^2) on the interior, then the EOS, every leaf.
   void refresh_thermo(mesh::Mesh& m);
   /// refresh_thermo for one interior row (j, k) of a block (no timer region).

@@ -21,24 +21,7 @@ double rel(double a, double b) {
   return std::abs(a - b) / std::abs(b);
 }
 
-/// Owned structure-of-arrays storage for a pencil of n zones.
-struct Zones {
-  explicit Zones(std::size_t n)
-      : dens(n),
-        temp(n, 1.0),
-        eint(n),
-        pres(n),
-        gamc(n),
-        game(n),
-        cs(n),
-        abar(n, 1.0),
-        zbar(n, 1.0) {}
-  tessera::eos::Pencil pencil() {
-    return {dens.size(), dens.data(), temp.data(), eint.data(), pres.data(),
-            gamc.data(), game.data(), cs.data(),   abar.data(), zbar.data()};
-  }
-  std::vector<double> dens, temp, eint, pres, gamc, game, cs, abar, zbar;
-};
+using Zones = tessera::eos::PencilArrays;
 
 // States spanning ISM to stellar-interior densities and energies, in cgs.
 Zones sample_states() {

@@ -64,26 +64,7 @@ FullState state(double dens, double temp, double abar, double zbar) {
   return s;
 }
 
-/// Owned structure-of-arrays storage for a pencil.
-struct Zones {
-  std::vector<double> dens, temp, eint, pres, gamc, game, cs, abar, zbar;
-  explicit Zones(std::size_t n)
-      : dens(n), temp(n), eint(n), pres(n), gamc(n), game(n), cs(n), abar(n), zbar(n) {}
-  Pencil pencil() {
-    Pencil p;
-    p.n = dens.size();
-    p.dens = dens.data();
-    p.temp = temp.data();
-    p.eint = eint.data();
-    p.pres = pres.data();
-    p.gamc = gamc.data();
-    p.game = game.data();
-    p.cs = cs.data();
-    p.abar = abar.data();
-    p.zbar = zbar.data();
-    return p;
-  }
-};
+using Zones = tessera::eos::PencilArrays;
 
 constexpr double co_abar = 96.0 / 7.0, co_zbar = 48.0 / 7.0;  // 50/50 C/O by mass
 
