@@ -65,8 +65,12 @@ def main():
         print(f"  repeat {r + 1}: base {runs['base'][-1]:.4g}  new {runs['new'][-1]:.4g}",
               flush=True)
     mb, mn = statistics.median(runs["base"]), statistics.median(runs["new"])
+    # Each pair ran back to back: the median of the pair ratios is the least sensitive to
+    # load that changes over the run (other jobs on a shared machine).
+    pairs = statistics.median(n / b for b, n in zip(runs["base"], runs["new"]))
     out = {"problem": a.problem, "base": a.base, "repeat": a.repeat, "steps": a.steps,
            "median_zone_updates_per_second": {"base": mb, "new": mn}, "ratio_new_over_base": mn / mb,
+           "median_pair_ratio": pairs,
            "runs": runs, "load_after": os.getloadavg()[0]}
     print(json.dumps(out, indent=1))
 

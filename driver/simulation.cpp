@@ -124,7 +124,12 @@ void Simulation::log(const std::string& line) const {
   }
 }
 
+void Simulation::sync_units() {
+  for (auto* u : services_first_) u->sync(*mesh_);
+}
+
 void Simulation::fill_guards() {
+  sync_units();  // refinement marking may read any variable
   mesh_->fill_guards();
   for (auto* u : services_first_) u->fill_guard_state(*mesh_);
 }
@@ -407,6 +412,7 @@ void Simulation::restore(const io::FlashFileMeta& m) {
 
 void Simulation::write(bool checkpoint, bool force_sync) {
   TESSERA_REGION(checkpoint ? "io/checkpoint" : "io/plotfile");
+  sync_units();
   std::vector<std::string> names;
   if (checkpoint) {
     for (const auto& v : mesh_->vars()) names.push_back(v.name);
@@ -603,7 +609,12 @@ nlohmann::json Simulation::run() {
       dt = std::min({dt, dtmax, tmax - time_});
       dt_ = dt;
     }
-    for (auto* op : operators_) op->advance(*mesh_, dt_);
+    for (auto* op : operators_) {
+      // An operator may read what another one deferred (not what it deferred itself).
+      for (auto* u : services_first_)
+        if (u != op) u->sync(*mesh_);
+      op->advance(*mesh_, dt_);
+    }
     time_ += dt_;
     ++step_;
     zone_updates += double(mesh_->tree().num_leaves()) * zones_per_block;

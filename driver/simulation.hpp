@@ -92,8 +92,10 @@ class Simulation {
   std::vector<std::pair<physics::Unit*, std::size_t>> totals_by_;
   /// Every unit's initialise hook, services first.
   void initialise_units();
-  /// Guard zones of every variable: the mesh fills the guard-filled ones, the units the
-  /// rest (collective).
+  /// Every unit's sync (deferred updates of unk: before outputs, marking, operators).
+  void sync_units();
+  /// Guard zones of every variable after the units' sync: the mesh fills the guard-filled
+  /// ones, the units the rest (collective).
   void fill_guards();
   void mark_and_regrid();
   void check_state();

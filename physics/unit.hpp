@@ -13,7 +13,9 @@
 //                       calls (hydro finds the EOS), map arenas; services (composition,
 //                       eos) are bound before the operators;
 //   initialise(mesh)    after the problem filled the interior (services first too);
-//   each step: max_dt (all units), advance (operators in order), check (all units);
+//   each step: max_dt (all units), advance (operators in order; the other units' sync
+//                       first), check (all units); sync (all units) before outputs and
+//                       refinement marking;
 //   before_regrid(mesh) once a regrid will move data (variables to conserved form);
 //   after_regrid(mesh)  when the tree changed (back, and every leaf's auxiliary state).
 #include <limits>
@@ -73,6 +75,12 @@ class Unit {
   virtual double max_dt(mesh::Mesh& /*m*/) const { return std::numeric_limits<double>::max(); }
   /// Advance every local leaf by dt (collective). Only operators are advanced.
   virtual void advance(mesh::Mesh& /*m*/, double /*dt*/) {}
+  /// Bring the unit's variables in unk up to date where it deferred work that only readers
+  /// of unk need (hydro with a uniform-gamma EOS leaves pres, temp and eint stale after a
+  /// step: its kernels recompute them from the conserved variables). The driver calls it
+  /// before outputs, before refinement marking and before every other operator's advance;
+  /// nothing to do when nothing was deferred (collective).
+  virtual void sync(mesh::Mesh& /*m*/) {}
   /// After the driver filled guard zones for its own use (refinement marking): fill the
   /// guard zones of the unit's variables that guard fills skip, from those it fills.
   virtual void fill_guard_state(mesh::Mesh& /*m*/) {}

@@ -71,6 +71,10 @@ class Eos {
   virtual const char* name() const = 0;
   /// False if apply() never reads abar and zbar (the caller may leave them null).
   virtual bool uses_composition() const { return true; }
+  /// True if Gamma1 and game are the same in every state (the gamma law), with their
+  /// values: a caller may then use them instead of per-zone arrays, and p = (game - 1)
+  /// rho e holds by the definition of game.
+  virtual bool uniform_gamma(double& /*gamc*/, double& /*game*/) const { return false; }
 };
 
 /// An EOS seen through a fixed composition: apply() passes `abar`, `zbar` for every zone
@@ -101,6 +105,9 @@ class FixedComposition final : public Eos {
   }
   const char* name() const override { return eos_.name(); }
   bool uses_composition() const override { return eos_.uses_composition(); }
+  bool uniform_gamma(double& gamc, double& game) const override {
+    return eos_.uniform_gamma(gamc, game);
+  }
 
  private:
   static constexpr std::size_t kChunk = 64;

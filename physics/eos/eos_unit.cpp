@@ -48,6 +48,7 @@ EosUnit::EosUnit(const base::Params& p) : type_(p.get_string("eos.type")) {
   }
   iterative_ = type_ != "gamma";
   composition_ = eos_->uses_composition();
+  uniform_ = eos_->uniform_gamma(uniform_gamc_, uniform_game_);
 }
 
 EosUnit::~EosUnit() = default;

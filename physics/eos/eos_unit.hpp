@@ -65,6 +65,11 @@ class EosUnit final : public physics::Unit {
   template <mesh::Layout L>
   void update_row(const mesh::BlockView<L>& u, const mesh::BlockShape& s, int node, int j, int k,
                   Mode mode) const;
+  /// True if the EOS's Gamma1 and game are the same in every state (the gamma law); then
+  /// gamc and game give them.
+  bool uniform_gamma() const { return uniform_; }
+  double uniform_gamc() const { return uniform_gamc_; }
+  double uniform_game() const { return uniform_game_; }
   /// The first EOS failure on this rank since the run started, as a bad zone.
   physics::BadZone check(mesh::Mesh& m) const override;
 
@@ -93,6 +98,8 @@ class EosUnit final : public physics::Unit {
   std::string type_;
   bool iterative_ = false;    ///< type_ != "gamma", kept as a flag for per-row calls
   bool composition_ = false;  ///< eos_->uses_composition()
+  bool uniform_ = false;      ///< eos_->uniform_gamma()
+  double uniform_gamc_ = 0, uniform_game_ = 0;
   double gamma_ = 1.4;
   double abar_ = 1.0, zbar_ = 1.0;  ///< composition when no species are declared
   std::string sha_, table_path_;

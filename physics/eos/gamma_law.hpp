@@ -80,6 +80,10 @@ class GammaLaw final : public Eos {
 
   const char* name() const override { return "gamma"; }
   bool uses_composition() const override { return false; }
+  bool uniform_gamma(double& gamc, double& game) const override {
+    gamc = game = gamma_;
+    return true;
+  }
 
  private:
   double gamma_;

@@ -195,21 +195,31 @@ struct BoundaryFluxes {
 // In curvilinear geometry the radial rate of zone i is (|u_r| + c) A+ / V (the zone's
 // outflow capacity; 3/dr at the origin of a sphere, 2/dr at a cylinder's axis): rad[i]
 // replaces idx[0] when given.
-template <Layout L>
+// A uniform-gamma EOS (UG): Gamma1 is ugc, and the pressure (game - 1) rho e comes from
+// the conserved variables (gm1 = game - 1; unk's pres may be stale), the same bits as the
+// EOS's.
+template <bool UG, Layout L>
 double max_rate(const BlockView<L>& u, const BlockShape& s, const double idx[3], int ipres,
-                int igamc, double smallp, double* buf, const double* rad = nullptr) {
+                int igamc, double ugc, double gm1, double smallp, double* buf,
+                const double* rad = nullptr) {
   double m[4] = {0.0, 0.0, 0.0, 0.0};  // independent maxima: max is exact in any order
   const int n = s.ni(0);
   for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
     for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
       const int o = s.g(0);
       const auto d = u.row(DENS, j, k), mx = u.row(MOMX, j, k), my = u.row(MOMY, j, k),
-                 mz = u.row(MOMZ, j, k), pr = u.row(ipres, j, k), gc = u.row(igamc, j, k);
+                 mz = u.row(MOMZ, j, k), pr = u.row(ipres, j, k), gc = u.row(igamc, j, k),
+                 e = u.row(ETOT, j, k);
       for (int i = 0; i < n; ++i) {
         const double r = 1.0 / d[o + i];
         const double vx = mx[o + i] * r, vy = my[o + i] * r, vz = mz[o + i] * r;
-        const double p = std::max(pr[o + i], smallp);
-        const double c = std::sqrt(gc[o + i] * p * r);
+        double p;
+        if constexpr (UG)
+          p = std::max(gm1 * d[o + i] * (e[o + i] * r - 0.5 * (vx * vx + vy * vy + vz * vz)),
+                       smallp);
+        else
+          p = std::max(pr[o + i], smallp);
+        const double c = std::sqrt((UG ? ugc : gc[o + i]) * p * r);
         buf[i] = (std::fabs(vx) + c) * (rad ? rad[i] : idx[0]) + (std::fabs(vy) + c) * idx[1] +
                  (std::fabs(vz) + c) * idx[2];
       }
@@ -228,6 +238,25 @@ double max_rate(const BlockView<L>& u, const BlockShape& s, const double idx[3],
 // the whole block array here, in L1-sized chunks (the same values to round-off as unk's).
 // Mass scalars are rho*X in unk during advance(). The energy gamma is kept as
 // 1/(game-1), rho eps per unit p, so the Riemann solvers multiply.
+// The uniform-gamma part of step 1 (restrict-qualified parameters: GCC 12 vectorises the
+// loop only so).
+template <class Row>
+void primitives_uniform(std::size_t N, Row d, Row mx, Row my, Row mz, Row e, double* __restrict wr,
+                        double* __restrict wx, double* __restrict wy, double* __restrict wz,
+                        double* __restrict wp, double gm1, double smalld, double smallp) {
+  for (std::size_t c = 0; c < N; ++c) {
+    const double r = std::max(d[c], smalld);
+    const double ir = 1.0 / r;
+    const double vx = mx[c] * ir, vy = my[c] * ir, vz = mz[c] * ir;
+    wr[c] = r;
+    wx[c] = vx;
+    wy[c] = vy;
+    wz[c] = vz;
+    const double ein = e[c] * ir - 0.5 * (vx * vx + vy * vy + vz * vz);
+    wp[c] = std::max(gm1 * r * ein, smallp);
+  }
+}
+
 template <Layout L>
 void primitives(const BlockView<L>& u, const BlockShape& s, const Indices& at,
                 const eos::EosUnit& eos, double smalld, double smallp, Hydro::Scratch& S) {
@@ -244,6 +273,17 @@ void primitives(const BlockView<L>& u, const BlockShape& s, const Indices& at,
   double* __restrict wgc = W + std::size_t(nr) * N;
   double* __restrict wge = W + std::size_t(nr + 1) * N;
   const bool closed = !eos.iterative();
+  // A uniform-gamma EOS: p = (game - 1) rho e (game's definition), the values the EOS
+  // gives bit for bit; gamc and 1/(game-1) are the kernels' constants (no channels).
+  if (at.uniform) {
+    primitives_uniform(N, d, mx, my, mz, e, wr, wx, wy, wz, wp, at.ugame - 1.0, smalld, smallp);
+    for (std::size_t q = 0; q < at.scalars.size(); ++q) {
+      const auto x = u.row(at.scalars[q], 0, 0);
+      double* __restrict wq = W + (5 + q) * N;
+      for (std::size_t c = 0; c < N; ++c) wq[c] = x[c] / wr[c];
+    }
+    return;
+  }
   // In chunks that stay in L1: conserved -> rho, v (and eint for a closed-form EOS, into a
   // chunk buffer); the closed-form EOS on the chunk; then the pressure floor and the
   // energy factor.
@@ -314,11 +354,12 @@ void slopes_row(const double* __restrict W, std::size_t N, std::size_t rb, std::
 // ND active axes; one loop, the sums kept in registers (per zone: 0, then + axis 0, + axis
 // 1, + axis 2, in that order). rho c^2 = gamc p per zone. Mass scalars X follow
 // dX/dt + v . grad X = 0 (channels 5..nr-1).
-template <int ND>
+// UG: a uniform Gamma1 ugc instead of W's channel.
+template <int ND, bool UG>
 void hancock_row(const double* __restrict W, std::size_t N, std::size_t rb,
                  const double* __restrict sl, int i0, int i1, int n0, const double f[3], int nr,
-                 double* H) {
-  const double* __restrict gc = W + std::size_t(nr) * N + rb;
+                 double ugc, double* H) {
+  const double* __restrict gcw = W + std::size_t(nr) * N + rb;
   const double* __restrict r = W + rb;
   const double* __restrict vx = W + N + rb;
   const double* __restrict vy = W + 2 * N + rb;
@@ -348,26 +389,27 @@ void hancock_row(const double* __restrict W, std::size_t N, std::size_t rb,
   double* __restrict h_p = H + 4 * n0;
   const double f0 = f[0], f1 = f[1], f2 = f[2];
   for (int i = i0; i < i1; ++i) {
+    const double gc = UG ? ugc : gcw[i];
     double hr = 0.0, hx = 0.0, hy = 0.0, hz = 0.0, hp = 0.0;
     // Axis a adds A_a(W) dW_a; its pressure gradient enters only the velocity along a.
     hr += f0 * (vx[i] * a0r[i] + r[i] * a0x[i]);
     hx += f0 * (vx[i] * a0x[i] + a0p[i] / r[i]);
     hy += f0 * (vx[i] * a0y[i] + 0.0);
     hz += f0 * (vx[i] * a0z[i] + 0.0);
-    hp += f0 * (vx[i] * a0p[i] + gc[i] * p[i] * a0x[i]);
+    hp += f0 * (vx[i] * a0p[i] + gc * p[i] * a0x[i]);
     if constexpr (ND > 1) {
       hr += f1 * (vy[i] * a1r[i] + r[i] * a1y[i]);
       hx += f1 * (vy[i] * a1x[i] + 0.0);
       hy += f1 * (vy[i] * a1y[i] + a1p[i] / r[i]);
       hz += f1 * (vy[i] * a1z[i] + 0.0);
-      hp += f1 * (vy[i] * a1p[i] + gc[i] * p[i] * a1y[i]);
+      hp += f1 * (vy[i] * a1p[i] + gc * p[i] * a1y[i]);
     }
     if constexpr (ND > 2) {
       hr += f2 * (vz[i] * a2r[i] + r[i] * a2z[i]);
       hx += f2 * (vz[i] * a2x[i] + 0.0);
       hy += f2 * (vz[i] * a2y[i] + 0.0);
       hz += f2 * (vz[i] * a2z[i] + a2p[i] / r[i]);
-      hp += f2 * (vz[i] * a2p[i] + gc[i] * p[i] * a2z[i]);
+      hp += f2 * (vz[i] * a2p[i] + gc * p[i] * a2z[i]);
     }
     h_r[i] = r[i] - hr;
     h_x[i] = vx[i] - hx;
@@ -488,7 +530,8 @@ void bound_scalar_row(const double* __restrict x, const std::ptrdiff_t st[3], in
 // vt2, p) into f, with each side's zone Gamma1 (lgc, rgc: c^2 = gamc p / rho) and energy
 // factor (lge, rge = 1 / (game - 1): rho eps = p lge). Branch-free per face (riemann.hpp),
 // so the loop vectorises.
-template <bool HLLC>
+// UG: a uniform Gamma1 ugc and energy factor uge for both sides instead of the arrays.
+template <bool HLLC, bool UG>
 void riemann_faces(int n, const double* __restrict ld, const double* __restrict lu,
                    const double* __restrict lt1, const double* __restrict lt2,
                    const double* __restrict lp, const double* __restrict rd,
@@ -497,12 +540,14 @@ void riemann_faces(int n, const double* __restrict ld, const double* __restrict 
                    double* __restrict fn, double* __restrict ft1, double* __restrict ft2,
                    double* __restrict fe, const double* __restrict lgc,
                    const double* __restrict lge, const double* __restrict rgc,
-                   const double* __restrict rge) {
+                   const double* __restrict rge, double ugc, double uge) {
   for (int t = 0; t < n; ++t) {
+    const double lg = UG ? ugc : lgc[t], rg = UG ? ugc : rgc[t];
+    const double le = UG ? uge : lge[t], re = UG ? uge : rge[t];
     const FaceState L{
-        ld[t], lu[t], lt1[t], lt2[t], lp[t], lp[t] * lge[t], std::sqrt(lgc[t] * lp[t] / ld[t])};
+        ld[t], lu[t], lt1[t], lt2[t], lp[t], lp[t] * le, std::sqrt(lg * lp[t] / ld[t])};
     const FaceState R{
-        rd[t], ru[t], rt1[t], rt2[t], rp[t], rp[t] * rge[t], std::sqrt(rgc[t] * rp[t] / rd[t])};
+        rd[t], ru[t], rt1[t], rt2[t], rp[t], rp[t] * re, std::sqrt(rg * rp[t] / rd[t])};
     const Flux x = HLLC ? hllc(L, R) : hlle(L, R);
     fd[t] = x.d;
     fn[t] = x.mn;
@@ -546,8 +591,8 @@ void add_divergence_geo(Row q, const double* __restrict F, int n, const double* 
 // half step, d rho/dt = -alpha rho u_r / r and d p/dt = -alpha gamc p u_r / r (u_r: vx),
 // with gs[i] = alpha dr / r_i so that f0 gs = dt alpha / (2 r).
 void hancock_geometry_row(const double* __restrict W, std::size_t N, std::size_t rb, int nr,
-                          const double* __restrict gs, int i0, int i1, double f0, double* H,
-                          int n0) {
+                          const double* __restrict gs, int i0, int i1, double f0, double* H, int n0,
+                          bool uniform, double ugc) {
   const double* __restrict r = W + rb;
   const double* __restrict vx = W + N + rb;
   const double* __restrict p = W + 4 * N + rb;
@@ -556,7 +601,7 @@ void hancock_geometry_row(const double* __restrict W, std::size_t N, std::size_t
   double* __restrict h_p = H + 4 * n0;
   for (int i = i0; i < i1; ++i) {
     h_r[i] -= f0 * gs[i] * r[i] * vx[i];
-    h_p[i] -= f0 * gs[i] * gc[i] * p[i] * vx[i];
+    h_p[i] -= f0 * gs[i] * (uniform ? ugc : gc[i]) * p[i] * vx[i];
   }
 }
 
@@ -589,19 +634,23 @@ struct NoRowHook {
   void operator()(int, int) const {}
 };
 
-template <Layout L, class RowDone = NoRowHook>
-void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockGeom& bg,
-                  const Options& opt, const Indices& at, const eos::EosUnit& eos, double dt,
-                  bool predictor, Hydro::Scratch& S, const BoundaryFluxes& out, RowDone done = {}) {
+// NRC: the number of reconstructed channels if known at compile time (5: no mass
+// scalars, so every per-channel loop has a constant trip count and the row kernels inline
+// as before composition existed: ~4 % of a 3-D step), 0 for S.nr.
+template <int NRC, Layout L, class RowDone>
+void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::BlockGeom& bg,
+                    const Options& opt, const Indices& at, const eos::EosUnit& eos, double dt,
+                    bool predictor, Hydro::Scratch& S, const BoundaryFluxes& out, RowDone done) {
   const int nd = s.ndim, ng = s.ng, nx = s.nx;
   const int n0 = s.n(0), n1 = s.n(1);
   const std::size_t N = s.cells();
-  const int nr = S.nr;  // reconstructed channels: rho, vx, vy, vz, p, mass scalars
+  const int nr = NRC > 0 ? NRC : S.nr;  // reconstructed channels: rho, vx, vy, vz, p, scalars
   const double smallp = opt.smallp, smalld = opt.smalld;
   const double* W = S.w;
   const double* Wgc = W + std::size_t(nr) * N;      // Gamma1 per cell
   const double* Wge = W + std::size_t(nr + 1) * N;  // 1 / (game - 1) per cell
-  const std::size_t R = std::size_t(nr) * n0;       // one row buffer, [nr][n0]
+  const double ugc = at.ugamc, uge = at.uniform ? 1.0 / (at.ugame - 1.0) : 0.0;
+  const std::size_t R = std::size_t(nr) * n0;  // one row buffer, [nr][n0]
   // unk variable of each channel / flux-register slot.
   int uv[64];
   for (int v = 0; v < nr; ++v) uv[v] = at.flux[v];
@@ -642,10 +691,12 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
   auto riemann = [&](int n, const double* left, const double* right, int a, std::size_t cl,
                      std::size_t cr) {
     const int vn = 1 + a, vt1 = a == 0 ? 2 : 1, vt2 = a == 2 ? 2 : 3;
-    auto solve = opt.riemann == Riemann::hllc ? riemann_faces<true> : riemann_faces<false>;
+    auto solve = opt.riemann == Riemann::hllc
+                     ? (at.uniform ? riemann_faces<true, true> : riemann_faces<true, false>)
+                     : (at.uniform ? riemann_faces<false, true> : riemann_faces<false, false>);
     solve(n, left, left + vn * n0, left + vt1 * n0, left + vt2 * n0, left + 4 * n0, right,
           right + vn * n0, right + vt1 * n0, right + vt2 * n0, right + 4 * n0, Fv[0], Fv[vn],
-          Fv[vt1], Fv[vt2], Fv[4], Wgc + cl, Wge + cl, Wgc + cr, Wge + cr);
+          Fv[vt1], Fv[vt2], Fv[4], Wgc + cl, Wge + cl, Wgc + cr, Wge + cr, ugc, uge);
     for (int q = 5; q < nr; ++q) scalar_faces(n, Fv[0], left + q * n0, right + q * n0, Fv[q]);
   };
   auto slopes = [&](std::size_t rb, std::ptrdiff_t st, int i0, int i1, double* d) {
@@ -692,13 +743,23 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
       if (!ppm) {
         for (int a = 0; a < nd; ++a) slopes(rb, stride[a], i0, i1, sl + a * R);
         if (predictor) {
-          if (nd == 3)
-            hancock_row<3>(W, N, rb, sl, i0, i1, n0, f, nr, H);
-          else if (nd == 2)
-            hancock_row<2>(W, N, rb, sl, i0, i1, n0, f, nr, H);
-          else
-            hancock_row<1>(W, N, rb, sl, i0, i1, n0, f, nr, H);
-          if (curved) hancock_geometry_row(W, N, rb, nr, gsrc, i0, i1, f[0], H, n0);
+          if (at.uniform) {
+            if (nd == 3)
+              hancock_row<3, true>(W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
+            else if (nd == 2)
+              hancock_row<2, true>(W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
+            else
+              hancock_row<1, true>(W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
+          } else {
+            if (nd == 3)
+              hancock_row<3, false>(W, N, rb, sl, i0, i1, n0, f, nr, 0.0, H);
+            else if (nd == 2)
+              hancock_row<2, false>(W, N, rb, sl, i0, i1, n0, f, nr, 0.0, H);
+            else
+              hancock_row<1, false>(W, N, rb, sl, i0, i1, n0, f, nr, 0.0, H);
+          }
+          if (curved)
+            hancock_geometry_row(W, N, rb, nr, gsrc, i0, i1, f[0], H, n0, at.uniform, ugc);
           B = H;
           bs = n0;
         }
@@ -764,23 +825,53 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
   if (nd == 1) done(0, 0);
 }
 
+template <Layout L, class RowDone = NoRowHook>
+void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockGeom& bg,
+                  const Options& opt, const Indices& at, const eos::EosUnit& eos, double dt,
+                  bool predictor, Hydro::Scratch& S, const BoundaryFluxes& out, RowDone done = {}) {
+  if (S.nr == 5)
+    update_block_n<5>(u, s, bg, opt, at, eos, dt, predictor, S, out, done);
+  else
+    update_block_n<0>(u, s, bg, opt, at, eos, dt, predictor, S, out, done);
+}
+
 // First zone of the block's interior (k, j, i order) with a NaN or non-positive density
 // or a non-finite pressure or energy; node < 0 if none. A vectorised pass per row finds
-// the rows to look at.
-template <Layout L>
-physics::BadZone check_block(const BlockView<L>& u, const BlockShape& s, int ipres) {
+// the rows to look at. UG (a uniform-gamma EOS, unk's pres possibly stale): the pressure
+// is (game - 1) rho e from the conserved variables (gm1 = game - 1), finite exactly where
+// the energy and momenta are (the scan tests those).
+template <bool UG, Layout L>
+physics::BadZone check_block(const BlockView<L>& u, const BlockShape& s, int ipres, double gm1) {
   const double inf = std::numeric_limits<double>::infinity();
+  const int o = s.g(0), n = s.ni(0);
   for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
     for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
-      const auto d = u.row(DENS, j, k), e = u.row(ETOT, j, k), p = u.row(ipres, j, k);
+      const auto d = u.row(DENS, j, k), e = u.row(ETOT, j, k), pr = u.row(ipres, j, k);
+      const auto mx = u.row(MOMX, j, k), my = u.row(MOMY, j, k), mz = u.row(MOMZ, j, k);
+      auto pres = [&](int i) {
+        if constexpr (UG) {
+          const double ir = 1.0 / d[i];
+          const double vx = mx[i] * ir, vy = my[i] * ir, vz = mz[i] * ir;
+          return gm1 * d[i] * (e[i] * ir - 0.5 * (vx * vx + vy * vy + vz * vz));
+        } else {
+          return double(pr[i]);
+        }
+      };
       bool bad = false;
-      for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i)
-        bad |= !(d[i] > 0.0) | !(std::fabs(p[i]) < inf) | !(std::fabs(e[i]) < inf);
+      if constexpr (UG) {
+        for (int i = o; i < o + n; ++i)
+          bad |= !(d[i] > 0.0) | !(std::fabs(e[i]) < inf) | !(std::fabs(mx[i]) < inf) |
+                 !(std::fabs(my[i]) < inf) | !(std::fabs(mz[i]) < inf);
+      } else {
+        for (int i = o; i < o + n; ++i)
+          bad |= !(d[i] > 0.0) | !(std::fabs(pr[i]) < inf) | !(std::fabs(e[i]) < inf);
+      }
       if (!bad) continue;
-      for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
-        if (!(d[i] > 0.0)) return {0, i - s.g(0), j - s.g(1), k - s.g(2), d[i], "density", false};
-        if (!std::isfinite(p[i]) || !std::isfinite(e[i]))
-          return {0, i - s.g(0), j - s.g(1), k - s.g(2), p[i], "pressure", false};
+      for (int i = o; i < o + n; ++i) {
+        if (!(d[i] > 0.0)) return {0, i - o, j - s.g(1), k - s.g(2), d[i], "density", false};
+        const double p = pres(i);
+        if (!std::isfinite(p) || !std::isfinite(e[i]))
+          return {0, i - o, j - s.g(1), k - s.g(2), p, "pressure", false};
       }
     }
   return {};
@@ -820,6 +911,9 @@ void Hydro::bind(mesh::Mesh& m, physics::Units& units) {
   at_.game = eos_->game();
   at_.eint = eos_->eint();
   at_.temp = eos_->temp();
+  at_.uniform = eos_->uniform_gamma();
+  at_.ugamc = eos_->uniform_gamc();
+  at_.ugame = eos_->uniform_game();
   for (int v = 0; v < NVAR; ++v) at_.flux.push_back(v);
   for (int v = 0; v < static_cast<int>(m.vars().size()); ++v)
     if (m.vars()[v].kind == mesh::VarKind::mass_scalar) {
@@ -859,6 +953,7 @@ void Hydro::refresh_block(const mesh::BlockView<L>& u, const mesh::BlockShape& s
 
 void Hydro::refresh_thermo(mesh::Mesh& m) {
   TESSERA_REGION("eos");
+  stale_ = false;
   m.for_each_leaf(
       [&](int id, const auto& u, const mesh::BlockGeom&) { refresh_block(u, m.shape(), id); });
 }
@@ -956,9 +1051,18 @@ double Hydro::max_dt(mesh::Mesh& m) const {
       }
       rad = r;
     }
-    rate = std::max(rate, max_rate(u, s, idx, at_.pres, at_.gamc, opt_.smallp, buf, rad));
+    const double r = at_.uniform ? max_rate<true>(u, s, idx, at_.pres, at_.gamc, at_.ugamc,
+                                                  at_.ugame - 1.0, opt_.smallp, buf, rad)
+                                 : max_rate<false>(u, s, idx, at_.pres, at_.gamc, 0.0, 0.0,
+                                                   opt_.smallp, buf, rad);
+    rate = std::max(rate, r);
   });
   return rate > 0.0 ? opt_.cfl / rate : std::numeric_limits<double>::max();
+}
+
+void Hydro::sync(mesh::Mesh& m) {
+  if (!stale_) return;
+  refresh_thermo(m);
 }
 
 void Hydro::advance(mesh::Mesh& m, double dt) {
@@ -977,12 +1081,21 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
     });
     fr.correct(m.storage(), m.tree(), m.comm(), dt, at_.flux);
   };
-  // The EOS after the last stage sees X again (normalised species).
+  // The EOS after the last stage sees X again (normalised species). A uniform-gamma
+  // EOS's state waits for sync(): the kernels do not read it.
   auto finish = [&] {
     scalars_to_conserved(m, false);
     if (comp_) comp_->normalise(m);
-    refresh_thermo(m);
+    if (at_.uniform)
+      stale_ = true;
+    else
+      refresh_thermo(m);
   };
+  if (opt_.integrator == Integrator::hancock && at_.uniform) {
+    sweep(true);
+    finish();
+    return;
+  }
   if (opt_.integrator == Integrator::hancock && at_.scalars.empty()) {
     // One stage and no mass scalars: each zone row's EOS state is refreshed as soon as its
     // update is complete, while it is in cache (timed inside "fluxes"), and again for the
@@ -1034,7 +1147,7 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
         for (std::size_t c = 0; c < per; ++c) q[c] = a * q0[c] + b * q[c];
       }
     }
-    if (st + 1 < ns) refresh_thermo(m);
+    if (st + 1 < ns && !at_.uniform) refresh_thermo(m);
   }
   finish();
 }
@@ -1069,7 +1182,8 @@ physics::BadZone Hydro::check(mesh::Mesh& m) const {
   }
   m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
     if (bad.node >= 0) return;
-    physics::BadZone z = check_block(u, m.shape(), at_.pres);
+    physics::BadZone z = at_.uniform ? check_block<true>(u, m.shape(), at_.pres, at_.ugame - 1.0)
+                                     : check_block<false>(u, m.shape(), at_.pres, 0.0);
     if (!z.what.empty()) {
       z.node = id;
       bad = z;

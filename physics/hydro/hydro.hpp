@@ -12,7 +12,8 @@
 //     rho*X with the density flux, upwinded (so X stays within its initial bounds).
 // The unit owns the conserved variables dens, momx, momy, momz, etot in unk (always unk
 // variables 0-4) and derives FLASH's velx, vely, velz, ener; pres, temp, gamc, game and
-// eint are the EOS unit's, refreshed by the EOS after every stage.
+// eint are the EOS unit's, refreshed by the EOS after every stage (with a uniform-gamma
+// EOS, the gamma law, only when someone reads them: sync()).
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,6 +55,12 @@ struct Indices {
   int pres = -1, gamc = -1, game = -1, eint = -1, temp = -1;
   std::vector<int> scalars;  ///< every mass scalar of unk, in unk order
   std::vector<int> flux;     ///< unk variable of each flux-register slot: 0-4, then scalars
+  /// The EOS's Gamma1 and game are the same in every state (the gamma law): the kernels
+  /// take these values instead of per-zone arrays (the same numbers, fewer loads), compute
+  /// p = (game - 1) rho e from the conserved variables, and a step leaves the EOS state
+  /// in unk to Hydro::sync().
+  bool uniform = false;
+  double ugamc = 0, ugame = 0;
 };
 
 class Hydro final : public physics::UnitBase<Hydro> {
@@ -97,6 +104,10 @@ class Hydro final : public physics::UnitBase<Hydro> {
   void after_regrid(mesh::Mesh& m) override;
   /// First zone with a NaN or non-positive density or a non-finite pressure or energy.
   physics::BadZone check(mesh::Mesh& m) const override;
+  /// With a uniform-gamma EOS a step leaves the EOS state in unk (pres, temp, eint, gamc,
+  /// game) stale: p = (game - 1) rho e is cheaper to recompute in the kernels than to
+  /// store (about 5 % of a 3-D step). Refreshes it if a step left it stale.
+  void sync(mesh::Mesh& m) override;
 
   std::vector<std::string> derived_names() const override;
 
@@ -121,7 +132,8 @@ class Hydro final : public physics::UnitBase<Hydro> {
   std::unique_ptr<Scratch> scratch_;
   memory::ArenaConfig cfg_;                ///< memory.pages_scratch
   mutable bool rotation_checked_ = false;  ///< curvilinear: no v_phi in the initial state
-  memory::Arena u0_;  ///< "rk_stage": stage-0 copy for Runge-Kutta, one block array per leaf
+  bool stale_ = false;  ///< a uniform-gamma step left the EOS state in unk stale (sync())
+  memory::Arena u0_;    ///< "rk_stage": stage-0 copy for Runge-Kutta, one block array per leaf
   /// eint = etot/dens - |mom|^2/(2 dens^2) on the interior, then the EOS, every leaf.
   void refresh_thermo(mesh::Mesh& m);
   /// refresh_thermo for one interior row (j, k) of a block (no timer region).

@@ -121,3 +121,22 @@ def test_plot_vars_unk_lists_the_variables_units_plot(tmp_path):
     # hydro plots dens (not its momenta), composition its species, the EOS its state.
     assert {"dens", "c12", "o16", "pres", "temp", "gamc", "game", "eint", "abar"} <= names
     assert not {"momx", "etot"} & names
+
+
+def test_gamma_law_state_in_outputs_is_the_current_one(tmp_path):
+    # With the gamma law hydro leaves pres/temp/eint in unk stale after a step and the
+    # driver syncs them before every output: each checkpoint of an AMR run (outputs every
+    # 3 steps, regrids every 2) must hold the EOS state of its own conserved variables.
+    run("sedov_2d_amr.toml", tmp_path, "driver.nend=9", "io.checkpoint_interval_steps=3",
+        "io.plotfile_interval_steps=0", "io.plotfile_interval_time=0")
+    chks = sorted(tmp_path.glob("*_hdf5_chk_*"))
+    assert len(chks) >= 3
+    for chk in chks:
+        ds = reader.read(chk)
+        lv = ds.leaves()
+        rho, e = ds.field("dens")[lv], ds.field("etot")[lv]
+        m2 = sum(ds.field(v)[lv] ** 2 for v in ("momx", "momy", "momz"))
+        eint = e / rho - 0.5 * m2 / rho**2
+        assert np.allclose(ds.field("eint")[lv], eint, rtol=1e-12, atol=0), chk.name
+        assert np.allclose(ds.field("pres")[lv], 0.4 * rho * eint, rtol=1e-12, atol=0), chk.name
+        assert np.all(ds.field("gamc")[lv] == 1.4) and np.all(ds.field("game")[lv] == 1.4)
