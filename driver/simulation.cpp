@@ -99,6 +99,7 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
     for (auto* u : services_first_) u->bind(*mesh_, units_);
   }
   problem_->bind(*mesh_);
+  if (const auto d = problem_->describe(); !d.empty()) log(d);
   for (const auto& v : p.get_string_list("io.plot_vars"))
     if (v != "unk" && mesh_->var_index(v) < 0 && deriver(v) == nullptr)
       throw Error("io.plot_vars: unknown variable '" + v + "'");

@@ -31,6 +31,8 @@ class Problem {
   /// (the sub-zone average of a deposit holds only about 0.98-0.997 of it). Returns the
   /// factor applied (1: nothing to do).
   virtual double normalise_deposit(mesh::Mesh& /*m*/) { return 1.0; }
+  /// A line for the log about what the set-up built (a star's radius and mass), or "".
+  virtual std::string describe() const { return {}; }
   /// Fill the interior cells of u (dens, momx, momy, momz, etot); one overload per
   /// layout, both implemented by ProblemBase from one template.
   virtual void init_block(const mesh::BlockView<mesh::Layout::var_major>& u,
