@@ -76,6 +76,13 @@ Gravity::Gravity(const base::Params& p) {
   }
 }
 
+std::vector<physics::ArenaNeed> Gravity::memory_needs(const std::vector<mesh::VarInfo>&,
+                                                      const mesh::BlockShape& s, long) const {
+  if (kind_ == Kind::none) return {};
+  return {{"gravity field", "", 0.0, double(s.interior_cells()) * s.ndim * sizeof(double),
+           "nxb^ndim*ndim*8 per leaf slot in use: the last solve's field (heap)"}};
+}
+
 std::vector<mesh::VarInfo> Gravity::variables() const {
   return {{"gpot", -1, mesh::VarKind::auxiliary, false, true, name()}};
 }
@@ -285,7 +292,11 @@ void Gravity::solve(mesh::Mesh& m, double dt) {
   double limit = std::numeric_limits<double>::max();
   {
     TESSERA_REGION("potential");
-    m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom& g) {
+    const std::size_t ncell = s.interior_cells();
+    gprev_.resize(std::size_t(m.storage().maxblocks()));
+    m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& g) {
+      auto& gp = gprev_[std::size_t(m.slot(id))];
+      gp.resize(ncell * std::size_t(ndim_), 0.0);
       // Step 1: the potential at every face centre of the interior zones.
       for (int a = 0; a < ndim_; ++a) {
         const int fx = nx + (a == 0), fy = ny + (a == 1), fz = nz + (a == 2);
@@ -318,16 +329,21 @@ void Gravity::solve(mesh::Mesh& m, double dt) {
               for (int a = 1; a < ndim_; ++a) dx = std::min(dx, g.dx[a]);
               limit = std::min(limit, std::sqrt(dx / std::sqrt(g2)));
             }
+            // The field at mid-step: the mean of the field of the density before this
+            // step's hydro (the last solve's) and after it (this solve's).
+            double* prev = gp.data() + ((std::size_t(k) * ny + j) * nx + i) * std::size_t(ndim_);
             if (dt > 0.0) {
               const double rho = u(idens_, I, J, K);
               double work = 0.0;
               for (int a = 0; a < ndim_; ++a) {
-                const double p0 = u(kMomx + a, I, J, K), p1 = p0 + dt * rho * gv[a];
+                const double gm = 0.5 * (prev[a] + gv[a]);
+                const double p0 = u(kMomx + a, I, J, K), p1 = p0 + dt * rho * gm;
                 u(kMomx + a, I, J, K) = p1;
-                work += 0.5 * (p0 + p1) * gv[a];
+                work += 0.5 * (p0 + p1) * gm;
               }
               u(kEtot, I, J, K) += dt * work;
             }
+            for (int a = 0; a < ndim_; ++a) prev[a] = gv[a];
           }
     });
   }

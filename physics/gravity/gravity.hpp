@@ -49,6 +49,10 @@ class Gravity final : public physics::UnitBase<Gravity> {
   std::string name() const override { return "gravity"; }
   /// gpot: auxiliary, not guard-filled (recomputed wherever it is needed), plotted.
   std::vector<mesh::VarInfo> variables() const override;
+  /// The last solve's field, for the planner (heap, per slot in use).
+  std::vector<physics::ArenaNeed> memory_needs(const std::vector<mesh::VarInfo>& unk,
+                                               const mesh::BlockShape& s,
+                                               long maxblocks) const override;
   /// Finds dens, momx..momz, etot (hydro's) and gpot.
   void bind(mesh::Mesh& m, physics::Units& units) override;
   /// The potential of the initial state (collective).
@@ -93,6 +97,10 @@ class Gravity final : public physics::UnitBase<Gravity> {
   std::array<double, 3> centre_{};
   double scale_ = 1.0;  ///< L: coordinates are (x - centre) / L in the expansion
   Expansion exp_;
+  /// The field of the last solve per block slot, ndim components per interior zone,
+  /// allocated when a leaf first uses the slot (initialise and after_regrid refresh it on
+  /// every leaf, so it is never stale).
+  std::vector<std::vector<double>> gprev_;
   double dt_limit_ = 0.0;  ///< min sqrt(dx / |g|) over local zones at the last solve
   long solves_ = 0;
   double seconds_ = 0.0, moment_seconds_ = 0.0;
