@@ -358,7 +358,6 @@ nlohmann::json Gravity::summary(MPI_Comm comm) const {
   if (kind_ == Kind::none) return j;
   double sec[2] = {seconds_, moment_seconds_};
   MPI_Allreduce(MPI_IN_PLACE, sec, 2, MPI_DOUBLE, MPI_MAX, comm);
-  j["grav_const"] = G_;
   j["solves"] = solves_;
   j["seconds_max_rank"] = sec[0];
   if (kind_ == Kind::constant) {
@@ -366,6 +365,7 @@ nlohmann::json Gravity::summary(MPI_Comm comm) const {
     j["direction"] = std::string(1, "xyz"[dir_]);
     return j;
   }
+  j["grav_const"] = G_;
   j["lmax"] = lmax_;
   j["mmax"] = exp_.mmax();
   j["symmetric"] = symmetric_;

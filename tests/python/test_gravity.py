@@ -115,3 +115,22 @@ def test_collapsing_sphere_conserves_mass_and_energy(tmp_path):
     released = c["egrav_initial"] - c["egrav_final"]
     assert released > 0.01 * abs(e0)  # it does collapse
     assert abs(e1 - e0) / abs(e0) < 2e-3
+
+
+def test_uniform_gas_in_a_constant_field_falls_freely(tmp_path):
+    # Uniform gas at rest, periodic 2-D box, gravity.type = constant (g = -2 along y):
+    # hydro leaves a uniform state alone, so v_y = g t to round-off, and the energy
+    # source (time-centred momentum) adds exactly the kinetic energy: eint is unchanged.
+    run("sound_wave.toml", tmp_path, "mesh.ndim=2", "sound_wave.amplitude=0",
+        "driver.operators=hydro,gravity", "gravity.type=constant", "gravity.constant_g=-2.0",
+        "gravity.direction=y", "driver.tmax=0.5", "io.plot_vars=dens,vely,gpot")
+    s = summary(tmp_path)
+    assert s["gravity"]["type"] == "constant" and s["steps"] > 10
+    ds = reader.read(reader.find_outputs(tmp_path).checkpoints[-1])
+    vy = ds.field("momy") / ds.field("dens")
+    assert np.max(np.abs(vy + 2.0 * ds.time)) < 1e-13
+    assert np.max(np.abs(ds.field("momx"))) == 0.0
+    eint0 = 0.7142857142857143 / 0.4
+    assert np.max(np.abs(ds.field("eint") - eint0)) < 1e-13
+    x, y, _ = ds.cell_centers(ds.leaves()[0])
+    assert np.max(np.abs(ds.field("gpot")[ds.leaves()[0]] - 2.0 * y)) < 1e-13
