@@ -3,9 +3,9 @@
 // symmetry axis along z (r-z cylindrical: along y; 3-D: along z), maclaurin.rho_ambient
 // outside, one pressure everywhere, at rest. Zones cut by the surface get the volume
 // average of the density from nsubzones^ndim sub-samples (weighted by r in cylindrical
-// geometry); a zone wholly inside or outside (the exact minimum and maximum of the
-// ellipsoid's quadratic over the zone's box decide) is set directly. e = 0 is the
-// uniform sphere.
+// geometry, by r^2 in spherical); a zone wholly inside or outside (the exact minimum and
+// maximum of the ellipsoid's quadratic over the zone's box decide) is set directly.
+// e = 0 is the uniform sphere (the only shape 1-D spherical geometry holds).
 #include "problems/gravity_problems.hpp"
 
 #include <algorithm>
@@ -29,15 +29,20 @@ class Maclaurin final : public ProblemBase<Maclaurin> {
         a_(p.get_real("maclaurin.a1")),
         nsub_(int(p.get_int("maclaurin.nsubzones"))),
         ndim_(int(p.get_int("mesh.ndim"))),
-        cyl_(p.get_string("mesh.geometry") == "cylindrical") {
+        cyl_(p.get_string("mesh.geometry") == "cylindrical"),
+        sph_(p.get_string("mesh.geometry") == "spherical") {
     const double e = p.get_real("maclaurin.eccentricity");
     c_ = a_ * std::sqrt(1.0 - e * e);
     ctr_[0] = p.get_real("maclaurin.xctr");
     ctr_[1] = p.get_real("maclaurin.yctr");
     ctr_[2] = p.get_real("maclaurin.zctr");
-    if (cyl_) ctr_[0] = 0.0;  // on the axis
-    if (ndim_ == 1 || (ndim_ == 2 && !cyl_))
-      throw Error("maclaurin: needs 3-D cartesian or 2-D cylindrical geometry");
+    if (cyl_ || sph_) ctr_[0] = 0.0;  // on the axis / at the origin
+    if ((ndim_ == 1 && !sph_) || (ndim_ == 2 && !cyl_))
+      throw Error(
+          "maclaurin: needs 3-D cartesian, 2-D cylindrical or 1-D spherical geometry (a "
+          "sphere)");
+    if (sph_ && e != 0.0)
+      throw Error("maclaurin: 1-D spherical geometry holds a sphere only (e = 0)");
     const double pres = p.get_real("maclaurin.pressure");
     rhoe_in_ = rhoe_of(eos, rho_, pres);
     rhoe_out_ = rhoe_of(eos, amb_, pres);
@@ -73,7 +78,7 @@ class Maclaurin final : public ProblemBase<Maclaurin> {
                     if (d == 0) x0 = x;
                     q += (x - ctr_[d]) * (x - ctr_[d]) / (ax[d] * ax[d]);
                   }
-                  const double w = cyl_ ? x0 : 1.0;
+                  const double w = cyl_ ? x0 : (sph_ ? x0 * x0 : 1.0);
                   all += w;
                   if (q < 1.0) in += w;
                 }
@@ -91,7 +96,7 @@ class Maclaurin final : public ProblemBase<Maclaurin> {
  private:
   double rho_, amb_, a_, c_ = 0.0;
   int nsub_, ndim_;
-  bool cyl_;
+  bool cyl_, sph_;
   double ctr_[3];
   double rhoe_in_ = 0.0, rhoe_out_ = 0.0;
 };

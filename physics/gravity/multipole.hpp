@@ -126,13 +126,14 @@ class Expansion {
   /// sum_j m_j / |x - x_j| at (x, y, z) (finish() first).
   double sum(double x, double y, double z) const {
     double rc[kMaxLm], rs[kMaxLm], ic[kMaxLm], is[kMaxLm];
-    double r2 = x * x + y * y + z * z;
-    if (r2 == 0.0) x = 1e-300, r2 = x * x;  // the centre: any direction, limit of r -> 0
+    const double r2 = x * x + y * y + z * z;
+    const std::size_t w = 2 * std::size_t(nlm_), n = std::size_t(nlm_);
+    // The centre itself: every mass is exterior and only the monopole is non-zero there.
+    if (r2 == 0.0) return above_[w] + bin_[w];
     const double r = std::sqrt(r2);
     regular_harmonics(x, y, z, lmax_, mmax_, rc, rs);
     irregular_harmonics(x, y, z, lmax_, mmax_, ic, is);
     const int q = bins_.bin(r);
-    const std::size_t w = 2 * std::size_t(nlm_), n = std::size_t(nlm_);
     if (q >= bins_.count) {  // outside every mass: interior moments only
       const double* in = below_.data() + std::size_t(bins_.count) * w;
       return dot(ic, is, in, in + n);

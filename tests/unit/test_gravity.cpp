@@ -181,3 +181,16 @@ TEST(GravityMoments, EquatorialMirrorEqualsTheMassAndItsImage) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(GravityMoments, PotentialAtTheCentreIsTheExteriorMonopole) {
+  // Given masses off the centre, then the sum at the centre itself is sum m / r'.
+  Expansion e(8, 8, RadialBins(0.01, 200, 2.0));
+  e.add_mass(2.0, 0.3, 0.0, 0.0);
+  e.add_mass(1.0, 0.0, 0.004, -0.003);  // in bin 0
+  e.finish();
+  EXPECT_NEAR(e.sum(0.0, 0.0, 0.0), 2.0 / 0.3 + 1.0 / 0.005, 1e-12);
+}
+
+}  // namespace
