@@ -109,6 +109,10 @@ void Gravity::after_regrid(mesh::Mesh& m) {
   solve(m, 0.0);
 }
 
+void Gravity::after_restart(mesh::Mesh& m) {
+  solve(m, 0.0);
+}
+
 void Gravity::advance(mesh::Mesh& m, double dt) {
   solve(m, dt);
 }

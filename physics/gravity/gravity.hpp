@@ -57,6 +57,9 @@ class Gravity final : public physics::UnitBase<Gravity> {
   void bind(mesh::Mesh& m, physics::Units& units) override;
   /// The potential of the initial state (collective).
   void initialise(mesh::Mesh& m) override;
+  /// The potential and field of the restored state (collective): the next step's
+  /// time-centred field needs the field of this state.
+  void after_restart(mesh::Mesh& m) override;
   /// gravity.cfl * min sqrt(dx / |g|) over the zones at the last solve (none if cfl = 0).
   double max_dt(mesh::Mesh& m) const override;
   /// The potential of the current density, then the source terms over dt (collective).
