@@ -77,10 +77,14 @@ Gravity::Gravity(const base::Params& p) {
 }
 
 std::vector<physics::ArenaNeed> Gravity::memory_needs(const std::vector<mesh::VarInfo>&,
-                                                      const mesh::BlockShape& s, long) const {
+                                                      const mesh::BlockShape& s,
+                                                      long maxblocks) const {
   if (kind_ == Kind::none) return {};
-  return {{"gravity field", "", 0.0, double(s.interior_cells()) * s.ndim * sizeof(double),
-           "nxb^ndim*ndim*8 per leaf slot in use: the last solve's field (heap)"}};
+  // Heap, not an arena (config ""): the planner takes the bytes as they are, so the upper
+  // bound (every slot in use) is given.
+  const double per_slot = double(s.interior_cells()) * s.ndim * sizeof(double);
+  return {{"gravity field (heap)", "", per_slot * double(maxblocks), 0.0,
+           "M*I*ndim*8: the last solve's field per block slot in use (upper bound)"}};
 }
 
 std::vector<mesh::VarInfo> Gravity::variables() const {
