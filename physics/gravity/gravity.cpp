@@ -37,6 +37,11 @@ void Gravity::declare_params(base::Params& p) {
   // series diverges as (r'/r)^l: at 2 zone widths the 3-D Maclaurin error is O(1).
   p.declare_real("gravity.mpole_bin_width", 0.5, 0.05, 1.0,
                  "multipole: width of the inner radial bins in units of the finest zone width");
+  p.declare_real("gravity.mpole_inner_zone_size", 16.0, 0.0, 1e4,
+                 "multipole: radius of the inner zone of finer bins around the centre, in "
+                 "finest zone widths (0: none)");
+  p.declare_real("gravity.mpole_inner_zone_resolution", 0.1, 0.01, 1.0,
+                 "multipole: width of the inner-zone bins, in finest zone widths");
   p.declare_int("gravity.mpole_uniform_bins", 4096, 1, 1000000,
                 "multipole: bins of uniform width before they grow by (1 + 1/this) each");
   p.declare_real("gravity.cfl", 0.5, 0.0, 10.0,
@@ -53,6 +58,8 @@ Gravity::Gravity(const base::Params& p) {
   lmax_ = int(p.get_int("gravity.mpole_lmax"));
   symmetric_ = p.get_bool("gravity.mpole_symmetric");
   bin_width_ = p.get_real("gravity.mpole_bin_width");
+  inner_size_ = p.get_real("gravity.mpole_inner_zone_size");
+  inner_res_ = p.get_real("gravity.mpole_inner_zone_resolution");
   uniform_bins_ = int(p.get_int("gravity.mpole_uniform_bins"));
   cfl_ = p.get_real("gravity.cfl");
   ndim_ = int(p.get_int("mesh.ndim"));
@@ -178,8 +185,9 @@ void Gravity::build_expansion(mesh::Mesh& m) {
     }
   }
 
-  // Step 2: the length scale (the farthest domain corner) and the radial bins: width
-  // bin_width x the finest zone width inside, growing beyond uniform_bins of them.
+  // Step 2: the length scale (the farthest domain corner) and the radial bins: an inner
+  // zone of inner_size finest zone widths in bins of inner_res of them, then bins of
+  // bin_width zone widths, growing beyond uniform_bins of them.
   double far2 = 0.0;
   for (int c = 0; c < 8; ++c) {
     double d2 = 0.0;
@@ -193,7 +201,8 @@ void Gravity::build_expansion(mesh::Mesh& m) {
   const auto fdx = m.finest_dx();
   double dmin = fdx[0];
   for (int a = 1; a < ndim_; ++a) dmin = std::min(dmin, fdx[a]);
-  const RadialBins bins(bin_width_ * dmin / scale_, uniform_bins_, 1.0 + 1e-9);
+  const RadialBins bins(inner_res_ * dmin / scale_, int(std::ceil(inner_size_ / inner_res_)),
+                        bin_width_ * dmin / scale_, uniform_bins_, 1.0 + 1e-9);
   exp_ = Expansion(lmax_, cyl || sph ? 0 : lmax_, bins);
 
   // Step 3: per-leaf partial moments over the leaf's own range of bins, in zone order.
@@ -383,6 +392,8 @@ nlohmann::json Gravity::summary(MPI_Comm comm) const {
   j["bins"] = exp_.bins().count;
   j["bin_width"] = exp_.bins().h * scale_;
   j["uniform_bins"] = exp_.bins().nu;
+  j["inner_bins"] = exp_.bins().ni;
+  j["inner_bin_width"] = exp_.bins().hi * scale_;
   j["moment_doubles_gathered"] = gathered_;
   j["moment_seconds_max_rank"] = sec[1];
   return j;

@@ -41,7 +41,8 @@ enum class Kind { none, constant, multipole };
 class Gravity final : public physics::UnitBase<Gravity> {
  public:
   /// gravity.type, grav_const, constant_g, direction, mpole_lmax, mpole_symmetric,
-  /// mpole_bin_width, mpole_uniform_bins, cfl.
+  /// mpole_bin_width, mpole_inner_zone_size, mpole_inner_zone_resolution,
+  /// mpole_uniform_bins, cfl.
   static void declare_params(base::Params& p);
   /// Reads the parameters; throws tessera::Error on a geometry the type cannot handle.
   explicit Gravity(const base::Params& p);
@@ -92,6 +93,7 @@ class Gravity final : public physics::UnitBase<Gravity> {
   int lmax_ = 8;
   bool symmetric_ = false;
   double bin_width_ = 0.5;
+  double inner_size_ = 16.0, inner_res_ = 0.1;
   int uniform_bins_ = 4096;
   double cfl_ = 0.5;
   mesh::Geometry geometry_ = mesh::Geometry::cartesian;

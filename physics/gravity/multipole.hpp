@@ -11,11 +11,13 @@
 // bin Q takes the bins below Q whole as interior, the bins above whole as exterior, and
 // bin Q split linearly in radius: a fraction f = (r - r_Q) / (r_{Q+1} - r_Q) of its interior
 // moments and 1 - f of its exterior ones (Couch et al.'s interpolation inside a bin).
-// Bins have width h up to radius nu h, then grow geometrically by the factor (1 + 1/nu)
-// (continuous width at the join), so a wide domain needs few bins far out where zones are
-// coarse. Coordinates are relative to the centre and scaled by a length L of the order
-// of the domain (the caller's), which keeps r^l and 1/r^(l+1) in range: the sums are
-// then L times the physical ones.
+// Bins are fine in an inner zone around the centre (FLASH's inner zone, there of exact
+// discrete radii: the few close radii of the central zones are where a mass put on the
+// wrong side of a point costs most, (r'/r)^l), then of width h, then growing
+// geometrically (continuous width at the join), so a wide domain needs few bins far out
+// where zones are coarse. Coordinates are relative to the centre and scaled by a length L of the
+// order of the domain (the caller's), which keeps r^l and 1/r^(l+1) in range: the sums are then L
+// times the physical ones.
 //
 // Header-only, mesh-free (the gravity unit feeds it zones; the unit tests point masses).
 // Not thread-safe.
@@ -27,26 +29,37 @@
 
 namespace tessera::gravity {
 
-/// Radial bins: width h up to nu h, then widths growing by (1 + 1/nu) per bin.
+/// Radial bins: an inner zone of ni bins of width hi (finer, around the centre, where
+/// the radii of the zones are few and close: FLASH's inner zone), then nu bins of width
+/// h, then widths growing geometrically, continuous at the join (factor 1 + h / ru).
 struct RadialBins {
-  double h = 1.0;  ///< width of the uniform bins
-  int nu = 1;      ///< number of uniform bins
-  int count = 1;   ///< bins in use (the last holds the largest radius asked for)
+  double hi = 1.0;  ///< width of the inner-zone bins
+  int ni = 0;       ///< number of inner-zone bins
+  double h = 1.0;   ///< width of the uniform bins
+  int nu = 1;       ///< number of uniform bins
+  int count = 1;    ///< bins in use (the last holds the largest radius asked for)
   RadialBins() = default;
-  /// Bins of width h that reach radius rmax, at most nu of them uniform.
-  RadialBins(double width, int uniform, double rmax) : h(width), nu(std::max(uniform, 1)) {
+  /// Bins of width h that reach radius rmax, at most nu of them uniform; no inner zone.
+  RadialBins(double width, int uniform, double rmax) : RadialBins(width, 0, width, uniform, rmax) {}
+  /// An inner zone of n_inner bins of width inner_width, then as above.
+  RadialBins(double inner_width, int n_inner, double width, int uniform, double rmax)
+      : hi(inner_width), ni(std::max(n_inner, 0)), h(width), nu(std::max(uniform, 1)) {
     count = bin(rmax) + 1;
   }
-  double ru() const { return nu * h; }
+  double rin() const { return ni * hi; }        ///< outer radius of the inner zone
+  double ru() const { return rin() + nu * h; }  ///< where the bins start to grow
+  double growth() const { return std::log1p(h / ru()); }
   /// The bin of radius r >= 0.
   int bin(double r) const {
-    if (r < ru()) return int(r / h);
-    return nu + int(std::log(r / ru()) / std::log1p(1.0 / nu));
+    if (r < rin()) return std::min(int(r / hi), ni - 1);
+    if (r < ru()) return ni + std::min(int((r - rin()) / h), nu - 1);
+    return ni + nu + int(std::log(r / ru()) / growth());
   }
   /// Lower edge of bin q.
   double edge(int q) const {
-    if (q <= nu) return q * h;
-    return ru() * std::pow(1.0 + 1.0 / nu, q - nu);
+    if (q <= ni) return q * hi;
+    if (q <= ni + nu) return rin() + (q - ni) * h;
+    return ru() * std::exp((q - ni - nu) * growth());
   }
   /// Where r lies inside its bin q, from 0 (lower edge) to 1.
   double fraction(double r, int q) const {
