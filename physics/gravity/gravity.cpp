@@ -35,15 +35,16 @@ void Gravity::declare_params(base::Params& p) {
                  "(even l doubled, odd l dropped)");
   // Wider bins put masses on the wrong side of the points in their bin, where the
   // series diverges as (r'/r)^l: at 2 zone widths the 3-D Maclaurin error is O(1).
-  p.declare_real("gravity.mpole_bin_width", 0.5, 0.05, 1.0,
-                 "multipole: width of the inner radial bins in units of the finest zone width");
+  p.declare_real(
+      "gravity.mpole_bin_width", 0.5, 0.05, 1.0,
+      "multipole: width of the radial bins beyond the inner zone, in finest zone widths");
   p.declare_real("gravity.mpole_inner_zone_size", 16.0, 0.0, 1e4,
                  "multipole: radius of the inner zone of finer bins around the centre, in "
                  "finest zone widths (0: none)");
   p.declare_real("gravity.mpole_inner_zone_resolution", 0.1, 0.01, 1.0,
                  "multipole: width of the inner-zone bins, in finest zone widths");
   p.declare_int("gravity.mpole_uniform_bins", 4096, 1, 1000000,
-                "multipole: bins of uniform width before they grow by (1 + 1/this) each");
+                "multipole: bins of mpole_bin_width before the widths grow geometrically");
   p.declare_real("gravity.cfl", 0.5, 0.0, 10.0,
                  "time-step limit cfl * min sqrt(dx / |g|) over the zones (0: none)");
 }
