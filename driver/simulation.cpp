@@ -408,6 +408,9 @@ void Simulation::restore(const io::FlashFileMeta& m) {
         ": the EOS state (pres, temp, gamc, game, eint) is "
         "recomputed from the conserved variables");
     initialise_units();
+  } else {
+    // unk is the checkpoint's: units rebuild only what they keep outside it.
+    for (auto* u : services_first_) u->after_restart(*mesh_);
   }
 }
 

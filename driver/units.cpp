@@ -6,18 +6,21 @@
 #include "base/params.hpp"
 #include "physics/composition/composition.hpp"
 #include "physics/eos/eos_unit.hpp"
+#include "physics/gravity/gravity.hpp"
 #include "physics/hydro/hydro.hpp"
 
 namespace tessera::driver {
 
 namespace {
-const char* const kOperators[] = {"hydro"};
+const char* const kOperators[] = {"hydro", "gravity"};
 }
 
 void declare_unit_params(base::Params& p) {
-  p.declare_string_list("driver.operators", {"hydro"},
-                        "physics operators applied each step, in this order (known: hydro)");
+  p.declare_string_list(
+      "driver.operators", {"hydro"},
+      "physics operators applied each step, in this order (known: hydro, gravity)");
   hydro::Hydro::declare_params(p);
+  gravity::Gravity::declare_params(p);
   eos::EosUnit::declare_params(p);
   composition::Composition::declare_params(p);
 }
@@ -31,6 +34,9 @@ physics::Units make_units(const base::Params& p, std::vector<physics::Unit*>* op
       throw Error("driver.operators lists '" + names[n] + "' twice");
     if (names[n] == "hydro") {
       units.add(std::make_unique<hydro::Hydro>(p));
+    } else if (names[n] == "gravity") {
+      if (n == 0) throw Error("driver.operators: 'gravity' needs 'hydro' before it");
+      units.add(std::make_unique<gravity::Gravity>(p));
     } else {
       std::string known;
       for (const char* k : kOperators) known += std::string(known.empty() ? "" : ", ") + k;

@@ -13,6 +13,7 @@
 //                       calls (hydro finds the EOS), map arenas; services (composition,
 //                       eos) are bound before the operators;
 //   initialise(mesh)    after the problem filled the interior (services first too);
+//   after_restart(mesh) instead, after a restart read unk from a checkpoint;
 //   each step: max_dt (all units), advance (operators in order; the other units' sync
 //                       first), check (all units); sync (all units) before outputs and
 //                       refinement marking;
@@ -71,6 +72,10 @@ class Unit {
   virtual void bind(mesh::Mesh& /*m*/, Units& /*units*/) {}
   /// After the problem has filled every local leaf's interior (collective).
   virtual void initialise(mesh::Mesh& /*m*/) {}
+  /// After a restart filled unk from a checkpoint when initialise is not called
+  /// (collective): rebuild what the unit keeps outside unk (gravity's last field), so
+  /// that the run continues bitwise as if it had not stopped.
+  virtual void after_restart(mesh::Mesh& /*m*/) {}
   /// Largest stable time step over this rank's leaves (not reduced).
   virtual double max_dt(mesh::Mesh& /*m*/) const { return std::numeric_limits<double>::max(); }
   /// Advance every local leaf by dt (collective). Only operators are advanced.

@@ -12,6 +12,8 @@
 #include "base/params.hpp"
 #include "physics/eos/eos.hpp"
 #include "physics/hydro/hydro.hpp"
+#include "problems/eos_state.hpp"
+#include "problems/gravity_problems.hpp"
 #include "problems/problem.hpp"
 #include "problems/white_dwarf.hpp"
 
@@ -30,36 +32,6 @@ void for_interior(const mesh::BlockShape& s, F&& f) {
   for (int k = 0; k < s.ni(2); ++k)
     for (int j = 0; j < s.ni(1); ++j)
       for (int i = 0; i < s.ni(0); ++i) f(i, j, k);
-}
-
-/// One zone's EOS state: dens and the mode's variable (x: eint, temp or pres) given.
-struct ZoneState {
-  double dens, temp, eint, pres, gamc, game;
-};
-ZoneState eos_state(const eos::Eos& eos, eos::Mode mode, double dens, double x) {
-  ZoneState z{dens, 1e7, 0.0, 0.0, 0.0, 0.0};
-  const char* given = "eint";
-  if (mode == eos::Mode::dens_ei) z.eint = x;
-  if (mode == eos::Mode::dens_temp) z.temp = x, given = "temp";
-  if (mode == eos::Mode::dens_pres) z.pres = x, given = "pres";
-  eos::Pencil pc;
-  pc.n = 1;
-  pc.dens = &z.dens;
-  pc.temp = &z.temp;
-  pc.eint = &z.eint;
-  pc.pres = &z.pres;
-  pc.gamc = &z.gamc;
-  pc.game = &z.game;
-  if (eos.apply(mode, pc).failed >= 0)
-    throw Error("problem set-up: the EOS has no state with dens = " + std::to_string(dens) +
-                " and " + given + " = " + std::to_string(x));
-  return z;
-}
-
-/// Internal energy density rho*e of (dens, pres) from the run's EOS (dens_pres).
-double rhoe_of(const eos::Eos& eos, double dens, double pres) {
-  const ZoneState z = eos_state(eos, eos::Mode::dens_pres, dens, pres);
-  return z.dens * z.eint;
 }
 
 /// Internal energy density rho*e of (dens, temp) from the run's EOS (dens_temp).
@@ -394,7 +366,8 @@ class Advection final : public ProblemBase<Advection> {
 
 void declare_params(base::Params& p) {
   p.declare_string("problem.name", "sedov",
-                   {"sedov", "sod", "sound_wave", "advection", "white_dwarf"}, "problem set-up");
+                   {"sedov", "sod", "sound_wave", "advection", "white_dwarf", "maclaurin"},
+                   "problem set-up");
   declare_white_dwarf_params(p);
   p.declare_real("advection.rho", 1.0, 1e-300, 1e300, "density of the uniform flow");
   p.declare_real("advection.p", 1.0, 1e-300, 1e300, "pressure of the uniform flow");
@@ -433,6 +406,7 @@ void declare_params(base::Params& p) {
   p.declare_int("sound_wave.nx_waves", 1, -64, 64, "wavelengths across the domain along x");
   p.declare_int("sound_wave.ny_waves", 0, -64, 64, "wavelengths across the domain along y");
   p.declare_int("sound_wave.nz_waves", 0, -64, 64, "wavelengths across the domain along z");
+  declare_gravity_problem_params(p);
 }
 
 std::unique_ptr<Problem> make(const base::Params& p, const eos::Eos& eos) {
@@ -441,6 +415,7 @@ std::unique_ptr<Problem> make(const base::Params& p, const eos::Eos& eos) {
   if (n == "sod") return std::make_unique<Sod>(p, eos);
   if (n == "advection") return std::make_unique<Advection>(p, eos);
   if (n == "white_dwarf") return make_white_dwarf(p, eos);
+  if (n == "maclaurin") return make_maclaurin(p, eos);
   return std::make_unique<SoundWave>(p, eos);
 }
 

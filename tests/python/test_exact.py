@@ -149,3 +149,43 @@ def test_sedov_profile_conserves_mass_and_energy(j):
 def test_sedov_rejects_bad_geometry():
     with pytest.raises(ValueError):
         SedovSolution(4)
+
+
+# ------------------------------------------------------------------- Maclaurin spheroid
+# verification.md §H: the integral form against the interior closed form, -G M / r far
+# away, continuity across the surface, and the uniform sphere at e = 0.
+from tessera.exact.maclaurin import interior, maclaurin_potential, uniform_sphere_potential
+
+
+@pytest.mark.parametrize("e", [0.0, 0.5, 0.9])
+def test_maclaurin_integral_equals_the_interior_closed_form(e):
+    a = 0.25
+    c = a * math.sqrt(1 - e * e)
+    R = np.array([0.0, 0.1, 0.2, 0.05, 0.0])
+    z = np.array([0.0, 0.3 * c, 0.0, 0.5 * c, 0.99 * c])
+    assert np.max(np.abs(maclaurin_potential(R, z, a, e) - interior(R, z, a, e))) < 1e-12
+
+
+@pytest.mark.parametrize("e", [0.5, 0.9])
+def test_maclaurin_far_field_is_a_point_mass_and_the_surface_is_continuous(e):
+    a = 0.25
+    c = a * math.sqrt(1 - e * e)
+    M = 4.0 / 3.0 * math.pi * a * a * c
+    for r in (100.0, 1000.0):
+        phi = maclaurin_potential(np.array([0.6 * r]), np.array([0.8 * r]), a, e)[0]
+        # The quadrupole falls off as (a / r)^2 relative to the monopole.
+        assert phi / (-M / r) - 1.0 == pytest.approx(0.0, abs=(a / r) ** 2)
+    for R, z in ((a, 0.0), (0.0, c), (a * math.sqrt(0.5), c * math.sqrt(0.5))):
+        eps = 1e-9
+        inside = maclaurin_potential(np.array([R * (1 - eps)]), np.array([z * (1 - eps)]), a, e)
+        outside = maclaurin_potential(np.array([R * (1 + eps)]), np.array([z * (1 + eps)]), a, e)
+        assert abs(inside[0] - outside[0]) < 1e-8
+
+
+def test_maclaurin_at_zero_eccentricity_is_the_uniform_sphere():
+    a = 0.3
+    M = 4.0 / 3.0 * math.pi * a ** 3
+    R = np.array([0.0, 0.1, 0.25, 0.4, 2.0])
+    z = np.array([0.0, 0.2, 0.1, 0.3, 1.0])
+    exact = uniform_sphere_potential(np.hypot(R, z), a, M)
+    assert np.max(np.abs(maclaurin_potential(R, z, a, 0.0) - exact)) < 1e-12

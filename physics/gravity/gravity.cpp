@@ -1,0 +1,403 @@
+// Gravity: a uniform field or multipole self-gravity (Couch, Graziani & Flocke 2013),
+// with operator-split momentum and energy sources. See gravity.hpp for the scheme.
+#include "physics/gravity/gravity.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "base/error.hpp"
+#include "base/params.hpp"
+#include "perf/timers.hpp"
+
+namespace tessera::gravity {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+constexpr int kMomx = 1, kEtot = 4;  // hydro's conserved variables (physics/hydro/hydro.hpp)
+}  // namespace
+
+void Gravity::declare_params(base::Params& p) {
+  p.declare_string("gravity.type", "none", {"none", "constant", "multipole"},
+                   "gravity: none, a uniform field, or multipole self-gravity");
+  p.declare_real("gravity.grav_const", constants::newton_g, 0.0, 1e300,
+                 "Newton's constant G (cgs; a problem in code units sets 1)");
+  p.declare_real("gravity.constant_g", -981.0, -1e300, 1e300,
+                 "constant: acceleration along gravity.direction (cm/s^2, signed)");
+  p.declare_string("gravity.direction", "y", {"x", "y", "z"},
+                   "constant: axis of the uniform field (r-z cylindrical: x = r, y = z)");
+  p.declare_int("gravity.mpole_lmax", 8, 0, Expansion::kMaxL,
+                "multipole: highest order l of the expansion (1-D spherical uses 0)");
+  p.declare_bool("gravity.mpole_symmetric", false,
+                 "multipole, 2-D cylindrical: the body is mirrored about the plane z = ymin "
+                 "(even l doubled, odd l dropped)");
+  // Wider bins put masses on the wrong side of the points in their bin, where the
+  // series diverges as (r'/r)^l: at 2 zone widths the 3-D Maclaurin error is O(1).
+  p.declare_real(
+      "gravity.mpole_bin_width", 0.5, 0.05, 1.0,
+      "multipole: width of the radial bins beyond the inner zone, in finest zone widths");
+  p.declare_real("gravity.mpole_inner_zone_size", 16.0, 0.0, 1e4,
+                 "multipole: radius of the inner zone of finer bins around the centre, in "
+                 "finest zone widths (0: none)");
+  p.declare_real("gravity.mpole_inner_zone_resolution", 0.1, 0.01, 1.0,
+                 "multipole: width of the inner-zone bins, in finest zone widths");
+  p.declare_int("gravity.mpole_uniform_bins", 4096, 1, 1000000,
+                "multipole: bins of mpole_bin_width before the widths grow geometrically");
+  p.declare_real("gravity.cfl", 0.5, 0.0, 10.0,
+                 "time-step limit cfl * min sqrt(dx / |g|) over the zones (0: none)");
+}
+
+Gravity::Gravity(const base::Params& p) {
+  const auto& t = p.get_string("gravity.type");
+  kind_ = t == "constant" ? Kind::constant : (t == "multipole" ? Kind::multipole : Kind::none);
+  G_ = p.get_real("gravity.grav_const");
+  g0_ = p.get_real("gravity.constant_g");
+  const auto& d = p.get_string("gravity.direction");
+  dir_ = d == "x" ? 0 : (d == "y" ? 1 : 2);
+  lmax_ = int(p.get_int("gravity.mpole_lmax"));
+  symmetric_ = p.get_bool("gravity.mpole_symmetric");
+  bin_width_ = p.get_real("gravity.mpole_bin_width");
+  inner_size_ = p.get_real("gravity.mpole_inner_zone_size");
+  inner_res_ = p.get_real("gravity.mpole_inner_zone_resolution");
+  uniform_bins_ = int(p.get_int("gravity.mpole_uniform_bins"));
+  cfl_ = p.get_real("gravity.cfl");
+  ndim_ = int(p.get_int("mesh.ndim"));
+  const auto& geo = p.get_string("mesh.geometry");
+  geometry_ = geo == "cylindrical"
+                  ? mesh::Geometry::cylindrical
+                  : (geo == "spherical" ? mesh::Geometry::spherical : mesh::Geometry::cartesian);
+  if (kind_ == Kind::constant && dir_ >= ndim_)
+    throw Error("gravity.direction = '" + d + "' is not an axis of this " + std::to_string(ndim_) +
+                "-D mesh");
+  if (kind_ == Kind::multipole) {
+    const bool ok = (geometry_ == mesh::Geometry::cartesian && ndim_ == 3) ||
+                    (geometry_ == mesh::Geometry::cylindrical && ndim_ == 2) ||
+                    (geometry_ == mesh::Geometry::spherical && ndim_ == 1);
+    if (!ok)
+      throw Error(
+          "gravity.type = 'multipole' needs 3-D cartesian, 2-D cylindrical or 1-D "
+          "spherical geometry (got " +
+          std::to_string(ndim_) + "-D " + geo + ")");
+    if (symmetric_ && geometry_ != mesh::Geometry::cylindrical)
+      throw Error("gravity.mpole_symmetric applies to 2-D cylindrical geometry only");
+    if (geometry_ == mesh::Geometry::spherical) lmax_ = 0;
+  }
+}
+
+std::vector<physics::ArenaNeed> Gravity::memory_needs(const std::vector<mesh::VarInfo>&,
+                                                      const mesh::BlockShape& s,
+                                                      long maxblocks) const {
+  if (kind_ == Kind::none) return {};
+  // Heap, not an arena (config ""): the planner takes the bytes as they are, so the upper
+  // bound (every slot in use) is given.
+  const double per_slot = double(s.interior_cells()) * s.ndim * sizeof(double);
+  return {{"gravity field (heap)", "", per_slot * double(maxblocks), 0.0,
+           "M*I*ndim*8: the last solve's field per block slot in use (upper bound)"}};
+}
+
+std::vector<mesh::VarInfo> Gravity::variables() const {
+  return {{"gpot", -1, mesh::VarKind::auxiliary, false, true, name()}};
+}
+
+void Gravity::bind(mesh::Mesh& m, physics::Units& /*units*/) {
+  idens_ = m.var_index("dens");
+  imom_ = m.var_index("momx");
+  ietot_ = m.var_index("etot");
+  igpot_ = m.var_index("gpot");
+  if (idens_ != 0 || imom_ != kMomx || ietot_ != kEtot)
+    throw Error("gravity: needs hydro's conserved variables (dens, momx..momz, etot) in unk");
+}
+
+std::vector<std::string> Gravity::total_names() const {
+  if (kind_ == Kind::none) return {};
+  return {"egrav"};
+}
+
+void Gravity::initialise(mesh::Mesh& m) {
+  solve(m, 0.0);
+}
+
+void Gravity::after_regrid(mesh::Mesh& m) {
+  solve(m, 0.0);
+}
+
+void Gravity::after_restart(mesh::Mesh& m) {
+  solve(m, 0.0);
+}
+
+void Gravity::advance(mesh::Mesh& m, double dt) {
+  solve(m, dt);
+}
+
+double Gravity::max_dt(mesh::Mesh& /*m*/) const {
+  if (kind_ == Kind::none || cfl_ <= 0.0 || !(dt_limit_ > 0.0))
+    return std::numeric_limits<double>::max();
+  return cfl_ * dt_limit_;
+}
+
+void Gravity::build_expansion(mesh::Mesh& m) {
+  TESSERA_REGION("moments");
+  const auto t0 = Clock::now();
+  const auto& tree = m.tree();
+  const auto& tg = tree.geometry();
+  const auto& s = m.shape();
+  const bool cyl = geometry_ == mesh::Geometry::cylindrical;
+  const bool sph = geometry_ == mesh::Geometry::spherical;
+  // A zone is a point mass at its centre (cylindrical: a ring, spherical: a shell, at the
+  // volume centroid in r).
+  auto zone_r = [&](const mesh::BlockGeom& g, int i) {
+    const double r0 = g.lo[0] + i * g.dx[0];
+    return cyl || sph ? mesh::geometry::centroid(geometry_, r0, r0 + g.dx[0]) : g.x(i);
+  };
+
+  // Step 1: the centre. Cartesian: the centre of mass (weights rho dV, the exact centre of
+  // mass, so the dipole moment vanishes); cylindrical: on the axis at the z of the centre
+  // of mass, or on the plane z = ymin with equatorial symmetry; spherical: the origin.
+  centre_ = {0.0, 0.0, 0.0};
+  if (sph || (cyl && symmetric_)) {
+    if (cyl) centre_[1] = tg.lo[1];
+  } else {
+    std::vector<double> part(4 * std::size_t(tree.size()), 0.0), all(part.size(), 0.0);
+    m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& g) {
+      double acc[4] = {0, 0, 0, 0};
+      mesh::for_each_zone(s, [&](int i, int j, int k) {
+        const int ii = i - s.g(0), jj = j - s.g(1), kk = k - s.g(2);
+        const double dm = u(idens_, i, j, k) * g.volume(ii);
+        acc[0] += dm;
+        acc[1] += dm * g.x(ii);
+        acc[2] += dm * g.y(jj);
+        acc[3] += dm * g.z(kk);
+      });
+      for (int q = 0; q < 4; ++q) part[4 * std::size_t(id) + q] = acc[q];
+    });
+    // Exactly one rank holds each leaf's entry (others 0): the reduction is exact; the
+    // sum over leaves in canonical order is the same on any rank count.
+    MPI_Allreduce(part.data(), all.data(), int(all.size()), MPI_DOUBLE, MPI_SUM, m.comm());
+    double tot[4] = {0, 0, 0, 0};
+    for (int id = 0; id < tree.size(); ++id)
+      for (int q = 0; q < 4; ++q) tot[q] += all[4 * std::size_t(id) + q];
+    if (!(tot[0] > 0.0)) throw Error("gravity: the total mass on the mesh is not positive");
+    if (cyl) {
+      centre_[1] = tot[2] / tot[0];
+    } else {
+      for (int a = 0; a < 3; ++a) centre_[a] = tot[a + 1] / tot[0];
+    }
+  }
+
+  // Step 2: the length scale (the farthest domain corner) and the radial bins: an inner
+  // zone of inner_size finest zone widths in bins of inner_res of them, then bins of
+  // bin_width zone widths, growing beyond uniform_bins of them.
+  double far2 = 0.0;
+  for (int c = 0; c < 8; ++c) {
+    double d2 = 0.0;
+    for (int a = 0; a < ndim_; ++a) {
+      const double x = (c >> a) & 1 ? tg.hi[a] : tg.lo[a];
+      d2 += (x - centre_[a]) * (x - centre_[a]);
+    }
+    far2 = std::max(far2, d2);
+  }
+  scale_ = std::sqrt(far2);
+  const auto fdx = m.finest_dx();
+  double dmin = fdx[0];
+  for (int a = 1; a < ndim_; ++a) dmin = std::min(dmin, fdx[a]);
+  const RadialBins bins(inner_res_ * dmin / scale_, int(std::ceil(inner_size_ / inner_res_)),
+                        bin_width_ * dmin / scale_, uniform_bins_, 1.0 + 1e-9);
+  exp_ = Expansion(lmax_, cyl || sph ? 0 : lmax_, bins);
+
+  // Step 3: per-leaf partial moments over the leaf's own range of bins, in zone order.
+  const std::size_t rs = exp_.row_size();
+  std::vector<double> mine;
+  std::vector<int> qz(s.interior_cells());
+  auto pos = [&](const mesh::BlockGeom& g, int ii, int jj, int kk, double* x) {
+    if (cyl) {
+      x[0] = zone_r(g, ii) / scale_, x[1] = 0.0, x[2] = (g.y(jj) - centre_[1]) / scale_;
+    } else if (sph) {
+      x[0] = zone_r(g, ii) / scale_, x[1] = 0.0, x[2] = 0.0;
+    } else {
+      x[0] = (g.x(ii) - centre_[0]) / scale_;
+      x[1] = (g.y(jj) - centre_[1]) / scale_;
+      x[2] = (g.z(kk) - centre_[2]) / scale_;
+    }
+  };
+  m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& g) {
+    int qlo = std::numeric_limits<int>::max(), qhi = -1;
+    std::size_t c = 0;
+    double x[3];
+    mesh::for_each_zone(s, [&](int i, int j, int k) {
+      pos(g, i - s.g(0), j - s.g(1), k - s.g(2), x);
+      const int q =
+          std::min(bins.bin(std::sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])), bins.count - 1);
+      qz[c++] = q;
+      qlo = std::min(qlo, q), qhi = std::max(qhi, q);
+    });
+    const std::size_t head = mine.size(), nq = std::size_t(qhi - qlo + 1);
+    mine.push_back(double(id));
+    mine.push_back(double(qlo));
+    mine.push_back(double(nq));
+    mine.resize(head + 3 + nq * rs, 0.0);
+    c = 0;
+    mesh::for_each_zone(s, [&](int i, int j, int k) {
+      const int ii = i - s.g(0);
+      pos(g, ii, j - s.g(1), k - s.g(2), x);
+      const double dm = u(idens_, i, j, k) * g.volume(ii);
+      exp_.accumulate(dm, x[0], x[1], x[2],
+                      mine.data() + head + 3 + std::size_t(qz[c++] - qlo) * rs);
+    });
+  });
+
+  // Step 4: every rank gets every leaf's partial moments and adds them in canonical tree
+  // order (node id), so the sums do not depend on how the leaves are spread over ranks.
+  const int nr = m.nranks();
+  std::vector<int> counts(std::size_t(nr), 0), displs(std::size_t(nr), 0);
+  const int n_mine = int(mine.size());
+  MPI_Allgather(&n_mine, 1, MPI_INT, counts.data(), 1, MPI_INT, m.comm());
+  long total = 0;
+  for (int r = 0; r < nr; ++r) {
+    displs[std::size_t(r)] = int(total);
+    total += counts[std::size_t(r)];
+  }
+  if (total > std::numeric_limits<int>::max())
+    throw Error("gravity: the partial moments exceed 2^31 doubles (lower mpole_lmax or bins)");
+  std::vector<double> every(std::size_t(total), 0.0);
+  MPI_Allgatherv(mine.data(), n_mine, MPI_DOUBLE, every.data(), counts.data(), displs.data(),
+                 MPI_DOUBLE, m.comm());
+  gathered_ = std::size_t(total);
+  std::vector<std::size_t> at(std::size_t(tree.size()), std::size_t(-1));
+  for (std::size_t o = 0; o < every.size();) {
+    at[std::size_t(every[o])] = o;
+    o += 3 + std::size_t(every[o + 2]) * rs;
+  }
+  for (int id = 0; id < tree.size(); ++id) {
+    const std::size_t o = at[std::size_t(id)];
+    if (o == std::size_t(-1)) continue;
+    const int qlo = int(every[o + 1]), nq = int(every[o + 2]);
+    for (int q = 0; q < nq; ++q) exp_.add_row(qlo + q, every.data() + o + 3 + std::size_t(q) * rs);
+  }
+  if (symmetric_) exp_.mirror_equator();
+  exp_.finish();
+  moment_seconds_ += std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void Gravity::solve(mesh::Mesh& m, double dt) {
+  if (kind_ == Kind::none) return;
+  TESSERA_REGION("gravity");
+  const auto t0 = Clock::now();
+  const auto& s = m.shape();
+  const bool cyl = geometry_ == mesh::Geometry::cylindrical;
+  const bool sph = geometry_ == mesh::Geometry::spherical;
+  if (kind_ == Kind::multipole) build_expansion(m);
+  const double factor = -G_ / scale_;
+  // phi at a physical point.
+  auto phi_at = [&](double x, double y, double z) {
+    if (kind_ == Kind::constant) {
+      const double c[3] = {x, y, z};
+      return -g0_ * c[dir_];
+    }
+    if (cyl) return factor * exp_.sum(x / scale_, 0.0, (y - centre_[1]) / scale_);
+    if (sph) return factor * exp_.sum(x / scale_, 0.0, 0.0);
+    return factor * exp_.sum((x - centre_[0]) / scale_, (y - centre_[1]) / scale_,
+                             (z - centre_[2]) / scale_);
+  };
+  const int nx = s.ni(0), ny = s.ni(1), nz = s.ni(2);
+  // Face potentials of one block's interior zones: face f of axis a lies below zone f.
+  std::vector<double> face[3];
+  for (int a = 0; a < ndim_; ++a)
+    face[a].assign(std::size_t(nx + (a == 0)) * (ny + (a == 1)) * (nz + (a == 2)), 0.0);
+  auto fidx = [&](int a, int i, int j, int k) {
+    const int fx = nx + (a == 0), fy = ny + (a == 1);
+    return (std::size_t(k) * fy + j) * fx + i;
+  };
+  double limit = std::numeric_limits<double>::max();
+  {
+    TESSERA_REGION("potential");
+    const std::size_t ncell = s.interior_cells();
+    gprev_.resize(std::size_t(m.storage().maxblocks()));
+    m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& g) {
+      auto& gp = gprev_[std::size_t(m.slot(id))];
+      gp.resize(ncell * std::size_t(ndim_), 0.0);
+      // Step 1: the potential at every face centre of the interior zones.
+      for (int a = 0; a < ndim_; ++a) {
+        const int fx = nx + (a == 0), fy = ny + (a == 1), fz = nz + (a == 2);
+        for (int k = 0; k < fz; ++k)
+          for (int j = 0; j < fy; ++j)
+            for (int i = 0; i < fx; ++i) {
+              const double x = a == 0 ? g.lo[0] + i * g.dx[0] : g.x(i);
+              const double y = ndim_ < 2 ? 0.0 : (a == 1 ? g.lo[1] + j * g.dx[1] : g.y(j));
+              const double z = ndim_ < 3 ? 0.0 : (a == 2 ? g.lo[2] + k * g.dx[2] : g.z(k));
+              face[a][fidx(a, i, j, k)] = phi_at(x, y, z);
+            }
+      }
+      // Step 2: gpot is the mean of the zone's faces, g the difference of opposite faces;
+      // the source terms with the time-centred momentum.
+      for (int k = 0; k < nz; ++k)
+        for (int j = 0; j < ny; ++j)
+          for (int i = 0; i < nx; ++i) {
+            const int I = i + s.g(0), J = j + s.g(1), K = k + s.g(2);
+            double sum = 0.0, gv[3] = {0, 0, 0}, g2 = 0.0;
+            for (int a = 0; a < ndim_; ++a) {
+              const double lo = face[a][fidx(a, i, j, k)];
+              const double hi = face[a][fidx(a, i + (a == 0), j + (a == 1), k + (a == 2))];
+              sum += lo + hi;
+              gv[a] = kind_ == Kind::constant ? (a == dir_ ? g0_ : 0.0) : -(hi - lo) / g.dx[a];
+              g2 += gv[a] * gv[a];
+            }
+            u(igpot_, I, J, K) = sum / (2 * ndim_);
+            if (g2 > 0.0) {
+              double dx = g.dx[0];
+              for (int a = 1; a < ndim_; ++a) dx = std::min(dx, g.dx[a]);
+              limit = std::min(limit, std::sqrt(dx / std::sqrt(g2)));
+            }
+            // The field at mid-step: the mean of the field of the density before this
+            // step's hydro (the last solve's) and after it (this solve's).
+            double* prev = gp.data() + ((std::size_t(k) * ny + j) * nx + i) * std::size_t(ndim_);
+            if (dt > 0.0) {
+              const double rho = u(idens_, I, J, K);
+              double work = 0.0;
+              for (int a = 0; a < ndim_; ++a) {
+                const double gm = 0.5 * (prev[a] + gv[a]);
+                const double p0 = u(kMomx + a, I, J, K), p1 = p0 + dt * rho * gm;
+                u(kMomx + a, I, J, K) = p1;
+                work += 0.5 * (p0 + p1) * gm;
+              }
+              u(kEtot, I, J, K) += dt * work;
+            }
+            for (int a = 0; a < ndim_; ++a) prev[a] = gv[a];
+          }
+    });
+  }
+  dt_limit_ = limit < std::numeric_limits<double>::max() ? limit : 0.0;
+  ++solves_;
+  seconds_ += std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+nlohmann::json Gravity::summary(MPI_Comm comm) const {
+  const char* names[] = {"none", "constant", "multipole"};
+  nlohmann::json j{{"type", names[int(kind_)]}};
+  if (kind_ == Kind::none) return j;
+  double sec[2] = {seconds_, moment_seconds_};
+  MPI_Allreduce(MPI_IN_PLACE, sec, 2, MPI_DOUBLE, MPI_MAX, comm);
+  j["solves"] = solves_;
+  j["seconds_max_rank"] = sec[0];
+  if (kind_ == Kind::constant) {
+    j["constant_g"] = g0_;
+    j["direction"] = std::string(1, "xyz"[dir_]);
+    return j;
+  }
+  j["grav_const"] = G_;
+  j["lmax"] = lmax_;
+  j["mmax"] = exp_.mmax();
+  j["symmetric"] = symmetric_;
+  j["centre"] = centre_;
+  j["bins"] = exp_.bins().count;
+  j["bin_width"] = exp_.bins().h * scale_;
+  j["uniform_bins"] = exp_.bins().nu;
+  j["inner_bins"] = exp_.bins().ni;
+  j["inner_bin_width"] = exp_.bins().hi * scale_;
+  j["moment_doubles_gathered"] = gathered_;
+  j["moment_seconds_max_rank"] = sec[1];
+  return j;
+}
+
+}  // namespace tessera::gravity
