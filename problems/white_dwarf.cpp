@@ -40,19 +40,25 @@ double pressure_of(const eos::Eos& eos, double dens, double temp, long* calls) {
 
 }  // namespace
 
-double density_of_pressure(const eos::Eos& eos, double pres, double temp, double guess,
-                           long* calls) {
-  // f(x) = ln p(e^x, T) - ln pres rises with x = ln rho: bracket, then Illinois.
+double StarTemperature::operator()(double rho) const {
+  if (rho >= rho_iso) return temp_c;
+  return std::max(temp_fluff, temp_c * std::pow(rho / rho_iso, 2.0 / 3.0));
+}
+
+double density_of_pressure(const eos::Eos& eos, double pres, const StarTemperature& temp,
+                           double guess, long* calls) {
+  // f(x) = ln p(e^x, T(e^x)) - ln pres rises with x = ln rho: bracket, then Illinois.
   const double lp = std::log(pres);
-  auto f = [&](double x) { return std::log(pressure_of(eos, std::exp(x), temp, calls)) - lp; };
+  auto f = [&](double x) {
+    const double d = std::exp(x);
+    return std::log(pressure_of(eos, d, temp(d), calls)) - lp;
+  };
   double a = std::log(guess), fa = f(a);
   if (fa == 0) return guess;
   double step = fa > 0 ? -0.05 : 0.05;
   double b = a + step, fb = f(b);
   for (int n = 0; fa * fb > 0; ++n) {
-    if (n > 400)
-      throw Error(
-          fmt::format("white dwarf: no density has pressure {:.6e} at temp {:.6e}", pres, temp));
+    if (n > 400) throw Error(fmt::format("white dwarf: no density has pressure {:.6e}", pres));
     a = b, fa = fb;
     step *= 1.6;
     b = a + step;
@@ -88,13 +94,13 @@ double StarProfile::density_at(double x) const {
   return (1 - w) * dens[i - 1] + w * dens[i];
 }
 
-StarProfile build_star(const eos::Eos& eos, double rho_c, double temp_c, double rho_edge,
-                       double dr) {
+StarProfile build_star(const eos::Eos& eos, double rho_c, const StarTemperature& temp_c,
+                       double rho_edge, double dr) {
   if (!(rho_edge < rho_c)) throw Error("white dwarf: wd.rho_fluff must be below wd.rho_c");
   StarProfile s;
   s.temp = temp_c;
-  const double p_c = pressure_of(eos, rho_c, temp_c, &s.eos_calls);
-  const double p_edge = pressure_of(eos, rho_edge, temp_c, &s.eos_calls);
+  const double p_c = pressure_of(eos, rho_c, temp_c(rho_c), &s.eos_calls);
+  const double p_edge = pressure_of(eos, rho_edge, temp_c(rho_edge), &s.eos_calls);
   s.r.push_back(0);
   s.dens.push_back(rho_c);
   s.pres.push_back(p_c);
@@ -173,8 +179,11 @@ class WhiteDwarf final : public ProblemBase<WhiteDwarf> {
     ctr_[0] = p.get_real("wd.xctr");
     ctr_[1] = p.get_real("wd.yctr");
     ctr_[2] = p.get_real("wd.zctr");
-    star_ = build_star(eos, p.get_real("wd.rho_c"), p.get_real("wd.temp_c"), rho_fluff_,
-                       p.get_real("wd.dr"));
+    StarTemperature t;
+    t.temp_c = p.get_real("wd.temp_c");
+    t.rho_iso = p.get_real("wd.rho_isothermal");
+    t.temp_fluff = temp_fluff_;
+    star_ = build_star(eos, p.get_real("wd.rho_c"), t, rho_fluff_, p.get_real("wd.dr"));
     const auto& geo = p.get_string("mesh.geometry");
     cyl_ = geo == "cylindrical";
     sph_ = geo == "spherical";
@@ -185,10 +194,10 @@ class WhiteDwarf final : public ProblemBase<WhiteDwarf> {
   /// Radius, mass and how the star was built, for the log.
   std::string describe() const override {
     return fmt::format(
-        "white dwarf: rho_c {:.4e} g/cm^3, T {:.4e} K, radius {:.1f} km, mass {:.5f} Msun "
+        "white dwarf: rho_c {:.4e} g/cm^3, core T {:.4e} K, radius {:.1f} km, mass {:.5f} Msun "
         "({} samples, {} EOS calls)",
-        star_.dens[0], star_.temp, star_.radius / 1e5, star_.total_mass / constants::solar_mass,
-        star_.r.size(), star_.eos_calls);
+        star_.dens[0], star_.temp.temp_c, star_.radius / 1e5,
+        star_.total_mass / constants::solar_mass, star_.r.size(), star_.eos_calls);
   }
   const StarProfile& star() const { return star_; }
 
@@ -200,67 +209,76 @@ class WhiteDwarf final : public ProblemBase<WhiteDwarf> {
           "(add \"flame\" to driver.operators)");
   }
 
+  // Each zone: the volume average of rho over sub-zones, the mass-weighted average of T
+  // (an average of rho*e across the star's edge, where e rises steeply with density, can
+  // fall below the zero-temperature energy of the mean density: no EOS state), then the
+  // EOS (dens_temp) once per zone, the whole block in one pencil.
   template <class View>
   void init(const View& u, const mesh::BlockGeom& g, const mesh::BlockShape& s) const {
     const int ns[3] = {nsub_, ndim_ > 1 ? nsub_ : 1, ndim_ > 2 ? nsub_ : 1};
-    const int nsamp = ns[0] * ns[1] * ns[2];
-    const auto n = static_cast<std::size_t>(nsamp);
-    std::vector<double> dens(n), temp(n), eint(n), pres(n), gc(n), ge(n), w(n), fl(n);
+    const std::size_t nz = std::size_t(s.ni(0)) * std::size_t(s.ni(1)) * std::size_t(s.ni(2));
+    std::vector<double> dens(nz), temp(nz), eint(nz), pres(nz), gc(nz), ge(nz), fl(nz);
     // The flame front's width: the ADR model's profile (b = 3.2 zones) on this block.
     const double width = 0.5 * 3.2 * g.dx[0];
+    std::size_t z = 0;
     for (int k = 0; k < s.ni(2); ++k)
       for (int j = 0; j < s.ni(1); ++j)
-        for (int i = 0; i < s.ni(0); ++i) {
-          int q = 0;
+        for (int i = 0; i < s.ni(0); ++i, ++z) {
+          double sw = 0, sd = 0, st = 0, sf = 0;
           for (int c = 0; c < ns[2]; ++c)
             for (int b = 0; b < ns[1]; ++b)
-              for (int a = 0; a < ns[0]; ++a, ++q) {
+              for (int a = 0; a < ns[0]; ++a) {
                 const double x = g.lo[0] + (i + (a + 0.5) / ns[0]) * g.dx[0];
                 const double y = ndim_ > 1 ? g.lo[1] + (j + (b + 0.5) / ns[1]) * g.dx[1] : 0;
-                const double z = ndim_ > 2 ? g.lo[2] + (k + (c + 0.5) / ns[2]) * g.dx[2] : 0;
+                const double zz = ndim_ > 2 ? g.lo[2] + (k + (c + 0.5) / ns[2]) * g.dx[2] : 0;
                 // Distance from the star's centre; r-z: x is the cylindrical radius.
                 const double dx = cyl_ || sph_ ? x : x - ctr_[0];
                 const double dy = ndim_ > 1 ? y - ctr_[1] : 0;
-                const double dz = ndim_ > 2 ? z - ctr_[2] : 0;
+                const double dz = ndim_ > 2 ? zz - ctr_[2] : 0;
                 const double r = std::sqrt(dx * dx + dy * dy + dz * dz);
-                const double d = star_.density_at(r);
-                dens[std::size_t(q)] = d > rho_fluff_ ? d : rho_fluff_;
-                temp[std::size_t(q)] = d > rho_fluff_ ? star_.temp : temp_fluff_;
+                const double ds = star_.density_at(r);
+                const double d = ds > rho_fluff_ ? ds : rho_fluff_;
+                const double t = ds > rho_fluff_ ? star_.temp(ds) : temp_fluff_;
                 // Sub-zone volumes: 2 pi x dx dy in r-z, 4 pi x^2 dx in 1-D spherical.
-                w[std::size_t(q)] = cyl_ ? x : (sph_ ? x * x : 1.0);
+                const double w = cyl_ ? x : (sph_ ? x * x : 1.0);
+                double f = 0;
                 if (ignite_) {
                   // The bubble sits on the axis (y in r-z, z in 3-D) at ign_dist.
                   const double by = ndim_ == 2 ? dy - ign_dist_ : dy;
                   const double bz = ndim_ == 3 ? dz - ign_dist_ : dz;
-                  const double bx = ndim_ == 3 ? dx : dx;
-                  const double rb = std::sqrt(bx * bx + by * by + bz * bz);
-                  fl[std::size_t(q)] = 0.5 * (1.0 - std::tanh((rb - ign_radius_) / width));
+                  const double rb = std::sqrt(dx * dx + by * by + bz * bz);
+                  f = 0.5 * (1.0 - std::tanh((rb - ign_radius_) / width));
                 }
+                sw += w;
+                sd += w * d;
+                st += w * d * t;
+                sf += w * d * f;
               }
-          eos::Pencil pc;
-          pc.n = n;
-          pc.dens = dens.data();
-          pc.temp = temp.data();
-          pc.eint = eint.data();
-          pc.pres = pres.data();
-          pc.gamc = gc.data();
-          pc.game = ge.data();
-          if (eos_.apply(eos::Mode::dens_temp, pc).failed >= 0)
-            throw Error("white_dwarf: the EOS failed while mapping the star");
-          double sw = 0, sd = 0, se = 0, sf = 0;
-          for (std::size_t t = 0; t < n; ++t) {
-            sw += w[t];
-            sd += w[t] * dens[t];
-            se += w[t] * dens[t] * eint[t];
-            sf += w[t] * dens[t] * fl[t];
-          }
+          dens[z] = sd / sw;
+          temp[z] = st / sd;
+          fl[z] = sf / sd;  // a mass fraction
+        }
+    eos::Pencil pc;
+    pc.n = nz;
+    pc.dens = dens.data();
+    pc.temp = temp.data();
+    pc.eint = eint.data();
+    pc.pres = pres.data();
+    pc.gamc = gc.data();
+    pc.game = ge.data();
+    if (eos_.apply(eos::Mode::dens_temp, pc).failed >= 0)
+      throw Error("white_dwarf: the EOS failed while mapping the star");
+    z = 0;
+    for (int k = 0; k < s.ni(2); ++k)
+      for (int j = 0; j < s.ni(1); ++j)
+        for (int i = 0; i < s.ni(0); ++i, ++z) {
           const int I = i + s.g(0), J = j + s.g(1), K = k + s.g(2);
-          u(DENS, I, J, K) = sd / sw;
+          u(DENS, I, J, K) = dens[z];
           u(MOMX, I, J, K) = 0;
           u(MOMY, I, J, K) = 0;
           u(MOMZ, I, J, K) = 0;
-          u(ETOT, I, J, K) = se / sw;
-          if (iflam_ >= 0) u(iflam_, I, J, K) = ignite_ ? sf / sd : 0.0;  // mass fraction
+          u(ETOT, I, J, K) = dens[z] * eint[z];
+          if (iflam_ >= 0) u(iflam_, I, J, K) = ignite_ ? fl[z] : 0.0;
         }
   }
 
@@ -280,7 +298,10 @@ class WhiteDwarf final : public ProblemBase<WhiteDwarf> {
 
 void declare_white_dwarf_params(base::Params& p) {
   p.declare_real("wd.rho_c", 2.2e9, 1e-10, 1e15, "central density of the white dwarf (g/cm^3)");
-  p.declare_real("wd.temp_c", 7e8, 1e3, 1e13, "temperature of the (isothermal) star (K)");
+  p.declare_real("wd.temp_c", 7e8, 1e3, 1e13, "temperature of the star's isothermal core (K)");
+  p.declare_real("wd.rho_isothermal", 1e6, 0.0, 1e15,
+                 "density below which T falls as (rho/rho_isothermal)^(2/3), down to "
+                 "wd.temp_fluff (g/cm^3; 0: isothermal everywhere)");
   p.declare_real("wd.rho_fluff", 1e-3, 1e-12, 1e15,
                  "density of the fluff around the star; the integration stops there (g/cm^3)");
   p.declare_real("wd.temp_fluff", 3e7, 1e3, 1e13, "temperature of the fluff (K)");

@@ -253,6 +253,11 @@ template void EosUnit::eval_cells(const mesh::BlockView<mesh::Layout::zone_major
                                   const mesh::BlockShape&, const int*, std::size_t, double*,
                                   double*, double*, double*, double*, double*) const;
 
+void EosUnit::initialise(mesh::Mesh& /*m*/) {
+  failure_.clear();
+  failure_node_ = -1;
+}
+
 void EosUnit::record_failure(const std::string& what, int node) const {
   if (!failure_.empty()) return;  // the first one speaks
   failure_ = what;

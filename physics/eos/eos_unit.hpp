@@ -40,6 +40,9 @@ class EosUnit final : public physics::Unit {
                                                const mesh::BlockShape& s,
                                                long maxblocks) const override;
   void bind(mesh::Mesh& m, physics::Units& units) override;
+  /// The problem (re)filled every leaf: failures recorded on earlier states (a trial
+  /// refinement of the initial state, say, whose blocks the problem fills anew) are void.
+  void initialise(mesh::Mesh& m) override;
   nlohmann::json summary(MPI_Comm comm) const override;
 
   const Eos& eos() const { return *eos_; }
