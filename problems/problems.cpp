@@ -12,6 +12,7 @@
 #include "base/params.hpp"
 #include "physics/eos/eos.hpp"
 #include "physics/hydro/hydro.hpp"
+#include "problems/flame_problems.hpp"
 #include "problems/problem.hpp"
 
 namespace tessera::problems {
@@ -392,8 +393,9 @@ class Advection final : public ProblemBase<Advection> {
 }  // namespace
 
 void declare_params(base::Params& p) {
-  p.declare_string("problem.name", "sedov", {"sedov", "sod", "sound_wave", "advection"},
+  p.declare_string("problem.name", "sedov", {"sedov", "sod", "sound_wave", "advection", "flame_1d"},
                    "problem set-up");
+  declare_flame_params(p);
   p.declare_real("advection.rho", 1.0, 1e-300, 1e300, "density of the uniform flow");
   p.declare_real("advection.p", 1.0, 1e-300, 1e300, "pressure of the uniform flow");
   p.declare_real("advection.velx", 1.0, -1e300, 1e300, "flow velocity x");
@@ -438,6 +440,7 @@ std::unique_ptr<Problem> make(const base::Params& p, const eos::Eos& eos) {
   if (n == "sedov") return std::make_unique<Sedov>(p, eos);
   if (n == "sod") return std::make_unique<Sod>(p, eos);
   if (n == "advection") return std::make_unique<Advection>(p, eos);
+  if (n == "flame_1d") return make_flame_1d(p, eos);
   return std::make_unique<SoundWave>(p, eos);
 }
 
