@@ -65,7 +65,8 @@ class Flame1d final : public ProblemBase<Flame1d> {
         rho_(p.get_real("flame_1d.dens_fuel")),
         temp_(p.get_real("flame_1d.temp_fuel")),
         x0_(p.get_real("flame_1d.position")),
-        q_(p.get_real("burn.q_fuel")) {
+        q_(p.get_real("burn.q_fuel")),
+        vx_(p.get_real("flame_1d.velx")) {
     const auto& mode = p.get_string("flame_1d.burned_state");
     const auto& ops = p.get_string_list("driver.operators");
     ash_ =
@@ -100,6 +101,7 @@ class Flame1d final : public ProblemBase<Flame1d> {
 
   void bind(const mesh::Mesh& m) override {
     iflam_ = m.var_index("flam");
+    iqbrn_ = m.var_index("qbrn");
     if (iflam_ < 0) throw Error("flame_1d: no 'flam' in unk (add \"flame\" to driver.operators)");
     idx_.clear();
     for (const auto& n : names_) idx_.push_back(m.var_index(n));
@@ -117,11 +119,12 @@ class Flame1d final : public ProblemBase<Flame1d> {
           double rho = rho_, e = eu_;
           if (burnt > 1e-12) isobaric(burnt, rho, e);
           u(DENS, I, J, K) = rho;
-          u(MOMX, I, J, K) = 0.0;
+          u(MOMX, I, J, K) = rho * vx_;
           u(MOMY, I, J, K) = 0.0;
           u(MOMZ, I, J, K) = 0.0;
-          u(ETOT, I, J, K) = rho * e;
+          u(ETOT, I, J, K) = rho * (e + 0.5 * vx_ * vx_);
           u(iflam_, I, J, K) = phi;
+          if (iqbrn_ >= 0) u(iqbrn_, I, J, K) = ash_ ? burnt * q_ * xu_[fuel_] : 0.0;
           for (std::size_t q = 0; q < idx_.size(); ++q)
             u(idx_[q], I, J, K) = species(int(q), burnt);
         }
@@ -129,11 +132,11 @@ class Flame1d final : public ProblemBase<Flame1d> {
 
  private:
   const eos::Eos& eos_;
-  double rho_, temp_, x0_, q_;
+  double rho_, temp_, x0_, q_, vx_;
   bool ash_ = false;
   std::vector<std::string> names_;
   std::vector<double> a_, z_, xu_;
-  int fuel_ = -1, ashi_ = -1, iflam_ = -1;
+  int fuel_ = -1, ashi_ = -1, iflam_ = -1, iqbrn_ = -1;
   std::vector<int> idx_;
   double eu_ = 0.0, pu_ = 0.0;
 
@@ -190,6 +193,8 @@ void declare_flame_params(base::Params& p) {
   p.declare_real("flame_1d.temp_fuel", 5e8, 1e3, 1e11, "fuel temperature (K)");
   p.declare_real("flame_1d.position", 0.0, -1e300, 1e300,
                  "x of the front (phi = 1/2; burned below, fuel above) (cm)");
+  p.declare_real("flame_1d.velx", 0.0, -1e300, 1e300,
+                 "uniform initial velocity along x (cm/s; outflow boundaries then)");
   p.declare_string("flame_1d.burned_state", "auto", {"auto", "ash", "fuel"},
                    "burned side: isobaric ash, fuel (pure ADR), or ash iff burn is an operator");
 }

@@ -16,6 +16,14 @@
 // already burned zones) and none given back where d phi < 0 (diffusion tails, clipping):
 // burning is one-way here, where Flash-X's EIP would "unburn".
 //
+// The unit owns `qbrn`, the specific nuclear energy released so far (erg/g; a mass
+// scalar, advected, guard-filled, plotted; Townsley et al. advect the mean binding energy
+// the same way). With it the unit gives the flame its unburned-density estimate
+// (flame::FuelDensity, for the expansion correction): the density at which the zone's
+// matter, with its fuel restored (X_fuel + qbrn / q_fuel) and its enthalpy lowered by
+// qbrn, has the zone's pressure (secant iteration on the EOS in dens_pres mode, only in
+// zones inside the front, 0 < phi < 1).
+//
 // NOT BUILT (issue 10, item 2, later stages): the relaxation of the ash to
 // quasi-statistical equilibrium (Si group) and to nuclear statistical equilibrium on
 // density-dependent timescales, with neutronisation (Ye falling by electron captures).
@@ -26,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "physics/flame/flame.hpp"
 #include "physics/unit.hpp"
 
 namespace tessera::base {
@@ -36,9 +45,6 @@ class EosUnit;
 }
 namespace tessera::composition {
 class Composition;
-}
-namespace tessera::flame {
-class Flame;
 }
 
 namespace tessera::burn {
@@ -52,13 +58,15 @@ inline double fuel_consumed(double x_fuel, double phi_after, double dphi) {
   return x_fuel * (f < 1.0 ? f : 1.0);
 }
 
-class Burn final : public physics::UnitBase<Burn> {
+class Burn final : public physics::UnitBase<Burn>, public flame::FuelDensity {
  public:
   /// burn.fuel, burn.ash, burn.q_fuel.
   static void declare_params(base::Params& p);
   explicit Burn(const base::Params& p);
 
   std::string name() const override { return "burn"; }
+  /// qbrn (mass scalar, guard-filled, plotted).
+  std::vector<mesh::VarInfo> variables() const override;
   /// Finds the flame (required), the EOS, composition and the fuel and ash species.
   void bind(mesh::Mesh& m, physics::Units& units) override;
   /// Turns the flame's increment into ash and energy, then zeroes the increment
@@ -66,6 +74,15 @@ class Burn final : public physics::UnitBase<Burn> {
   void advance(mesh::Mesh& m, double dt) override;
   /// energy_released (erg, summed over ranks) and fuel_consumed (g).
   nlohmann::json summary(MPI_Comm comm) const override;
+  /// flame::FuelDensity: rho_u / rho of every cell of a row (1 outside 0 < phi < 1).
+  void ratio_row(const mesh::BlockView<mesh::Layout::var_major>& u, const mesh::BlockShape& s,
+                 int j, int k, double* out) const override {
+    ratio_impl(u, s, j, k, out);
+  }
+  void ratio_row(const mesh::BlockView<mesh::Layout::zone_major>& u, const mesh::BlockShape& s,
+                 int j, int k, double* out) const override {
+    ratio_impl(u, s, j, k, out);
+  }
 
   double q_fuel() const { return q_fuel_; }
   /// Energy released on this rank so far (erg; per unit area in 1-D Cartesian, per unit
@@ -75,10 +92,18 @@ class Burn final : public physics::UnitBase<Burn> {
  private:
   std::string fuel_name_, ash_name_;
   double q_fuel_ = 5.6016e17;
-  const flame::Flame* flame_ = nullptr;
+  flame::Flame* flame_ = nullptr;
+  const composition::Composition* comp_ = nullptr;
   const eos::EosUnit* eos_ = nullptr;
+  int iqbrn_ = -1, itemp_ = -1;
   int idens_ = -1, ietot_ = -1, ieint_ = -1, ifuel_ = -1, iash_ = -1, iflam_ = -1, ifdph_ = -1;
   double released_ = 0.0, consumed_ = 0.0;
+  mutable long estimates_ = 0, estimate_failures_ = 0;
+  template <class View>
+  void ratio_impl(const View& u, const mesh::BlockShape& s, int j, int k, double* out) const;
+  /// rho_u / rho of one cell (1 if the EOS gives no answer).
+  template <class View>
+  double ratio_cell(const View& u, int i, int j, int k) const;
 };
 
 }  // namespace tessera::burn

@@ -37,6 +37,9 @@ void Flame::declare_params(base::Params& p) {
                  "density (g/cm^3) below which the flame speed is 0");
   p.declare_real("flame.quench_dens_max", 1e7, 0.0, 1e20,
                  "density (g/cm^3) above which the flame speed is not reduced");
+  p.declare_bool("flame.expansion_correction", true,
+                 "local speed s rho_u / rho (rho_u from the burn unit) so that the front moves "
+                 "at s relative to the fuel");
   p.declare_real("flame.courant", 0.05, 1e-6, 0.5,
                  "largest flame Courant number s dt / dx (<= 0.5 keeps the explicit steps "
                  "stable; 0.01: front speed 0.997 s, 0.05: 0.980 s)");
@@ -56,6 +59,7 @@ Flame::Flame(const base::Params& p) {
   if (speed_.quench && !(speed_.quench_rho1 > speed_.quench_rho0))
     throw Error("flame.quench_dens_max must be above flame.quench_dens_min");
   courant_ = p.get_real("flame.courant");
+  expansion_ = p.get_bool("flame.expansion_correction");
 }
 
 std::vector<mesh::VarInfo> Flame::variables() const {
@@ -71,6 +75,7 @@ void Flame::bind(mesh::Mesh& m, physics::Units& /*units*/) {
   if (idens_ < 0) throw Error("flame: no unit declares 'dens' (the flame needs hydro)");
   phi1_.assign(m.shape().cells(), 0.0);
   spd_.assign(m.shape().cells(), 0.0);
+  ratio_.assign(m.shape().cells(), 1.0);
 }
 
 void Flame::initialise(mesh::Mesh& m) {
@@ -90,6 +95,9 @@ double Flame::max_dt(mesh::Mesh& m) const {
       rate = std::max(rate, speed_.speed_at(u(idens_, i, j, k), g.dx[0]) / dmin);
     });
   });
+  // The expansion correction raises the speed by rho_u / rho (<= the last step's largest
+  // ratio, times a margin for the front moving into denser matter).
+  rate *= expansion_ && fuel_density_ ? 1.1 * ratio_max_ : 1.0;
   return rate > 0.0 ? courant_ / rate : std::numeric_limits<double>::max();
 }
 
@@ -98,17 +106,24 @@ void Flame::advance(mesh::Mesh& m, double dt) {
   const auto& s = m.shape();
   m.fill_guards();  // flam and dens in the guard zones (every guard-filled variable)
   const int n0 = s.n(0), n1 = s.n(1), n2 = s.n(2);
-  double worst = 0.0;
+  double worst = 0.0, rmax = 1.0;
+  const bool expand = expansion_ && fuel_density_ != nullptr;
   m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom& g) {
     // Flash-X uses the zone width along x for the front's coefficients.
     const double delta = g.dx[0];
+    if (expand)
+      for (int k = 0; k < n2; ++k)
+        for (int j = 0; j < n1; ++j)
+          fuel_density_->ratio_row(u, s, j, k, ratio_.data() + (std::size_t(k) * n1 + j) * n0);
     // Step 1: reaction on the whole block array, guard zones included, so that the
     // diffusion of Step 2 sees the reacted field on its whole stencil.
     for (int k = 0; k < n2; ++k)
       for (int j = 0; j < n1; ++j)
         for (int i = 0; i < n0; ++i) {
           const std::size_t c = (std::size_t(k) * n1 + j) * n0 + i;
-          const double sp = speed_.speed_at(u(idens_, i, j, k), delta);
+          // Speed of the matter's unburned density, times rho_u / rho (expansion).
+          const double r = expand ? ratio_[c] : 1.0;
+          const double sp = speed_.speed_at(r * u(idens_, i, j, k), delta) * r;
           spd_[c] = sp;
           phi1_[c] = model_.react(u(iflam_, i, j, k), sp, delta, dt);
         }
@@ -128,10 +143,12 @@ void Flame::advance(mesh::Mesh& m, double dt) {
       const double phi = f[0] + dt * model_.kappa(spd_[c], delta) * lap;
       const double clipped = clip01(phi);
       worst = std::max(worst, std::fabs(phi - clipped));
+      if (expand) rmax = std::max(rmax, ratio_[c]);
       u(ifdph_, i, j, k) = clipped - u(iflam_, i, j, k);
       u(iflam_, i, j, k) = clipped;
     });
   });
+  ratio_max_ = rmax;
   largest_clip_ = std::max(largest_clip_, worst);
   ++steps_;
 }
@@ -163,6 +180,7 @@ nlohmann::json Flame::summary(MPI_Comm comm) const {
   nlohmann::json j{
       {"speed_model", speed_.model == SpeedModel::constant ? "constant" : "laminar_co"},
       {"courant", courant_},
+      {"expansion_correction", expansion_ && fuel_density_ != nullptr},
       {"steps", steps_},
       {"largest_clip", clip}};
   if (speed_.model == SpeedModel::constant) j["speed"] = speed_.speed;

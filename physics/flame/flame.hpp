@@ -15,6 +15,18 @@
 // gravity unit does not provide yet: flame.gravity_accel, or set_gravity_accel(), gives
 // it; then times the quench factor (flame.quench) between flame.quench_dens_min and
 // flame.quench_dens_max. Total "burned_mass": the volume integral of rho*phi.
+//
+// Expansion (flame.expansion_correction): in a front whose matter expands as it burns, the
+// ADR front with the local speed s moves at about s rho_f / rho_u relative to the fuel,
+// rho_f a density inside the front (0.95 s measured for rho_b / rho_u = 0.80), because
+// the mass burning rate is set where the reaction is. With the correction the zone's
+// speed is s rho_u / rho, rho_u the density its matter had before it burned at its
+// present pressure, which a FuelDensity (the burn unit) supplies: then the planar steady
+// front obeys -(mdot / rho_u) phi' = kappa phi'' + R / tau exactly (mdot the mass flux
+// through it), the equation of the front at constant density, so it moves at s relative
+// to the fuel with the model's width. The speed models and the quench see rho_u too (as
+// Flash-X's laminar speed sees its unburned-density estimate). Without a FuelDensity
+// (no burn unit) rho_u = rho.
 #include <string>
 #include <vector>
 
@@ -28,6 +40,19 @@ class Params;
 namespace tessera::flame {
 
 enum class SpeedModel { constant, laminar_co };
+
+/// Density ratio rho_u / rho of the matter of each cell of an x-row (guard cells
+/// included, element i of out is cell i of the block array row (j, k)): rho_u is the
+/// density the cell's matter had before it burned, at its present pressure (1 where
+/// nothing burned or no estimate exists). Implemented by the burn unit.
+class FuelDensity {
+ public:
+  virtual ~FuelDensity() = default;
+  virtual void ratio_row(const mesh::BlockView<mesh::Layout::var_major>& u,
+                         const mesh::BlockShape& s, int j, int k, double* out) const = 0;
+  virtual void ratio_row(const mesh::BlockView<mesh::Layout::zone_major>& u,
+                         const mesh::BlockShape& s, int j, int k, double* out) const = 0;
+};
 
 /// Speed parameters of the flame (flame.*), evaluated per zone by speed().
 struct SpeedOptions {
@@ -47,7 +72,7 @@ class Flame final : public physics::UnitBase<Flame> {
  public:
   /// flame.speed_model, flame.speed, flame.buoyancy, flame.atwood, flame.buoyancy_m,
   /// flame.gravity_accel, flame.quench, flame.quench_dens_min, flame.quench_dens_max,
-  /// flame.courant.
+  /// flame.courant, flame.expansion_correction.
   static void declare_params(base::Params& p);
   explicit Flame(const base::Params& p);
 
@@ -72,6 +97,9 @@ class Flame final : public physics::UnitBase<Flame> {
   /// The magnitude of gravity (cm/s^2) the buoyancy compensation uses, for a gravity
   /// unit to set each step (or flame.gravity_accel, constant).
   void set_gravity_accel(double g) { speed_.gravity = g; }
+  /// The unburned-density estimate for the expansion correction (the burn unit sets it
+  /// in its bind; it must outlive the flame's use of it). Null: rho_u = rho.
+  void set_fuel_density(const FuelDensity* f) { fuel_density_ = f; }
   const SpeedOptions& speed_options() const { return speed_; }
   const AdrModel& model() const { return model_; }
   /// unk indices (after bind).
@@ -87,8 +115,12 @@ class Flame final : public physics::UnitBase<Flame> {
   SpeedOptions speed_;
   AdrModel model_;
   double courant_ = 0.05;
+  bool expansion_ = true;
+  const FuelDensity* fuel_density_ = nullptr;
+  double ratio_max_ = 1.0;  ///< largest rho_u / rho of the last step (for max_dt)
   int idens_ = -1, iflam_ = -1, ifdph_ = -1;
-  std::vector<double> phi1_, spd_;  ///< one block array: phi after reaction, speed
+  std::vector<double> phi1_, spd_, ratio_;  ///< one block array: phi after reaction,
+                                            ///< speed, rho_u / rho
   long steps_ = 0;
   double largest_clip_ = 0.0;  ///< the largest |phi - clip(phi)| met
 };
