@@ -65,13 +65,15 @@ Flame::Flame(const base::Params& p) {
 std::vector<mesh::VarInfo> Flame::variables() const {
   using mesh::VarKind;
   return {{"flam", -1, VarKind::mass_scalar, true, true, name()},
-          {"fdph", -1, VarKind::auxiliary, false, false, name()}};
+          {"fdph", -1, VarKind::auxiliary, false, false, name()},
+          {"fspd", -1, VarKind::auxiliary, false, true, name()}};
 }
 
 void Flame::bind(mesh::Mesh& m, physics::Units& /*units*/) {
   idens_ = m.var_index("dens");
   iflam_ = m.var_index("flam");
   ifdph_ = m.var_index("fdph");
+  ifspd_ = m.var_index("fspd");
   if (idens_ < 0) throw Error("flame: no unit declares 'dens' (the flame needs hydro)");
   phi1_.assign(m.shape().cells(), 0.0);
   spd_.assign(m.shape().cells(), 0.0);
@@ -81,7 +83,10 @@ void Flame::bind(mesh::Mesh& m, physics::Units& /*units*/) {
 void Flame::initialise(mesh::Mesh& m) {
   const auto& s = m.shape();
   m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom&) {
-    mesh::for_each_zone(s, [&](int i, int j, int k) { u(ifdph_, i, j, k) = 0.0; });
+    mesh::for_each_zone(s, [&](int i, int j, int k) {
+      u(ifdph_, i, j, k) = 0.0;
+      u(ifspd_, i, j, k) = 0.0;  // max_dt of step 1: the speed without expansion
+    });
   });
 }
 
@@ -92,12 +97,13 @@ double Flame::max_dt(mesh::Mesh& m) const {
     double dmin = g.dx[0];
     for (int a = 1; a < s.ndim; ++a) dmin = std::min(dmin, g.dx[a]);
     mesh::for_each_zone(s, [&](int i, int j, int k) {
-      rate = std::max(rate, speed_.speed_at(u(idens_, i, j, k), g.dx[0]) / dmin);
+      // fspd: the last step's speed, expansion included (10 % margin for the front's
+      // move since); kept in unk, so a restart takes the same dt.
+      const double sp =
+          std::max(speed_.speed_at(u(idens_, i, j, k), g.dx[0]), 1.1 * u(ifspd_, i, j, k));
+      rate = std::max(rate, sp / dmin);
     });
   });
-  // The expansion correction raises the speed by rho_u / rho (<= the last step's largest
-  // ratio, times a margin for the front moving into denser matter).
-  rate *= expansion_ && fuel_density_ ? 1.1 * ratio_max_ : 1.0;
   return rate > 0.0 ? courant_ / rate : std::numeric_limits<double>::max();
 }
 
@@ -106,7 +112,7 @@ void Flame::advance(mesh::Mesh& m, double dt) {
   const auto& s = m.shape();
   m.fill_guards();  // flam and dens in the guard zones (every guard-filled variable)
   const int n0 = s.n(0), n1 = s.n(1), n2 = s.n(2);
-  double worst = 0.0, rmax = 1.0;
+  double worst = 0.0;
   const bool expand = expansion_ && fuel_density_ != nullptr;
   m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom& g) {
     // Flash-X uses the zone width along x for the front's coefficients.
@@ -143,12 +149,11 @@ void Flame::advance(mesh::Mesh& m, double dt) {
       const double phi = f[0] + dt * model_.kappa(spd_[c], delta) * lap;
       const double clipped = clip01(phi);
       worst = std::max(worst, std::fabs(phi - clipped));
-      if (expand) rmax = std::max(rmax, ratio_[c]);
+      u(ifspd_, i, j, k) = spd_[c];
       u(ifdph_, i, j, k) = clipped - u(iflam_, i, j, k);
       u(iflam_, i, j, k) = clipped;
     });
   });
-  ratio_max_ = rmax;
   largest_clip_ = std::max(largest_clip_, worst);
   ++steps_;
 }

@@ -4,10 +4,11 @@
 // advects it as rho*phi; guard-filled, plotted, usable as mesh.refine_var_N) and `fdph`,
 // the reaction-diffusion increment of phi of the last flame step (auxiliary, not
 // guard-filled, not plotted), which the burn unit turns into energy and ash and then
-// zeroes. Each step it fills the guard zones (Mesh::fill_guards: every guard-filled
-// variable, flam and dens included), then reacts, diffuses and clips (adr.hpp), timed in
-// region "flame". Its max_dt keeps the flame Courant number s dt / Delta at most
-// flame.courant (<= 0.5, which keeps both explicit steps stable in any dimension).
+// zeroes, and `fspd`, the speed each zone had in the last step (auxiliary, plotted). Each step it
+// fills the guard zones (Mesh::fill_guards: every guard-filled variable, flam and dens included),
+// then reacts, diffuses and clips (adr.hpp), timed in region "flame". Its max_dt keeps the flame
+// Courant number s dt / Delta at most flame.courant (<= 0.5, which keeps both explicit steps stable
+// in any dimension).
 //
 // Flame speed per zone (flame_speed.hpp): flame.speed_model "constant" (flame.speed) or
 // "laminar_co" (the C/O fit of the zone's density); with flame.buoyancy,
@@ -77,14 +78,16 @@ class Flame final : public physics::UnitBase<Flame> {
   explicit Flame(const base::Params& p);
 
   std::string name() const override { return "flame"; }
-  /// flam (mass scalar, guard-filled, plotted), fdph (auxiliary).
+  /// flam (mass scalar, guard-filled, plotted), fdph (auxiliary), fspd (the flame speed
+  /// of the last step, cm/s; auxiliary, plotted).
   std::vector<mesh::VarInfo> variables() const override;
   /// The five-point Laplacian.
   int nguard() const override { return 2; }
   void bind(mesh::Mesh& m, physics::Units& units) override;
-  /// fdph = 0 everywhere (no increment before the first step).
+  /// fdph = fspd = 0 everywhere (no increment, no speed before the first step).
   void initialise(mesh::Mesh& m) override;
-  /// flame.courant * Delta / s over this rank's zones (not reduced).
+  /// flame.courant * Delta / s over this rank's zones (not reduced); s the larger of the
+  /// zone's speed model and 1.1 fspd (the expansion-corrected speed of the last step).
   double max_dt(mesh::Mesh& m) const override;
   /// Reaction, diffusion, clip on every local leaf (collective: fills guard zones).
   void advance(mesh::Mesh& m, double dt) override;
@@ -117,8 +120,7 @@ class Flame final : public physics::UnitBase<Flame> {
   double courant_ = 0.05;
   bool expansion_ = true;
   const FuelDensity* fuel_density_ = nullptr;
-  double ratio_max_ = 1.0;  ///< largest rho_u / rho of the last step (for max_dt)
-  int idens_ = -1, iflam_ = -1, ifdph_ = -1;
+  int idens_ = -1, iflam_ = -1, ifdph_ = -1, ifspd_ = -1;
   std::vector<double> phi1_, spd_, ratio_;  ///< one block array: phi after reaction,
                                             ///< speed, rho_u / rho
   long steps_ = 0;
