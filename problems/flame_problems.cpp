@@ -113,7 +113,15 @@ class Flame1d final : public ProblemBase<Flame1d> {
     for (int k = 0; k < s.ni(2); ++k)
       for (int j = 0; j < s.ni(1); ++j)
         for (int i = 0; i < s.ni(0); ++i) {
-          const double phi = 0.5 * (1.0 - std::tanh((g.x(i) - x0_) / w));
+          // The tails cut where phi or 1 - phi falls below eps0 (about 5.5 zones from
+          // x0), as the front's own profile, whose sKPP reaction stops below eps0, has a
+          // sharp leading edge: refinement on flam (Loehner's estimator is scale-free)
+          // then flags the zones at the front, not an exp(-x/w) tail of 1e-16 values far
+          // ahead of it.
+          const flame::AdrModel adr;
+          double phi = 0.5 * (1.0 - std::tanh((g.x(i) - x0_) / w));
+          if (phi < adr.eps0) phi = 0.0;
+          if (phi > 1.0 - adr.eps1) phi = 1.0;
           const int I = i + s.g(0), J = j + s.g(1), K = k + s.g(2);
           const double burnt = ash_ ? phi : 0.0;
           double rho = rho_, e = eu_;

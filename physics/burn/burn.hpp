@@ -72,7 +72,9 @@ class Burn final : public physics::UnitBase<Burn>, public flame::FuelDensity {
   /// Turns the flame's increment into ash and energy, then zeroes the increment
   /// (collective only through nothing: purely local).
   void advance(mesh::Mesh& m, double dt) override;
-  /// energy_released (erg, summed over ranks) and fuel_consumed (g).
+  /// energy_released (erg, summed over ranks) and fuel_consumed (g) by this run (since
+  /// its start or restart; not checkpointed), estimates and failures of the unburned
+  /// density.
   nlohmann::json summary(MPI_Comm comm) const override;
   /// flame::FuelDensity: rho_u / rho of every cell of a row (1 outside 0 < phi < 1).
   void ratio_row(const mesh::BlockView<mesh::Layout::var_major>& u, const mesh::BlockShape& s,

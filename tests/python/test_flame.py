@@ -5,6 +5,7 @@ verification.md D) whatever s is, its progress variable stays in [0, 1], and wit
 the total energy rises by exactly the energy the burn unit released while mass is
 conserved. They need the generated EOS table (make test builds it)."""
 import os
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -147,8 +148,57 @@ def test_burning_releases_exactly_the_energy_it_reports_and_conserves_mass(tmp_p
 
 
 def test_flame_operators_are_checked():
-    import subprocess
     p = subprocess.run([EXE, "run", str(ROOT / "problems" / "flame_1d.toml"), "--dir",
                         "/nonexistent-never-created", 'driver.operators=["hydro","burn"]'],
                        capture_output=True, text=True)
     assert p.returncode != 0 and "'burn' needs 'flame' before it" in p.stderr
+
+
+def test_refinement_on_flam_follows_the_front_at_the_same_speed(tmp_path):
+    # Half the root blocks, one more level: refined where mesh.refine_var_1 = "flam" flags.
+    run("flame_1d.toml", tmp_path, "mesh.nblockx=8", "mesh.lrefine_max=2", "mesh.nrefs=4",
+        "io.plot_vars=flam,velx")
+    for f in reader.find_outputs(tmp_path).plotfiles:
+        ds = reader.read(f)
+        lv = ds.leaves()
+        x = np.concatenate([ds.cell_centers(b)[0].ravel() for b in lv])
+        d = np.concatenate([np.full(ds.cell_centers(b)[0].size, ds.cell_centers(b)[0].ravel()[1]
+                                    - ds.cell_centers(b)[0].ravel()[0]) for b in lv])
+        phi = np.concatenate([ds.field("flam")[b].ravel() for b in lv])
+        o = np.argsort(x)
+        xf = crossing(x[o], phi[o], 0.5)
+        # The zones around the front (phi = 1/2 and 4 zones either side) are fine ones.
+        near = np.abs(x - xf) < 4 * 1.0e4
+        assert np.all(d[near] < 1.5e4), f"t = {ds.time}: the front at {xf} is not refined"
+    h = front_history(tmp_path)
+    v, travelled = speed_relative_to_fuel(h)
+    print(f"\nAMR front: {v / 8e6:.4f} s relative to the fuel after {travelled:.0f} zones")
+    assert abs(v / 8.0e6 - 1.0) < 0.02
+
+
+def test_spherical_front_moves_at_s(tmp_path):
+    # 1-D spherical radius, ash at the centre: the curvature term (2/r) d phi/dr slows the
+    # front by about 2 kappa / r (0.4 % at 100 zones).
+    run("flame_1d.toml", tmp_path, "mesh.geometry=spherical", PURE, "io.plot_vars=flam,velx")
+    h = front_history(tmp_path)
+    v, travelled = speed_relative_to_fuel(h)
+    print(f"\nspherical pure ADR: {v / 8e6:.4f} s after {travelled:.0f} zones")
+    assert travelled > 50 and abs(v / 8.0e6 - 1.0) < 0.02
+
+
+def test_the_same_fields_on_1_and_2_ranks_and_after_a_restart(tmp_path):
+    common = ["mesh.nblockx=8", "mesh.lrefine_max=2", "mesh.nrefs=4", "driver.nend=2000",
+              "io.checkpoint_interval_steps=1000"]
+    run("flame_1d.toml", tmp_path / "one", *common)
+    run("flame_1d.toml", tmp_path / "two", *common, ranks=2)
+    chk = sorted((tmp_path / "one").glob("*_hdf5_chk_0001"))[0]
+    p = subprocess.run([EXE, "run", str(ROOT / "problems" / "flame_1d.toml"), "--dir",
+                        str(tmp_path / "again"), "--restart", str(chk), *common],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    last = {k: reader.read(reader.find_outputs(tmp_path / k).checkpoints[-1])
+            for k in ("one", "two", "again")}
+    for v in ["dens", "etot", "flam", "fspd", "qbrn", "c12", "mg24", "temp"]:
+        ref = last["one"].field(v)[last["one"].leaves()]
+        for k in ("two", "again"):
+            assert np.array_equal(ref, last[k].field(v)[last[k].leaves()]), (k, v)
