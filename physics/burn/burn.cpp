@@ -42,6 +42,7 @@ void Burn::bind(mesh::Mesh& m, physics::Units& units) {
   ietot_ = m.var_index("etot");
   iqbrn_ = m.var_index("qbrn");
   itemp_ = eos_->temp();
+  ipres_ = eos_->pres();
   flame_->set_fuel_density(this);
   ieint_ = eos_->eint();
   iflam_ = flame_->flam();
@@ -107,76 +108,159 @@ nlohmann::json Burn::summary(MPI_Comm comm) const {
 }
 
 template <class View>
-double Burn::ratio_cell(const View& u, int i, int j, int k) const {
-  const double rho = u(idens_, i, j, k), qb = u(iqbrn_, i, j, k);
-  const double mx = u(hydro::MOMX, i, j, k), my = u(hydro::MOMY, i, j, k),
-               mz = u(hydro::MOMZ, i, j, k);
-  const double e = u(ietot_, i, j, k) / rho - 0.5 * (mx * mx + my * my + mz * mz) / (rho * rho);
-  if (!(rho > 0.0 && qb > 1e-12 * e && e > 0.0)) return 1.0;
-  // The zone's composition, and the one before it burned (fuel restored).
+void Burn::ratio_impl(const View& u, const mesh::BlockShape& s, int j, int k, double* out) const {
+  const int n0 = s.n(0);
+  Work& w = work_;
+  w.resize(std::size_t(n0));
+  // Step 1: the cells inside the front (0 < phi < 1, some energy released): their state,
+  // their composition and the one before they burned (fuel restored).
   const auto& sp = comp_->species();
-  double ya = 0.0, yz = 0.0, yau = 0.0, yzu = 0.0;
-  const double dx = qb / q_fuel_;
-  for (std::size_t q = 0; q < sp.size(); ++q) {
-    const int v = comp_->index(q);
-    const double x = u(v, i, j, k);
-    const double xu = v == ifuel_ ? x + dx : (v == iash_ ? std::max(0.0, x - dx) : x);
-    ya += x / sp[q].a;
-    yz += x * sp[q].z / sp[q].a;
-    yau += xu / sp[q].a;
-    yzu += xu * sp[q].z / sp[q].a;
+  int m = 0;
+  for (int i = 0; i < n0; ++i) {
+    out[i] = 1.0;
+    const double phi = u(iflam_, i, j, k);
+    if (!(phi > 0.0 && phi < 1.0)) continue;
+    const double rho = u(idens_, i, j, k), qb = u(iqbrn_, i, j, k);
+    const double mx = u(hydro::MOMX, i, j, k), my = u(hydro::MOMY, i, j, k),
+                 mz = u(hydro::MOMZ, i, j, k);
+    const double e = u(ietot_, i, j, k) / rho - 0.5 * (mx * mx + my * my + mz * mz) / (rho * rho);
+    if (!(rho > 0.0 && qb > 1e-12 * e && e > 0.0)) continue;
+    double ya = 0.0, yz = 0.0, yau = 0.0, yzu = 0.0;
+    const double dx = qb / q_fuel_;
+    for (std::size_t q = 0; q < sp.size(); ++q) {
+      const int v = comp_->index(q);
+      const double x = u(v, i, j, k);
+      const double xu = v == ifuel_ ? x + dx : (v == iash_ ? std::max(0.0, x - dx) : x);
+      ya += x / sp[q].a;
+      yz += x * sp[q].z / sp[q].a;
+      yau += xu / sp[q].a;
+      yzu += xu * sp[q].z / sp[q].a;
+    }
+    w.cell[m] = i;
+    w.rho[m] = rho;
+    w.e[m] = e;
+    w.qb[m] = qb;
+    w.abar[m] = 1.0 / ya;
+    w.zbar[m] = w.abar[m] * yz;
+    w.abar_u[m] = 1.0 / yau;
+    w.zbar_u[m] = w.abar_u[m] * yzu;
+    w.temp[m] = u(itemp_, i, j, k) > 0.0 ? u(itemp_, i, j, k) : 1e9;
+    // An iterative EOS's state is guard-filled: every cell holds its current pressure.
+    w.p[m] = eos_->iterative() ? u(ipres_, i, j, k) : 0.0;
+    w.ok[m] = 1;
+    ++m;
   }
-  double abar = 1.0 / ya, zbar = abar * yz;
-  const double t0 = u(itemp_, i, j, k) > 0.0 ? u(itemp_, i, j, k) : 1e9;
-  double d = rho, temp = t0, eint = e, pres = 0.0, gamc = 0.0, game = 0.0;
-  eos::Pencil pc;
-  pc.n = 1;
-  pc.dens = &d;
-  pc.temp = &temp;
-  pc.eint = &eint;
-  pc.pres = &pres;
-  pc.gamc = &gamc;
-  pc.game = &game;
-  pc.abar = &abar;
-  pc.zbar = &zbar;
-  ++estimates_;
-  // Step 1: the zone's pressure (dens_ei; guard zones hold no EOS state of their own).
-  if (eos_->eos().apply(eos::Mode::dens_ei, pc).failed >= 0) {
-    ++estimate_failures_;
-    return 1.0;
+  if (m == 0) return;
+  estimates_ += m;
+  // Step 2: the pressures of a closed-form EOS (dens_ei, the zone's composition).
+  if (!eos_->iterative()) {
+    for (int q = 0; q < m; ++q) {
+      w.d[q] = w.rho[q];
+      w.ei[q] = w.e[q];
+      w.t[q] = w.temp[q];
+    }
+    if (eval(eos::Mode::dens_ei, m, w.abar.data(), w.zbar.data()) >= 0)
+      for (int q = 0; q < m; ++q) w.ok[q] = 0;  // no retry: the gamma law does not fail
+    for (int q = 0; q < m; ++q) w.p[q] = w.pr[q];
   }
-  const double p = pres, h_u = e + p / rho - qb;
-  // Step 2: the unburned matter at pressure p with enthalpy h_u: secant on the density
-  // from rho and the ideal-gas-like guess rho h / h_u.
-  abar = 1.0 / yau;
-  zbar = abar * yzu;
-  auto excess = [&](double r, bool& ok) {
-    d = r;
-    pres = p;
-    ok = eos_->eos().apply(eos::Mode::dens_pres, pc).failed < 0;
-    return eint + p / r - h_u;
-  };
-  bool ok0 = true, ok1 = true;
-  double r0 = rho, r1 = rho * (e + p / rho) / h_u;
-  double g0 = excess(r0, ok0), g1 = excess(r1, ok1);
-  for (int it = 0; it < 30 && ok0 && ok1; ++it) {
-    if (std::fabs(r1 - r0) <= 1e-12 * r1 || g1 == g0) return r1 / rho;
-    const double r2 = r1 - g1 * (r1 - r0) / (g1 - g0);
-    if (!(r2 > 0.0)) break;
-    r0 = r1, g0 = g1;
-    r1 = r2;
-    g1 = excess(r1, ok1);
+  // Step 3: the unburned matter at pressure p with enthalpy h_u = h - qbrn: a secant on
+  // each cell's density, the cells of the row in lockstep (one EOS pencil per iteration,
+  // dens_pres), from the ideal-gas-like guess rho h / h_u (3 % high in degenerate C/O at
+  // 3e8 g/cm^3) and 1 % below it.
+  for (int q = 0; q < m; ++q) {
+    w.hu[q] = w.e[q] + w.p[q] / w.rho[q] - w.qb[q];
+    w.r0[q] = w.rho[q] * (w.e[q] + w.p[q] / w.rho[q]) / w.hu[q];
+    w.r1[q] = 0.99 * w.r0[q];
   }
-  ++estimate_failures_;
-  return 1.0;
+  excess(m, w.r0.data(), w.g0.data());
+  excess(m, w.r1.data(), w.g1.data());
+  int left = m;
+  for (int it = 0; it < 30 && left > 0; ++it) {
+    left = 0;
+    for (int q = 0; q < m; ++q) {
+      if (w.ok[q] != 1) continue;  // done (2) or failed (0)
+      // 1e-10 in the density: far below what the front speed can tell.
+      if (std::fabs(w.r1[q] - w.r0[q]) <= 1e-10 * w.r1[q] || w.g1[q] == w.g0[q]) {
+        w.ok[q] = 2;
+        continue;
+      }
+      const double r2 = w.r1[q] - w.g1[q] * (w.r1[q] - w.r0[q]) / (w.g1[q] - w.g0[q]);
+      if (!(r2 > 0.0)) {
+        w.ok[q] = 0;
+        continue;
+      }
+      w.r0[q] = w.r1[q];
+      w.g0[q] = w.g1[q];
+      w.r1[q] = r2;
+      ++left;
+    }
+    if (left > 0) excess(m, w.r1.data(), w.g1.data());
+  }
+  for (int q = 0; q < m; ++q) {
+    if (w.ok[q] == 2)
+      out[w.cell[q]] = w.r1[q] / w.rho[q];
+    else
+      ++estimate_failures_;  // left at 1 (no correction)
+  }
 }
 
-template <class View>
-void Burn::ratio_impl(const View& u, const mesh::BlockShape& s, int j, int k, double* out) const {
-  for (int i = 0; i < s.n(0); ++i) {
-    const double phi = u(iflam_, i, j, k);
-    out[i] = phi > 0.0 && phi < 1.0 ? ratio_cell(u, i, j, k) : 1.0;
+int Burn::eval(eos::Mode mode, int n, const double* abar, const double* zbar) const {
+  Work& w = work_;
+  eos::Pencil pc;
+  pc.n = std::size_t(n);
+  pc.dens = w.d.data();
+  pc.temp = w.t.data();
+  pc.eint = w.ei.data();
+  pc.pres = w.pr.data();
+  pc.gamc = w.gc.data();
+  pc.game = w.ge.data();
+  pc.abar = abar;
+  pc.zbar = zbar;
+  return int(eos_->eos().apply(mode, pc).failed);
+}
+
+void Burn::excess(int m, const double* r, double* g) const {
+  // The cells still iterating (ok == 1), gathered into one pencil.
+  Work& w = work_;
+  int n = 0;
+  for (int q = 0; q < m; ++q) {
+    if (w.ok[q] != 1) continue;
+    w.at[n] = q;
+    w.d[n] = r[q];
+    w.pr[n] = w.p[q];
+    w.t[n] = w.temp[q];
+    w.ab[n] = w.abar_u[q];
+    w.zb[n] = w.zbar_u[q];
+    ++n;
+  }
+  if (n == 0) return;
+  if (eval(eos::Mode::dens_pres, n, w.ab.data(), w.zb.data()) >= 0) {
+    // Some cell has no state: again one by one, and those that fail are left out.
+    for (int c = 0; c < n; ++c) {
+      const int q = w.at[c];
+      w.d[0] = r[q];
+      w.pr[0] = w.p[q];
+      w.t[0] = w.temp[q];
+      const double ab = w.abar_u[q], zb = w.zbar_u[q];
+      if (eval(eos::Mode::dens_pres, 1, &ab, &zb) >= 0) {
+        w.ok[q] = 0;
+        continue;
+      }
+      w.temp[q] = w.t[0];
+      g[q] = w.ei[0] + w.p[q] / r[q] - w.hu[q];
+    }
+    return;
+  }
+  for (int c = 0; c < n; ++c) {
+    const int q = w.at[c];
+    w.temp[q] = w.t[c];  // the next iteration's Newton guess
+    g[q] = w.ei[c] + w.p[q] / r[q] - w.hu[q];
   }
 }
+
+template void Burn::ratio_impl(const mesh::BlockView<mesh::Layout::var_major>&,
+                               const mesh::BlockShape&, int, int, double*) const;
+template void Burn::ratio_impl(const mesh::BlockView<mesh::Layout::zone_major>&,
+                               const mesh::BlockShape&, int, int, double*) const;
 
 }  // namespace tessera::burn

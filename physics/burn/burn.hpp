@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "physics/eos/eos.hpp"
 #include "physics/flame/flame.hpp"
 #include "physics/unit.hpp"
 
@@ -97,15 +98,30 @@ class Burn final : public physics::UnitBase<Burn>, public flame::FuelDensity {
   flame::Flame* flame_ = nullptr;
   const composition::Composition* comp_ = nullptr;
   const eos::EosUnit* eos_ = nullptr;
-  int iqbrn_ = -1, itemp_ = -1;
+  int iqbrn_ = -1, itemp_ = -1, ipres_ = -1;
   int idens_ = -1, ietot_ = -1, ieint_ = -1, ifuel_ = -1, iash_ = -1, iflam_ = -1, ifdph_ = -1;
   double released_ = 0.0, consumed_ = 0.0;
   mutable long estimates_ = 0, estimate_failures_ = 0;
+  /// Row scratch of the unburned-density estimate (one x-row of a block).
+  struct Work {
+    std::vector<int> cell, at, ok;
+    std::vector<double> rho, e, qb, abar, zbar, abar_u, zbar_u, temp, p, hu, r0, r1, g0, g1;
+    std::vector<double> d, t, ei, pr, gc, ge, ab, zb;  ///< the EOS pencil
+    void resize(std::size_t n) {
+      if (cell.size() >= n) return;
+      for (auto* v : {&cell, &at, &ok}) v->assign(n, 0);
+      for (auto* v : {&rho, &e,  &qb, &abar, &zbar, &abar_u, &zbar_u, &temp, &p,  &hu, &r0,
+                      &r1,  &g0, &g1, &d,    &t,    &ei,     &pr,     &gc,   &ge, &ab, &zb})
+        v->assign(n, 0.0);
+    }
+  };
+  mutable Work work_;
   template <class View>
   void ratio_impl(const View& u, const mesh::BlockShape& s, int j, int k, double* out) const;
-  /// rho_u / rho of one cell (1 if the EOS gives no answer).
-  template <class View>
-  double ratio_cell(const View& u, int i, int j, int k) const;
+  /// The EOS in `mode` on the first n entries of work_'s pencil; the first failed index or -1.
+  int eval(eos::Mode mode, int n, const double* abar, const double* zbar) const;
+  /// g = e(r, p) + p / r - h_u for the cells still iterating (dens_pres, one pencil).
+  void excess(int m, const double* r, double* g) const;
 };
 
 }  // namespace tessera::burn
