@@ -3,7 +3,9 @@ deflagration problems/flame_1d.toml (C/O at 3e8 g/cm^3, Helmholtz EOS): the ADR 
 moves at its speed s relative to the fuel and keeps the model's width (2.6 zones,
 verification.md D) whatever s is, its progress variable stays in [0, 1], and with burning
 the total energy rises by exactly the energy the burn unit released while mass is
-conserved. They need the generated EOS table (make test builds it)."""
+conserved; refinement on flam follows the front, the spherical front moves at s, and the
+fields are the same to the bit on 1 and 2 ranks and after a restart. They need the
+generated EOS table (make test builds it)."""
 import os
 import subprocess
 from pathlib import Path
