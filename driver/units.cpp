@@ -4,23 +4,28 @@
 
 #include "base/error.hpp"
 #include "base/params.hpp"
+#include "physics/burn/burn.hpp"
 #include "physics/composition/composition.hpp"
 #include "physics/eos/eos_unit.hpp"
+#include "physics/flame/flame.hpp"
 #include "physics/gravity/gravity.hpp"
 #include "physics/hydro/hydro.hpp"
 
 namespace tessera::driver {
 
 namespace {
-const char* const kOperators[] = {"hydro", "gravity"};
+const char* const kOperators[] = {"hydro", "gravity", "flame", "burn"};
 }
 
 void declare_unit_params(base::Params& p) {
   p.declare_string_list(
       "driver.operators", {"hydro"},
-      "physics operators applied each step, in this order (known: hydro, gravity)");
+      "physics operators applied each step, in this order (known: hydro, gravity, flame, "
+      "burn; burn after flame)");
   hydro::Hydro::declare_params(p);
   gravity::Gravity::declare_params(p);
+  flame::Flame::declare_params(p);
+  burn::Burn::declare_params(p);
   eos::EosUnit::declare_params(p);
   composition::Composition::declare_params(p);
 }
@@ -37,6 +42,13 @@ physics::Units make_units(const base::Params& p, std::vector<physics::Unit*>* op
     } else if (names[n] == "gravity") {
       if (n == 0) throw Error("driver.operators: 'gravity' needs 'hydro' before it");
       units.add(std::make_unique<gravity::Gravity>(p));
+    } else if (names[n] == "flame") {
+      units.add(std::make_unique<flame::Flame>(p));
+    } else if (names[n] == "burn") {
+      // It turns the flame's increment of this step into energy: the flame comes first.
+      if (std::find(names.begin(), names.begin() + long(n), "flame") == names.begin() + long(n))
+        throw Error("driver.operators: 'burn' needs 'flame' before it");
+      units.add(std::make_unique<burn::Burn>(p));
     } else {
       std::string known;
       for (const char* k : kOperators) known += std::string(known.empty() ? "" : ", ") + k;

@@ -13,6 +13,7 @@
 #include "physics/eos/eos.hpp"
 #include "physics/hydro/hydro.hpp"
 #include "problems/eos_state.hpp"
+#include "problems/flame_problems.hpp"
 #include "problems/gravity_problems.hpp"
 #include "problems/problem.hpp"
 #include "problems/white_dwarf.hpp"
@@ -365,10 +366,12 @@ class Advection final : public ProblemBase<Advection> {
 }  // namespace
 
 void declare_params(base::Params& p) {
-  p.declare_string("problem.name", "sedov",
-                   {"sedov", "sod", "sound_wave", "advection", "white_dwarf", "maclaurin"},
-                   "problem set-up");
+  p.declare_string(
+      "problem.name", "sedov",
+      {"sedov", "sod", "sound_wave", "advection", "white_dwarf", "maclaurin", "flame_1d"},
+      "problem set-up");
   declare_white_dwarf_params(p);
+  declare_flame_params(p);
   p.declare_real("advection.rho", 1.0, 1e-300, 1e300, "density of the uniform flow");
   p.declare_real("advection.p", 1.0, 1e-300, 1e300, "pressure of the uniform flow");
   p.declare_real("advection.velx", 1.0, -1e300, 1e300, "flow velocity x");
@@ -416,6 +419,7 @@ std::unique_ptr<Problem> make(const base::Params& p, const eos::Eos& eos) {
   if (n == "advection") return std::make_unique<Advection>(p, eos);
   if (n == "white_dwarf") return make_white_dwarf(p, eos);
   if (n == "maclaurin") return make_maclaurin(p, eos);
+  if (n == "flame_1d") return make_flame_1d(p, eos);
   return std::make_unique<SoundWave>(p, eos);
 }
 
