@@ -184,6 +184,22 @@ class WhiteDwarf final : public ProblemBase<WhiteDwarf> {
     t.rho_iso = p.get_real("wd.rho_isothermal");
     t.temp_fluff = temp_fluff_;
     star_ = build_star(eos, p.get_real("wd.rho_c"), t, rho_fluff_, p.get_real("wd.dr"));
+    if (ignite_) {
+      // The bubble is ash: a fraction flam of the fuel (burn.fuel) became ash (burn.ash)
+      // at constant density, releasing flam q X_fuel (burn.q_fuel) per gram, as the burn
+      // unit would have (an overpressured matchhead that expands).
+      const auto& sp = p.get_string_list("composition.species");
+      const auto& x0 = p.get_string_list("composition.initial");
+      names_.assign(sp.begin(), sp.end());
+      for (std::size_t q = 0; q < sp.size(); ++q) {
+        xu_.push_back(q < x0.size() ? std::stod(x0[q]) : 0.0);
+        if (sp[q] == p.get_string("burn.fuel")) fuel_ = int(q);
+        if (sp[q] == p.get_string("burn.ash")) ash_ = int(q);
+      }
+      if (fuel_ < 0 || ash_ < 0)
+        throw Error("white_dwarf: wd.ignite needs burn.fuel and burn.ash in composition.species");
+      q_ = p.get_real("burn.q_fuel");
+    }
     const auto& geo = p.get_string("mesh.geometry");
     cyl_ = geo == "cylindrical";
     sph_ = geo == "spherical";
@@ -203,6 +219,9 @@ class WhiteDwarf final : public ProblemBase<WhiteDwarf> {
 
   void bind(const mesh::Mesh& m) override {
     iflam_ = m.var_index("flam");
+    iqbrn_ = m.var_index("qbrn");
+    idx_.clear();
+    for (const auto& n : names_) idx_.push_back(m.var_index(n));
     if (ignite_ && iflam_ < 0)
       throw Error(
           "white_dwarf: wd.ignite needs the flame's progress variable flam "
@@ -277,8 +296,17 @@ class WhiteDwarf final : public ProblemBase<WhiteDwarf> {
           u(MOMX, I, J, K) = 0;
           u(MOMY, I, J, K) = 0;
           u(MOMZ, I, J, K) = 0;
-          u(ETOT, I, J, K) = dens[z] * eint[z];
-          if (iflam_ >= 0) u(iflam_, I, J, K) = ignite_ ? fl[z] : 0.0;
+          const double f = ignite_ ? fl[z] : 0.0;
+          const double q = ignite_ ? f * q_ * xu_[std::size_t(fuel_)] : 0.0;
+          u(ETOT, I, J, K) = dens[z] * (eint[z] + q);
+          if (iflam_ >= 0) u(iflam_, I, J, K) = f;
+          if (iqbrn_ >= 0) u(iqbrn_, I, J, K) = q;
+          for (std::size_t s2 = 0; ignite_ && s2 < idx_.size(); ++s2) {
+            double x = xu_[s2];
+            if (int(s2) == fuel_) x *= 1.0 - f;
+            if (int(s2) == ash_) x += f * xu_[std::size_t(fuel_)];
+            u(idx_[s2], I, J, K) = x;
+          }
         }
   }
 
@@ -290,7 +318,12 @@ class WhiteDwarf final : public ProblemBase<WhiteDwarf> {
   double ign_radius_, ign_dist_;
   double ctr_[3] = {0, 0, 0};
   bool cyl_ = false, sph_ = false;
-  int iflam_ = -1;
+  int iflam_ = -1, iqbrn_ = -1;
+  std::vector<std::string> names_;  ///< composition.species (ignition only)
+  std::vector<double> xu_;          ///< composition.initial (the fuel)
+  std::vector<int> idx_;
+  int fuel_ = -1, ash_ = -1;
+  double q_ = 0;
   StarProfile star_;
 };
 
