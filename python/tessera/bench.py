@@ -947,7 +947,15 @@ def run_bench(spec: Spec, log=print) -> int:
         log("(efficiency = T(r0)*r0 / (T(r)*r) against the smallest rank count)")
     unavailable = {m: why for e in entries for m, why in e["unavailable"].items()}
     if unavailable:
-        log("unavailable: " + "; ".join(f"{m}: {why}" for m, why in sorted(unavailable.items())))
+        # One line per counter and reason, with the regions it applies to counted (a
+        # counter the machine lacks is unavailable in every region alike).
+        by_reason: Dict[tuple, List[str]] = {}
+        for m, why in sorted(unavailable.items()):
+            head, _, counter = m.rpartition(".")
+            by_reason.setdefault((counter, why), []).append(head)
+        for (counter, why), where in sorted(by_reason.items()):
+            at = where[0] if len(where) == 1 else f"{len(where)} regions"
+            log(f"unavailable: {counter} ({at}): {why}")
     log(f"written: {out / 'results.csv'}, {out / 'summary.json'}"
         + "".join(f", {out / p}" for p in files["png"][:3])
         + (f" (+{len(files['png']) - 3} more PNGs)" if len(files["png"]) > 3 else "")
