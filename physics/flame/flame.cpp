@@ -14,8 +14,12 @@
 namespace tessera::flame {
 
 double SpeedOptions::speed_at(double rho, double delta) const {
+  return speed_at(rho, delta, gravity);
+}
+
+double SpeedOptions::speed_at(double rho, double delta, double g) const {
   double s = model == SpeedModel::constant ? speed : laminar_speed_co(rho);
-  if (buoyancy) s = std::max(s, buoyant_speed(atwood, gravity, delta, m));
+  if (buoyancy) s = std::max(s, buoyant_speed(atwood, g, delta, m));
   if (quench) s *= quench_factor(rho, quench_rho0, quench_rho1);
   return s;
 }
@@ -24,14 +28,15 @@ void Flame::declare_params(base::Params& p) {
   p.declare_string("flame.speed_model", "laminar_co", {"constant", "laminar_co"},
                    "flame speed: constant (flame.speed) or the laminar C/O fit of the density");
   p.declare_real("flame.speed", 8e6, 0.0, 1e10, "flame speed of the constant model (cm/s)");
-  p.declare_bool(
-      "flame.buoyancy", false,
-      "buoyancy compensation s = max(s, 0.5 sqrt(A g m dx)) (needs flame.gravity_accel)");
+  p.declare_bool("flame.buoyancy", false,
+                 "buoyancy compensation s = max(s, 0.5 sqrt(A g m dx)) (g: flame.gravity_accel or "
+                 "the gravity operator's local field)");
   p.declare_real("flame.atwood", 0.1, 0.0, 1.0,
                  "Atwood number A of fuel and ash for the buoyancy compensation (constant)");
   p.declare_real("flame.buoyancy_m", 0.06, 0.0, 10.0, "factor m of the buoyancy compensation");
   p.declare_real("flame.gravity_accel", 0.0, 0.0, 1e20,
-                 "|g| (cm/s^2) for the buoyancy compensation until a gravity unit sets it");
+                 "|g| (cm/s^2) for the buoyancy compensation; 0 with the gravity operator: "
+                 "the local |grad gpot| of each zone");
   p.declare_bool("flame.quench", true, "switch the flame off at low density (3x^2 - 2x^3 ramp)");
   p.declare_real("flame.quench_dens_min", 1e6, 0.0, 1e20,
                  "density (g/cm^3) below which the flame speed is 0");
@@ -74,6 +79,11 @@ void Flame::bind(mesh::Mesh& m, physics::Units& /*units*/) {
   iflam_ = m.var_index("flam");
   ifdph_ = m.var_index("fdph");
   ifspd_ = m.var_index("fspd");
+  // Buoyancy with the local field: gravity's potential, unless |g| is given.
+  igpot_ = speed_.buoyancy && !(speed_.gravity > 0.0) ? m.var_index("gpot") : -1;
+  if (speed_.buoyancy && !(speed_.gravity > 0.0) && igpot_ < 0)
+    throw Error("flame.buoyancy needs flame.gravity_accel > 0 or the gravity operator");
+  gabs_.assign(m.shape().cells(), speed_.gravity);
   if (idens_ < 0) throw Error("flame: no unit declares 'dens' (the flame needs hydro)");
   phi1_.assign(m.shape().cells(), 0.0);
   spd_.assign(m.shape().cells(), 0.0);
@@ -107,6 +117,33 @@ double Flame::max_dt(mesh::Mesh& m) const {
   return rate > 0.0 ? courant_ / rate : std::numeric_limits<double>::max();
 }
 
+template <class View>
+void Flame::local_gravity(const View& u, const mesh::BlockShape& s, const mesh::BlockGeom& g) {
+  const int n0 = s.n(0), n1 = s.n(1), n2 = s.n(2);
+  int lo[3], hi[3];
+  for (int a = 0; a < 3; ++a) {
+    lo[a] = s.g(a);
+    hi[a] = s.g(a) + s.ni(a) - 1;
+  }
+  for (int k = 0; k < n2; ++k)
+    for (int j = 0; j < n1; ++j)
+      for (int i = 0; i < n0; ++i) {
+        const int c[3] = {std::clamp(i, lo[0], hi[0]), std::clamp(j, lo[1], hi[1]),
+                          std::clamp(k, lo[2], hi[2])};
+        double g2 = 0.0;
+        for (int a = 0; a < s.ndim; ++a) {
+          int m[3] = {c[0], c[1], c[2]}, p[3] = {c[0], c[1], c[2]};
+          m[a] = std::max(c[a] - 1, lo[a]);
+          p[a] = std::min(c[a] + 1, hi[a]);
+          if (p[a] == m[a]) continue;  // one zone along a: no gradient
+          const double ga = (u(igpot_, p[0], p[1], p[2]) - u(igpot_, m[0], m[1], m[2])) /
+                            ((p[a] - m[a]) * g.dx[a]);
+          g2 += ga * ga;
+        }
+        gabs_[(std::size_t(k) * n1 + j) * n0 + i] = std::sqrt(g2);
+      }
+}
+
 void Flame::advance(mesh::Mesh& m, double dt) {
   TESSERA_REGION("flame");
   const auto& s = m.shape();
@@ -121,6 +158,7 @@ void Flame::advance(mesh::Mesh& m, double dt) {
       for (int k = 0; k < n2; ++k)
         for (int j = 0; j < n1; ++j)
           fuel_density_->ratio_row(u, s, j, k, ratio_.data() + (std::size_t(k) * n1 + j) * n0);
+    if (igpot_ >= 0) local_gravity(u, s, g);
     // Step 1: reaction on the whole block array, guard zones included, so that the
     // diffusion of Step 2 sees the reacted field on its whole stencil.
     for (int k = 0; k < n2; ++k)
@@ -129,7 +167,7 @@ void Flame::advance(mesh::Mesh& m, double dt) {
           const std::size_t c = (std::size_t(k) * n1 + j) * n0 + i;
           // Speed of the matter's unburned density, times rho_u / rho (expansion).
           const double r = expand ? ratio_[c] : 1.0;
-          const double sp = speed_.speed_at(r * u(idens_, i, j, k), delta) * r;
+          const double sp = speed_.speed_at(r * u(idens_, i, j, k), delta, gabs_[c]) * r;
           spd_[c] = sp;
           phi1_[c] = model_.react(u(iflam_, i, j, k), sp, delta, dt);
         }
@@ -191,7 +229,10 @@ nlohmann::json Flame::summary(MPI_Comm comm) const {
   if (speed_.model == SpeedModel::constant) j["speed"] = speed_.speed;
   if (speed_.buoyancy) {
     j["atwood"] = speed_.atwood;
-    j["gravity_accel"] = speed_.gravity;
+    if (igpot_ >= 0)
+      j["gravity_accel"] = "local |grad gpot|";
+    else
+      j["gravity_accel"] = speed_.gravity;
   }
   return j;
 }
