@@ -450,8 +450,13 @@ void Simulation::write(bool checkpoint, bool force_sync) {
       const auto& s = mesh_->shape();
       mesh_->with_layout([&](auto tag) {
         auto u = mesh_->view(node, tag);
-        std::size_t c = 0;
-        mesh::for_each_zone(s, [&](int i, int j, int k) { out[c++] = u(v, i, j, k); });
+        const int i0 = s.g(0), n = s.ni(0);
+        for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+          for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
+            const auto r = u.row(v, j, k);  // interior x-rows (contiguous in var-major)
+            for (int i = 0; i < n; ++i) out[i] = r[i0 + i];
+            out += n;
+          }
       });
     };
     stored.push_back(std::move(ov));
@@ -672,6 +677,7 @@ nlohmann::json Simulation::run() {
   if (write_final && !stop) write(false);
   if (write_final || stop) write(true, /*force_sync=*/true);  // the last one is synchronous
   out_->drain();
+  memory::detail::release_spare();  // the kept staging arenas: the report lists live ones
   raise_io_errors();
   const double wall = std::chrono::duration<double>(Clock::now() - t_start).count();
 

@@ -492,32 +492,85 @@ std::mutex& owned_mutex() {
   static std::mutex m;
   return m;
 }
+// An arena of the table with the configuration it was asked for.
+struct Owned {
+  std::unique_ptr<Arena> arena;
+  ArenaConfig cfg;
+};
 // Never destroyed, like the registry: a static container may free into it at exit.
-std::map<void*, std::unique_ptr<Arena>>& owned() {
-  static auto* m = new std::map<void*, std::unique_ptr<Arena>>;
+std::map<void*, Owned>& owned() {
+  static auto* m = new std::map<void*, Owned>;
   return *m;
+}
+// Freed arenas kept mapped (and faulted) for the next allocation of the same name and
+// configuration: outputs snapshot the same sizes again and again, and a fresh arena
+// costs the kernel's zeroing of every page (most of the step loop's share of an
+// asynchronous checkpoint). At most kSpare are kept; an allocation none of them fits
+// unmaps them all first (the peak stays what it was without spares); release_spare()
+// unmaps them.
+constexpr std::size_t kSpare = 2;
+std::vector<Owned>& spare() {
+  static auto* v = new std::vector<Owned>;
+  return *v;
 }
 }  // namespace
 
 void* arena_allocate(const std::string& name, std::size_t bytes, const ArenaConfig& cfg) {
-  auto a = std::make_unique<Arena>(name, std::max<std::size_t>(bytes, 1), cfg);
-  void* p = a->data();
+  bytes = std::max<std::size_t>(bytes, 1);
+  std::vector<Owned> unfit;
+  {
+    std::lock_guard<std::mutex> lock(owned_mutex());
+    auto& s = spare();
+    // The smallest spare arena that fits and wastes at most half of itself.
+    auto best = s.end();
+    for (auto it = s.begin(); it != s.end(); ++it) {
+      const Arena& a = *it->arena;
+      if (a.name() != name || it->cfg.policy != cfg.policy ||
+          it->cfg.hugepage_size != cfg.hugepage_size || a.bytes() < bytes || a.bytes() > 2 * bytes)
+        continue;
+      if (best == s.end() || a.bytes() < best->arena->bytes()) best = it;
+    }
+    if (best != s.end()) {
+      void* p = best->arena->data();
+      owned().emplace(p, std::move(*best));
+      s.erase(best);
+      return p;
+    }
+    // None fits: unmap the spares before mapping anew, so that keeping them never raises
+    // the peak above what the same allocations cost without them.
+    unfit.swap(s);
+  }
+  unfit.clear();
+  Owned o{std::make_unique<Arena>(name, bytes, cfg), cfg};
+  void* p = o.arena->data();
   std::lock_guard<std::mutex> lock(owned_mutex());
-  owned().emplace(p, std::move(a));
+  owned().emplace(p, std::move(o));
   return p;
 }
 
 void arena_deallocate(void* p) noexcept {
   if (!p) return;
-  std::unique_ptr<Arena> a;
+  Owned o;
   {
     std::lock_guard<std::mutex> lock(owned_mutex());
     auto it = owned().find(p);
     if (it == owned().end()) return;
-    a = std::move(it->second);
+    o = std::move(it->second);
     owned().erase(it);
+    if (spare().size() < kSpare) {
+      spare().push_back(std::move(o));
+      return;
+    }
   }
-}  // a unmaps here, outside the lock
+}  // o's arena unmaps here, outside the lock
+
+void release_spare() noexcept {
+  std::vector<Owned> out;
+  {
+    std::lock_guard<std::mutex> lock(owned_mutex());
+    out.swap(spare());
+  }
+}  // unmapped here, outside the lock
 
 }  // namespace detail
 

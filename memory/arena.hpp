@@ -127,8 +127,12 @@ std::optional<ArenaReport> report_of(const void* addr);
 namespace detail {
 /// A new Arena(name, bytes, cfg) owned by a process-wide table keyed by its address.
 void* arena_allocate(const std::string& name, std::size_t bytes, const ArenaConfig& cfg);
-/// Unmaps the arena arena_allocate returned at p (no-op for nullptr).
+/// Frees the arena arena_allocate returned at p (no-op for nullptr): kept mapped as a
+/// spare for the next arena_allocate of its name and policy (at most two spares), else
+/// unmapped.
 void arena_deallocate(void* p) noexcept;
+/// Unmaps the spare arenas.
+void release_spare() noexcept;
 }  // namespace detail
 
 /// A standard allocator whose every allocation is an Arena of its own (named, with a
@@ -156,6 +160,17 @@ class ArenaAllocator {
     return static_cast<T*>(detail::arena_allocate(spec_->name, n * sizeof(T), spec_->cfg));
   }
   void deallocate(T* p, std::size_t) noexcept { detail::arena_deallocate(p); }
+  /// Elements are default-initialised (a vector's resize(n) of doubles leaves them
+  /// unset): every user overwrites the whole buffer, and a second pass over a large
+  /// snapshot is what the step loop waits for.
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
 
   const std::string& name() const { return spec_->name; }
   const ArenaConfig& config() const { return spec_->cfg; }

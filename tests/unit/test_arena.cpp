@@ -347,11 +347,22 @@ TEST(ArenaAllocator, EachBufferIsANamedArenaThatReportOfFindsAndFreeingRemoves) 
 
   ArenaVector<double> w(n, 0.0, v.get_allocator());  // same name and policy
   EXPECT_EQ(count_named(report_all(), "alloc_stage"), 2u);
-  v = std::move(w);  // v's old buffer is freed; w's moves over
-  EXPECT_EQ(count_named(report_all(), "alloc_stage"), 1u);
+  const void* old = v.data();
+  v = std::move(w);  // v's old buffer is freed (kept as a spare, still mapped); w's moves over
+  EXPECT_EQ(count_named(report_all(), "alloc_stage"), 2u);
   EXPECT_EQ(v.get_allocator().name(), "alloc_stage");
+  // The next buffer of that name, policy and size is the spare: no new mapping.
+  ArenaVector<double> x(n, v.get_allocator());
+  EXPECT_EQ(static_cast<const void*>(x.data()), old);
+  EXPECT_EQ(count_named(report_all(), "alloc_stage"), 2u);
+  // A size no spare fits unmaps the spares first.
+  x = ArenaVector<double>(v.get_allocator());  // x's buffer becomes the spare
+  ArenaVector<double> big(4 * n, v.get_allocator());
+  EXPECT_EQ(count_named(report_all(), "alloc_stage"), 2u);  // v and big
+  big = ArenaVector<double>(v.get_allocator());
   v.clear();
   v.shrink_to_fit();
+  tessera::memory::detail::release_spare();
   EXPECT_EQ(count_named(report_all(), "alloc_stage"), 0u);
 }
 
