@@ -7,6 +7,7 @@ CHK steps, in three modes on 1 and 2 ranks, interleaved, REPEAT times each (medi
   none   no outputs at all: the compute baseline
   sync   checkpoints written by the step loop (io.async=false)
   async  checkpoints handed to the I/O thread (io.async=true)
+  async-low, async-idle  the same with io.thread_priority=low / idle (with --priorities)
 
 Reported per (ranks, mode): total wall time, step-loop (evolution) time, checkpoint time
 the step loop was blocked vs the time the writes took, the hidden fraction
@@ -38,7 +39,9 @@ def one_run(mode, ranks, steps, chk, stage):
         extra = [f"driver.nend={steps}"]
         if mode != "none":
             extra += [f"io.checkpoint_interval_steps={chk}", "io.checkpoint_keep=2",
-                      f"io.async={'true' if mode == 'async' else 'false'}"]
+                      f"io.async={'true' if mode.startswith('async') else 'false'}"]
+        if mode.startswith("async-"):
+            extra.append(f"io.thread_priority={mode.split('-', 1)[1]}")
         if stage:
             extra.append(f"io.stage_dir={stage}")
         cmd = [str(EXE), "run", str(PROBLEM), "--dir", d, *BASE, *extra]
@@ -60,11 +63,13 @@ def main():
     ap.add_argument("--ranks", default="1,2")
     ap.add_argument("--stage", default="", help="io.stage_dir for the sync/async runs")
     ap.add_argument("--out", default=str(ROOT / "runs" / "bench"))
+    ap.add_argument("--priorities", default="",
+                    help="also async with these io.thread_priority values, e.g. low,idle")
     a = ap.parse_args()
     if not EXE.exists():
         sys.exit("bench: build/bin/tessera is missing; run `make build` first")
     (ROOT / "runs").mkdir(exist_ok=True)
-    modes = ["none", "sync", "async"]
+    modes = ["none", "sync", "async"] + [f"async-{p}" for p in a.priorities.split(",") if p]
     raw = {}
     load0 = os.getloadavg()
     for ranks in [int(r) for r in a.ranks.split(",")]:
@@ -72,7 +77,7 @@ def main():
             for mode in modes:  # interleaved, so drift in the machine's load hits all modes
                 r = one_run(mode, ranks, a.steps, a.chk, a.stage if mode != "none" else "")
                 raw.setdefault(f"{ranks}/{mode}", []).append(r)
-                print(f"  ranks={ranks} {mode:5s} rep {rep + 1}/{a.repeat}: wall {r['wall']:.2f} s,"
+                print(f"  ranks={ranks} {mode:10s} rep {rep + 1}/{a.repeat}: wall {r['wall']:.2f} s,"
                       f" loop {r['evolution']:.2f} s, blocked {r['blocked']:.3f} s of"
                       f" {r['write']:.3f} s written", flush=True)
     med = {k: {m: statistics.median(x[m] for x in v) for m in v[0]} for k, v in raw.items()}
@@ -87,11 +92,11 @@ def main():
                          "compute_overhead": compute / base - 1})
     print(f"\nmedian of {a.repeat}; {a.steps} steps, checkpoint every {a.chk} steps;"
           f" load {load0[0]:.2f} -> {os.getloadavg()[0]:.2f}")
-    print(f"{'ranks':>5} {'mode':>6} {'wall s':>8} {'loop s':>8} {'blocked s':>10} "
+    print(f"{'ranks':>5} {'mode':>10} {'wall s':>8} {'loop s':>8} {'blocked s':>10} "
           f"{'write s':>8} {'hidden':>7} {'compute +':>9} {'chk MB':>7}")
     for r in rows:
         hid = "-" if r["hidden_fraction"] is None else f"{100 * r['hidden_fraction']:.1f}%"
-        print(f"{r['ranks']:>5} {r['mode']:>6} {r['wall']:>8.2f} {r['evolution']:>8.2f} "
+        print(f"{r['ranks']:>5} {r['mode']:>10} {r['wall']:>8.2f} {r['evolution']:>8.2f} "
               f"{r['blocked']:>10.3f} {r['write']:>8.3f} {hid:>7} "
               f"{100 * r['compute_overhead']:>8.1f}% {r['bytes'] / 1e6:>7.1f}")
     out = Path(a.out)

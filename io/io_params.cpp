@@ -33,6 +33,9 @@ void declare_params(base::Params& p) {
   p.declare_string("io.async_overflow", "wait", {"wait", "sync"},
                    "when a snapshot would exceed io.async_budget: wait for earlier outputs, or "
                    "write it synchronously");
+  p.declare_string("io.thread_priority", "normal", {"normal", "low", "idle"},
+                   "CPU priority of the I/O thread: normal, low (nice +10: the step loop wins "
+                   "a shared core) or idle (SCHED_IDLE: only cores nobody else wants)");
   p.declare_string("io.stage_dir", "", {},
                    "write outputs here first (fast local storage) and drain them to the run "
                    "directory in the background; empty: off");
@@ -66,6 +69,7 @@ OutputConfig config_from(const base::Params& p, const std::string& run_dir, bool
   c.keep_checkpoints = static_cast<int>(p.get_int("io.checkpoint_keep"));
   c.thread_multiple = thread_multiple;
   c.inject_write_error = static_cast<int>(p.get_int("io.inject_write_error"));
+  c.thread_priority = p.get_string("io.thread_priority");
   return c;
 }
 

@@ -1,9 +1,15 @@
 #include "io/output_manager.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -49,6 +55,27 @@ OutputManager::~OutputManager() {
 }
 
 void OutputManager::loop() {
+  // The priority asked for, applied to this thread only (Linux: nice and the scheduling
+  // policy are per thread); what was achieved is reported.
+  std::string achieved = "normal";
+  if (cfg_.thread_priority == "low") {
+    errno = 0;
+    if (setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 10) == 0)
+      achieved = "low";
+    else
+      achieved = std::string("normal (setpriority: ") + std::strerror(errno) + ")";
+  } else if (cfg_.thread_priority == "idle") {
+    sched_param sp{};
+    sp.sched_priority = 0;
+    if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) == 0)
+      achieved = "idle";
+    else
+      achieved = "normal (SCHED_IDLE refused)";
+  }
+  {
+    std::lock_guard<std::mutex> lk(m_);
+    priority_achieved_ = achieved;
+  }
   for (;;) {
     Job job;
     {
@@ -266,6 +293,11 @@ nlohmann::json OutputManager::stats_json(MPI_Comm comm) const {
                    {"hidden_fraction", hidden}};
   }
   j["async"] = cfg_.async;
+  {
+    std::lock_guard<std::mutex> lk(m_);
+    j["thread_priority"] = {{"requested", cfg_.thread_priority},
+                            {"achieved", thread_.joinable() ? priority_achieved_ : "no thread"}};
+  }
   j["budget_bytes"] = cfg_.budget;
   j["overflow"] = cfg_.overflow_wait ? "wait" : "sync";
   j["stage_dir"] = cfg_.stage_dir;

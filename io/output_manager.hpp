@@ -42,6 +42,9 @@ struct OutputConfig {
   int keep_checkpoints = 0;      ///< rolling checkpoints: keep the newest K (0: all)
   bool thread_multiple = false;  ///< MPI provides MPI_THREAD_MULTIPLE
   int inject_write_error = 0;    ///< tests: the N-th output fails on the last rank (0: off)
+  /// The I/O thread's CPU priority: "normal", "low" (nice +10: the step loop wins a
+  /// contended core) or "idle" (SCHED_IDLE: it runs only on a core nobody else wants).
+  std::string thread_priority = "normal";
 };
 
 struct OutputStats {
@@ -101,6 +104,7 @@ class OutputManager {
   int rank_ = 0;
   OutputConfig cfg_;
   std::string note_;
+  std::string priority_achieved_ = "normal";  ///< the I/O thread's priority (under m_)
   mutable std::mutex m_;
   std::condition_variable cv_;
   std::deque<Job> queue_;
