@@ -4,6 +4,14 @@
 // FLASH reader open. This layer knows nothing of the mesh classes or physics: the
 // caller describes the whole tree (replicated on every rank, in file order) and hands
 // over this rank's rows of every variable. Parallel HDF5, collective writes.
+//
+// This header is the whole public API; each job has its own source file:
+//   io/flash_writer.cpp        write_flash_file (collective)
+//   io/flash_reader.cpp        read_flash_file (serial, whole file)
+//   io/flash_check.cpp         check_flash_file (`tessera check`)
+//   io/flash_restart_read.cpp  read_flash_metadata + read_flash_rows (restart)
+// beside io/manifest.* (the checksum manifest), io/flash_format.* (the byte layout) and
+// io/hdf5_util.* (HDF5 plumbing).
 #include <mpi.h>
 
 #include <cstdint>
@@ -12,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/manifest.hpp"
 #include "memory/arena.hpp"
 
 namespace tessera::io {
@@ -61,18 +70,6 @@ struct FlashFileSpec {
   /// the conserved ones, so the step loop only copies. Empty: nothing to do.
   std::function<void(FlashFileSpec&)> prepare;
 };
-
-/// One entry of the checksum manifest that every written file carries in the dataset
-/// `tessera manifest` (a JSON string): CRC-32 (zlib) of the dataset's elements as stored
-/// (file datatype, row-major, uncompressed), and their size in bytes.
-struct ManifestEntry {
-  std::string name;
-  std::uint32_t crc32 = 0;
-  std::uint64_t bytes = 0;
-};
-
-/// Name of the manifest dataset (written last).
-inline constexpr const char* kManifestName = "tessera manifest";
 
 /// What `tessera check` reports for one file.
 struct FileCheck {

@@ -246,7 +246,7 @@ std::vector<Item> items_for(const Model& m, double M, double B, double N) {
 
   // io/mesh_output.cpp mesh_file_spec: data = vars * B * I doubles (plotfiles too: they
   // are converted to f32 one variable at a time when written) + the tree arrays on every
-  // rank. io/flash_file.cpp write_variable: a plotfile's f32 copy of one variable (B*I*4)
+  // rank. io/flash_writer.cpp write_variable: a plotfile's f32 copy of one variable (B*I*4)
   // and write_reals' f32 copies of the tree reals (6N*4 at most).
   const double tree_arrays = N * m.tree_array_bytes();
   // Staging buffers are arenas of their own ("staging", ArenaAllocator): mapped sizes.

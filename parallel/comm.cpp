@@ -1,6 +1,7 @@
 #include "parallel/comm.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "base/error.hpp"
 
@@ -29,18 +30,24 @@ void exchange(MPI_Comm comm, const std::map<int, std::vector<double>>& send,
   MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
 }
 
+std::string broadcast(MPI_Comm comm, std::string text, int root) {
+  std::uint64_t n = text.size();
+  MPI_Bcast(&n, 1, MPI_UINT64_T, root, comm);
+  text.resize(static_cast<std::size_t>(n));
+  constexpr std::uint64_t kPiece = std::uint64_t{1} << 30;
+  for (std::uint64_t at = 0; at < n; at += kPiece) {
+    MPI_Bcast(text.data() + at, static_cast<int>(std::min(kPiece, n - at)), MPI_CHAR, root, comm);
+  }
+  return text;
+}
+
 std::pair<int, std::string> first_message(MPI_Comm comm, const std::string& message) {
   const int n = size(comm);
   const int mine = message.empty() ? n : rank(comm);
   int first = n;
   MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
   if (first == n) return {-1, {}};
-  std::string text = message;
-  int len = static_cast<int>(text.size());
-  MPI_Bcast(&len, 1, MPI_INT, first, comm);
-  text.resize(static_cast<std::size_t>(len));
-  MPI_Bcast(text.data(), len, MPI_CHAR, first, comm);
-  return {first, text};
+  return {first, broadcast(comm, message, first)};
 }
 
 void agree(MPI_Comm comm, const std::string& message) {

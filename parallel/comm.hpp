@@ -1,6 +1,7 @@
 #pragma once
-// Thin MPI helpers: rank/size and a point-to-point buffer exchange in which both sides
-// know the message sizes in advance (they come from a plan built on the replicated tree).
+// Thin MPI helpers: rank/size, a point-to-point buffer exchange in which both sides
+// know the message sizes in advance (they come from a plan built on the replicated tree),
+// the one string broadcast, and agreement on a failure.
 #include <mpi.h>
 
 #include <map>
@@ -27,6 +28,11 @@ inline int size(MPI_Comm c) {
 /// depend on arrival order.
 void exchange(MPI_Comm comm, const std::map<int, std::vector<double>>& send,
               std::map<int, std::vector<double>>& recv, int tag);
+
+/// Collective: `text` as given on `root`, on every rank (the argument is ignored elsewhere).
+/// Any length and any bytes (NULs included): the size goes as 64 bits, the characters in
+/// pieces of at most 2^30 (MPI counts are int). The only place a string is broadcast.
+std::string broadcast(MPI_Comm comm, std::string text, int root);
 
 /// Collective: the lowest rank whose `message` is not empty, and that message, on every
 /// rank; {-1, ""} if every message is empty. How a failure on some ranks becomes the same

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "parallel/comm.hpp"
 #include "perf/timers.hpp"
 
 namespace tessera::perf {
@@ -193,12 +194,7 @@ TEST_F(TimersTest, ReducingOnAnyNumberOfRanksGivesEveryRankTheSameRows) {
   // Rank 0's digest of the rows must match everybody's.
   std::string digest;
   for (const auto& r : reduced) digest += r.path + ";";
-  int len = static_cast<int>(digest.size()), len0 = len;
-  MPI_Bcast(&len0, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  ASSERT_EQ(len, len0);
-  std::string digest0 = digest;
-  MPI_Bcast(digest0.data(), len0, MPI_CHAR, 0, MPI_COMM_WORLD);
-  EXPECT_EQ(digest, digest0);
+  EXPECT_EQ(digest, tessera::parallel::broadcast(MPI_COMM_WORLD, digest, 0));
   for (const auto& r : reduced) {
     EXPECT_LE(r.min_s, r.avg_s);
     EXPECT_LE(r.avg_s, r.max_s);

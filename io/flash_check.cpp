@@ -1,0 +1,179 @@
+// `tessera check`: check_flash_file (io/flash_file.hpp) recomputes the CRC-32 of every
+// dataset a file's checksum manifest lists and compares, and reports datasets missing from
+// the file or from the manifest. Serial, read-only, and it never throws for a bad file.
+// It does not interpret the FLASH layout (io/flash_reader.cpp does) and writes nothing.
+#include <hdf5.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "io/flash_file.hpp"
+#include "io/flash_internal.hpp"
+#include "io/hdf5_util.hpp"
+#include "io/manifest.hpp"
+
+namespace tessera::io {
+namespace {
+
+using detail::Handle;
+
+herr_t collect_name(hid_t, const char* name, const H5L_info_t*, void* out) {
+  static_cast<std::vector<std::string>*>(out)->push_back(name);
+  return 0;
+}
+
+/// CRC-32 of a dataset's elements as stored, read in slabs of whole rows.
+/// Returns false (and sets why) if HDF5 cannot read it.
+bool dataset_crc(hid_t dset, std::uint32_t& crc_out, std::uint64_t& bytes_out, std::string& why) {
+  Handle ftype(H5Dget_type(dset), H5Tclose);
+  Handle space(H5Dget_space(dset), H5Sclose);
+  if (ftype.get() < 0 || space.get() < 0) {
+    why = "cannot read its type or shape";
+    return false;
+  }
+  const std::size_t elem = H5Tget_size(ftype.get());
+  const int nd = H5Sget_simple_extent_ndims(space.get());
+  std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(nd, 0)));
+  if (nd > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  hsize_t row_elems = 1;
+  for (int d = 1; d < nd; ++d) row_elems *= dims[static_cast<std::size_t>(d)];
+  const hsize_t nrows = nd > 0 ? dims[0] : 1;
+  bytes_out = static_cast<std::uint64_t>(nrows * row_elems * elem);
+  uLong crc = crc32_z(0L, Z_NULL, 0);
+  const hsize_t slab =
+      std::max<hsize_t>(1, (hsize_t(64) << 20) / std::max<hsize_t>(1, row_elems * elem));
+  std::vector<unsigned char> buf;
+  for (hsize_t r0 = 0; r0 < nrows; r0 += slab) {
+    const hsize_t rows = std::min(slab, nrows - r0);
+    const hsize_t count = rows * row_elems;
+    buf.resize(static_cast<std::size_t>(count * elem));
+    herr_t rc;
+    if (nd == 0) {
+      rc = H5Dread(dset, ftype.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data());
+    } else {
+      std::vector<hsize_t> start(dims.size(), 0), block(dims);
+      start[0] = r0;
+      block[0] = rows;
+      Handle fs(H5Scopy(space.get()), H5Sclose);
+      H5Sselect_hyperslab(fs.get(), H5S_SELECT_SET, start.data(), nullptr, block.data(), nullptr);
+      Handle ms(H5Screate_simple(1, &count, nullptr), H5Sclose);
+      rc = H5Dread(dset, ftype.get(), ms.get(), fs.get(), H5P_DEFAULT, buf.data());
+    }
+    if (rc < 0) {
+      why = "HDF5 cannot read rows " + std::to_string(r0) + ".." + std::to_string(r0 + rows - 1) +
+            " (damaged data or metadata)";
+      return false;
+    }
+    crc = crc32_z(crc, buf.data(), buf.size());
+  }
+  crc_out = static_cast<std::uint32_t>(crc);
+  return true;
+}
+
+}  // namespace
+
+FileCheck detail::check_file(const std::string& path,
+                             const std::function<bool(const std::string&)>& deferred,
+                             std::vector<ManifestEntry>& entries) {
+  FileCheck out;
+  auto problem = [&](std::string s) { out.problems.push_back(std::move(s)); };
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    problem("no such file");
+    return out;
+  }
+  const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
+  if (is_hdf5 <= 0) {
+    problem(is_hdf5 == 0 ? "not an HDF5 file (truncated or overwritten?)"
+                         : "cannot read the file signature");
+    return out;
+  }
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (file.get() < 0) {
+    problem("HDF5 cannot open the file (damaged metadata)");
+    return out;
+  }
+  if (H5Lexists(file.get(), kManifestName, H5P_DEFAULT) <= 0) {
+    problem(std::string("no checksum manifest ('") + kManifestName +
+            "' is missing): not written by tessera, or the write did not finish");
+    return out;
+  }
+  std::vector<ManifestEntry> listed_entries;
+  {
+    Handle dset(H5Dopen2(file.get(), kManifestName, H5P_DEFAULT), H5Dclose);
+    Handle type(dset.get() >= 0 ? H5Dget_type(dset.get()) : -1, H5Tclose);
+    std::string text;
+    if (type.get() >= 0) text.resize(H5Tget_size(type.get()));
+    if (dset.get() < 0 || type.get() < 0 ||
+        H5Dread(dset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()) < 0) {
+      problem("the checksum manifest cannot be read");
+      return out;
+    }
+    text.resize(strnlen(text.data(), text.size()));
+    auto parsed = parse_manifest(text);
+    if (!parsed) {
+      problem("the checksum manifest is not valid JSON");
+      return out;
+    }
+    listed_entries = std::move(*parsed);
+  }
+  std::set<std::string> listed{kManifestName};
+  for (const auto& e : listed_entries) {
+    const std::string& name = e.name;
+    listed.insert(name);
+    const auto want_bytes = e.bytes;
+    const auto want_crc = e.crc32;
+    entries.push_back(e);
+    if (H5Lexists(file.get(), name.c_str(), H5P_DEFAULT) <= 0) {
+      problem("dataset '" + name + "' is missing");
+      continue;
+    }
+    if (deferred(name)) continue;
+    Handle dset(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
+    std::uint32_t crc = 0;
+    std::uint64_t bytes = 0;
+    std::string why;
+    if (dset.get() < 0) {
+      problem("dataset '" + name + "' cannot be opened");
+      continue;
+    }
+    if (!dataset_crc(dset.get(), crc, bytes, why)) {
+      problem("dataset '" + name + "': " + why);
+      continue;
+    }
+    ++out.datasets_checked;
+    out.bytes_checked += bytes;
+    char hex[64];
+    if (bytes != want_bytes) {
+      problem("dataset '" + name + "' holds " + std::to_string(bytes) + " bytes, manifest says " +
+              std::to_string(want_bytes));
+    } else if (crc != want_crc) {
+      std::snprintf(hex, sizeof hex, "stored %08x, computed %08x", want_crc, crc);
+      problem("dataset '" + name + "': checksum mismatch (" + hex + ")");
+    }
+  }
+  std::vector<std::string> names;
+  H5Literate(file.get(), H5_INDEX_NAME, H5_ITER_NATIVE, nullptr, collect_name, &names);
+  for (const auto& n : names)
+    if (listed.count(n) == 0) problem("dataset '" + n + "' is not in the checksum manifest");
+  out.ok = out.problems.empty();
+  return out;
+}
+
+FileCheck check_flash_file(const std::string& path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  std::vector<ManifestEntry> entries;
+  return detail::check_file(
+      path, [](const std::string&) { return false; }, entries);
+}
+
+}  // namespace tessera::io

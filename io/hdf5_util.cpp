@@ -1,0 +1,45 @@
+// HDF5 plumbing shared by io/flash_*.cpp (see io/hdf5_util.hpp).
+#include "io/hdf5_util.hpp"
+
+namespace tessera::io::detail {
+
+Handle string_type(const Context& c, std::size_t size) {
+  Handle t = c.check(H5Tcopy(H5T_C_S1), H5Tclose, "H5Tcopy");
+  c.check(H5Tset_size(t.get(), size), "H5Tset_size");
+  c.check(H5Tset_strpad(t.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
+  return t;
+}
+
+void select_rows(const Context& c, const Handle& fspace, const std::vector<int>& rows,
+                 const std::array<int, 3>& zyx, const std::string& name) {
+  if (rows.empty()) {
+    c.check(H5Sselect_none(fspace.get()), "H5Sselect_none" + quoted(name));
+    return;
+  }
+  H5S_seloper_t op = H5S_SELECT_SET;
+  for (std::size_t begin = 0; begin < rows.size();) {
+    std::size_t end = begin + 1;
+    while (end < rows.size() && rows[end] == rows[end - 1] + 1) ++end;
+    const std::array<hsize_t, 4> start{static_cast<hsize_t>(rows[begin]), 0, 0, 0};
+    const std::array<hsize_t, 4> block{end - begin, static_cast<hsize_t>(zyx[0]),
+                                       static_cast<hsize_t>(zyx[1]), static_cast<hsize_t>(zyx[2])};
+    c.check(H5Sselect_hyperslab(fspace.get(), op, start.data(), nullptr, block.data(), nullptr),
+            "H5Sselect_hyperslab" + quoted(name));
+    op = H5S_SELECT_OR;
+    begin = end;
+  }
+}
+
+void set_fapl_mpio(const Context& c, hid_t fapl, MPI_Comm comm,
+                   const std::vector<std::pair<std::string, std::string>>& hints) {
+  MPI_Info info = MPI_INFO_NULL;
+  if (!hints.empty()) {
+    MPI_Info_create(&info);
+    for (const auto& [key, value] : hints) MPI_Info_set(info, key.c_str(), value.c_str());
+  }
+  const herr_t rc = H5Pset_fapl_mpio(fapl, comm, info);
+  if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+  c.check(rc, "H5Pset_fapl_mpio");
+}
+
+}  // namespace tessera::io::detail

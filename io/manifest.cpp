@@ -1,0 +1,50 @@
+// The checksum manifest's JSON text and CRC-32 arithmetic (see io/manifest.hpp).
+#include "io/manifest.hpp"
+
+#include <zlib.h>
+
+#include <nlohmann/json.hpp>
+
+namespace tessera::io {
+
+std::string manifest_json(const std::vector<ManifestEntry>& entries) {
+  // nlohmann::json objects keep their keys sorted, and dump() without indent is compact:
+  // the text below is byte-for-byte what every Tessera file so far holds.
+  nlohmann::json j;
+  j["format"] = "tessera-manifest-1";
+  j["algorithm"] = "crc32";
+  j["datasets"] = nlohmann::json::array();
+  for (const auto& e : entries)
+    j["datasets"].push_back({{"name", e.name}, {"crc32", e.crc32}, {"bytes", e.bytes}});
+  return j.dump();
+}
+
+std::optional<std::vector<ManifestEntry>> parse_manifest(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.contains("datasets")) return std::nullopt;
+  std::vector<ManifestEntry> entries;
+  try {
+    for (const auto& e : j["datasets"]) {
+      entries.push_back({e.value("name", ""), e.value("crc32", std::uint32_t{0}),
+                         e.value("bytes", std::uint64_t{0})});
+    }
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;  // "datasets" holds something other than objects
+  }
+  return entries;
+}
+
+std::uint32_t crc_of_bytes(const void* buf, std::size_t bytes) {
+  const uLong crc = crc32_z(0L, Z_NULL, 0);
+  return static_cast<std::uint32_t>(
+      crc32_z(crc, static_cast<const Bytef*>(buf), static_cast<z_size_t>(bytes)));
+}
+
+std::uint32_t chain_row_crcs(const std::vector<std::uint32_t>& by_row, std::size_t row_bytes) {
+  uLong chained = crc32_z(0L, Z_NULL, 0);
+  for (const std::uint32_t rc : by_row)
+    chained = crc32_combine(chained, rc, static_cast<z_off_t>(row_bytes));
+  return static_cast<std::uint32_t>(chained);
+}
+
+}  // namespace tessera::io
