@@ -1,8 +1,17 @@
 """Running the real executable from the system tests, shared by them: where it is
 (TESSERA_EXE, set by ctest, or build/bin/tessera), one run of a shipped problem on 1..N
-ranks, and its summary.json."""
+ranks, its summary.json, and shared runs that several tests read (module fixtures).
+
+ctest runs every test function as a test of its own (tests/CMakeLists.txt), each in a new
+pytest process: a module fixture would then run once per test. With TESSERA_TEST_CACHE
+set (ctest sets it under the build directory), shared_run keeps each fixture's run there,
+keyed by the executable (its size and modification time), the problem file's text, the
+overrides and the rank count, and reuses it while the key holds; a run that did not
+finish leaves no `.complete` mark and is run again."""
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -26,3 +35,25 @@ def run(problem, out, *overrides, ranks=1, check=True):
 def summary(out):
     """The run directory's summary.json."""
     return json.loads((Path(out) / "summary.json").read_text())
+
+
+def shared_run(tmp_path_factory, tag, problem, *overrides, ranks=1):
+    """A run directory several tests read (never write): run("problem", ...) once, into
+    TESSERA_TEST_CACHE when set (reused across pytest processes, see the module doc),
+    else into a pytest temporary directory."""
+    cache = os.environ.get("TESSERA_TEST_CACHE")
+    if not cache:
+        out = tmp_path_factory.mktemp(tag)
+        run(problem, out, *overrides, ranks=ranks)
+        return out
+    exe = Path(EXE).stat()
+    key = json.dumps([str(exe.st_size), str(exe.st_mtime_ns),
+                      (ROOT / "problems" / problem).read_text(), list(overrides), ranks])
+    out = Path(cache) / f"{tag}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+    if (out / ".complete").exists():
+        return out
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    run(problem, out, *overrides, ranks=ranks)
+    (out / ".complete").write_text(key)
+    return out

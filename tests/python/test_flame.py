@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runner import EXE, ROOT, run, summary
+from runner import EXE, ROOT, run, shared_run, summary
 from tessera import reader
 
 TABLE = ROOT / "build" / "helm_table.dat"
@@ -69,9 +69,7 @@ def speed_relative_to_fuel(h, skip_zones=20.0):
 
 @pytest.fixture(scope="module")
 def burning(tmp_path_factory):
-    out = tmp_path_factory.mktemp("flame_burn")
-    run("flame_1d.toml", out)
-    return out
+    return shared_run(tmp_path_factory, "flame_burn", "flame_1d.toml")
 
 
 @pytest.fixture(scope="module")
@@ -79,10 +77,9 @@ def pure(tmp_path_factory):
     """Pure ADR fronts at two speeds, run long enough to travel about 90 zones."""
     runs = {}
     for s, tmax in ((8.0e6, 0.12), (4.0e6, 0.24)):
-        out = tmp_path_factory.mktemp(f"flame_pure_{s:.0e}")
-        run("flame_1d.toml", out, PURE, f"flame.speed={s}", f"driver.tmax={tmax}",
-            "io.plotfile_interval_time=0.02")
-        runs[s] = out
+        runs[s] = shared_run(tmp_path_factory, f"flame_pure_{s:.0e}", "flame_1d.toml", PURE,
+                             f"flame.speed={s}", f"driver.tmax={tmax}",
+                             "io.plotfile_interval_time=0.02")
     return runs
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runner import EXE, MPIRUN, ROOT, run, summary
+from runner import EXE, MPIRUN, ROOT, run, shared_run, summary
 from tessera import reader
 from tessera.exact.hugoniot import EosCli, shock
 
@@ -27,9 +27,7 @@ CO = {"abar": 96.0 / 7.0, "zbar": 48.0 / 7.0}  # 50/50 C/O by mass
 
 @pytest.fixture(scope="module")
 def tube(tmp_path_factory):
-    out = tmp_path_factory.mktemp("tube")
-    run("shocktube_helmholtz.toml", out)
-    return out
+    return shared_run(tmp_path_factory, "tube", "shocktube_helmholtz.toml")
 
 
 def test_shock_tube_conserves_mass_and_energy_and_records_the_table(tube):

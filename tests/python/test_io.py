@@ -16,6 +16,7 @@ import h5py
 import numpy as np
 import pytest
 from h5compare import differing_datasets
+from runner import shared_run
 
 from tessera import reader
 
@@ -61,9 +62,7 @@ def check(path):
 
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory):
-    d = tmp_path_factory.mktemp("full")
-    run("sedov_2d_amr.toml", d, *AMR2D)
-    return d
+    return shared_run(tmp_path_factory, "full", "sedov_2d_amr.toml", *AMR2D)
 
 
 @pytest.mark.parametrize("ranks", [1, 2])
@@ -110,9 +109,7 @@ def test_restart_refuses_a_corrupted_checkpoint_naming_the_dataset(uninterrupted
 
 @pytest.fixture(scope="module")
 def uninterrupted_2_ranks(tmp_path_factory):
-    d = tmp_path_factory.mktemp("full2")
-    run("sedov_2d_amr.toml", d, *AMR2D, ranks=2)
-    return d
+    return shared_run(tmp_path_factory, "full2", "sedov_2d_amr.toml", *AMR2D, ranks=2)
 
 
 @pytest.mark.parametrize("written_on,ranks", [(1, 4), (2, 1)])

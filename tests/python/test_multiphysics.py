@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runner import EXE, MPIRUN, ROOT, run, summary
+from runner import EXE, MPIRUN, ROOT, run, shared_run, summary
 from tessera import reader
 
 pytestmark = pytest.mark.skipif(not Path(EXE).exists(), reason="tessera executable not built")
@@ -26,10 +26,8 @@ def species_mass(ds, name):
 
 @pytest.fixture(scope="module")
 def advection(tmp_path_factory):
-    out = tmp_path_factory.mktemp("advection")
-    run("advection_2d.toml", out, "io.plot_vars=dens,c12,o16,abar,zbar,ye",
-        "io.checkpoint_interval_time=0.5")
-    return out
+    return shared_run(tmp_path_factory, "advection", "advection_2d.toml",
+                      "io.plot_vars=dens,c12,o16,abar,zbar,ye", "io.checkpoint_interval_time=0.5")
 
 
 def test_mass_scalars_stay_in_bounds_and_species_sum_to_one(advection):

@@ -9,18 +9,13 @@ import subprocess
 import pytest
 
 from h5compare import differing_datasets
-from runner import EXE, MPIRUN, ROOT, run, summary
+from runner import EXE, MPIRUN, ROOT, run, shared_run, summary
 from tessera import reader
 
 
 @pytest.fixture(scope="module")
 def snia(tmp_path_factory):
-    out = {}
-    for n in (1, 2):
-        d = tmp_path_factory.mktemp(f"snia_{n}")
-        run("snia_2d.toml", d, ranks=n)
-        out[n] = d
-    return out
+    return {n: shared_run(tmp_path_factory, f"snia_{n}", "snia_2d.toml", ranks=n) for n in (1, 2)}
 
 
 def test_eos_test_is_rank_independent(snia):

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from h5compare import differing_datasets
 
-from runner import EXE, MPIRUN, ROOT, run, summary
+from runner import EXE, MPIRUN, ROOT, run, shared_run, summary
 from tessera import reader
 from tessera.verify import verify
 
@@ -27,15 +27,13 @@ pytestmark = pytest.mark.skipif(not Path(EXE).exists(), reason="tessera executab
 
 @pytest.fixture(scope="module")
 def sod_runs(tmp_path_factory):
-    base = tmp_path_factory.mktemp("sod")
     res = {}
     for name, args in {
         "plm200": [],
         "plm400": ["mesh.nblockx=50"],
         "ppm200": ["hydro.reconstruction=ppm", "hydro.cfl=0.5"],
     }.items():
-        run("sod.toml", base / name, *args)
-        res[name] = verify(base / name)
+        res[name] = verify(shared_run(tmp_path_factory, f"sod_{name}", "sod.toml", *args))
     return res
 
 
