@@ -709,6 +709,14 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
       ghi[i] = dt * mesh::geometry::radial_area(bg.geometry, r1) / vol;
       gsrc[i] = alpha * bg.dx[0] / (0.5 * (r0 + r1));
     }
+    // A reflecting wall at the outer radius: the guard zones beyond it hold the mirror
+    // images of the zones inside, and their half step must be the mirror image too, so
+    // the geometric term is the mirror zone's with the sign of the mirrored u_r (their
+    // own radius would give states either side of the wall that are not mirror images,
+    // and mass would cross it). At the axis (r = 0) the guard zones' negative radii do
+    // this by themselves.
+    if (std::fabs(bg.lo[0] + nx * bg.dx[0] - at.rwall) < 0.5 * bg.dx[0])
+      for (int i = ng + nx; i < n0; ++i) gsrc[i] = -gsrc[2 * (ng + nx) - 1 - i];
   }
 
   // Step 1: primitives everywhere (guards included).
@@ -975,6 +983,8 @@ void Hydro::bind(mesh::Mesh& m, physics::Units& units) {
   at_.ugamc = eos_->uniform_gamc();
   at_.ugame = eos_->uniform_game();
   for (int v = 0; v < NVAR; ++v) at_.flux.push_back(v);
+  if (m.geometry() != mesh::Geometry::cartesian && m.boundary(0, 1) == mesh::Boundary::reflecting)
+    at_.rwall = m.tree().geometry().hi[0];
   grav_ = nullptr;
   gfield_.clear();
   if (auto* g = units.find<gravity::Gravity>(); g != nullptr && g->kind() != gravity::Kind::none &&

@@ -14,6 +14,7 @@
 // variables 0-4) and derives FLASH's velx, vely, velz, ener; pres, temp, gamc, game and
 // eint are the EOS unit's, refreshed by the EOS after every stage (with a uniform-gamma
 // EOS, the gamma law, only when someone reads them: sync()).
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,6 +68,9 @@ struct Indices {
   std::vector<int> scalars;  ///< every mass scalar of unk, in unk order
   /// gacx, gacy, gacz (the gravity unit's field, guard-filled) when gravity enters the step.
   int gac[3] = {-1, -1, -1};
+  /// Curvilinear: the outer radius of the domain if its wall there is reflecting, else
+  /// infinity.
+  double rwall = std::numeric_limits<double>::infinity();
   std::vector<int> flux;  ///< unk variable of each flux-register slot: 0-4, then scalars
   /// The EOS's Gamma1 and game are the same in every state (the gamma law): the kernels
   /// take these values instead of per-zone arrays (the same numbers, fewer loads), compute
