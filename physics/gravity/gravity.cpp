@@ -92,9 +92,12 @@ std::vector<physics::ArenaNeed> Gravity::memory_needs(const std::vector<mesh::Va
   if (kind_ == Kind::none) return {};
   // Heap, not an arena (config ""): the planner takes the bytes as they are, so the upper
   // bound (every slot in use) is given.
-  const double per_slot = double(s.interior_cells()) * s.ndim * sizeof(double);
+  // With hydro coupled (set in hydro's bind, after the planner asks) the momentum at the
+  // start of the step is kept too: counted always, an upper bound.
+  const double per_slot = 2.0 * double(s.interior_cells()) * s.ndim * sizeof(double);
   return {{"gravity field (heap)", "", per_slot * double(maxblocks), 0.0,
-           "M*I*ndim*8: the last solve's field per block slot in use (upper bound)"}};
+           "M*I*ndim*8*2: the last solve's field and the step's starting momentum per block "
+           "slot in use (upper bound)"}};
 }
 
 std::vector<mesh::VarInfo> Gravity::variables() const {
