@@ -23,6 +23,10 @@ void EosUnit::declare_params(base::Params& p) {
                  "Helmholtz: factor on the Coulomb corrections (0 switches them off)");
   p.declare_string("eos.table", "", {},
                    "Helmholtz table file ('': the one `make helm-table` generates)");
+  p.declare_bool("eos.cold_floor", true,
+                 "Helmholtz, dens_ei: a zone whose eint is below the energy at the table's lowest "
+                 "temperature gets that temperature and energy (counted in summary.json eos) "
+                 "instead of stopping the run");
   p.declare_real("eos.abar", Helmholtz::default_abar, 1e-3, 1e3,
                  "Helmholtz: mean mass number when composition.species is empty (C/O 50/50)");
   p.declare_real("eos.zbar", Helmholtz::default_zbar, 1e-3, 1e3,
@@ -44,6 +48,7 @@ EosUnit::EosUnit(const base::Params& p) : type_(p.get_string("eos.type")) {
     table_path_ = helm->table_path();
     const auto& t = helm->table();
     table_bytes_ = double(t.imax) * double(t.jmax) * double(t.nf + t.nc) * sizeof(double);
+    if (p.get_bool("eos.cold_floor")) floor_temp_ = t.temp_min();
     eos_ = std::move(helm);
   }
   iterative_ = type_ != "gamma";
@@ -98,9 +103,49 @@ std::string EosUnit::describe_failure(const Pencil& p, std::ptrdiff_t at, Mode m
       type_, p.dens[at], given, v, p.abar ? p.abar[at] : abar_, p.zbar ? p.zbar[at] : zbar_);
 }
 
+Result EosUnit::apply_ei(const Pencil& p, long* floored) const {
+  Result total = eos_->apply(Mode::dens_ei, p);
+  if (total.failed < 0 || !(floor_temp_ > 0)) return total;
+  std::ptrdiff_t f = total.failed;
+  total.failed = -1;
+  while (f >= 0) {
+    // The zone's state at the floor temperature (dens_temp: no iteration).
+    double d = p.dens[f], t = floor_temp_, e = 0, pr = 0, gc = 0, ge = 0, cs = 0;
+    Pencil c;
+    c.n = 1;
+    c.dens = &d, c.temp = &t, c.eint = &e, c.pres = &pr, c.gamc = &gc, c.game = &ge;
+    c.cs = p.cs ? &cs : nullptr;
+    c.abar = p.abar ? p.abar + f : nullptr;
+    c.zbar = p.zbar ? p.zbar + f : nullptr;
+    if (eos_->apply(Mode::dens_temp, c).failed >= 0 || !(p.eint[f] < e)) {
+      total.failed = f;  // not below the cold curve: a real failure
+      return total;
+    }
+    ++*floored;
+    floor_deficit_ = std::max(floor_deficit_, e - p.eint[f]);
+    p.temp[f] = t, p.eint[f] = e, p.pres[f] = pr, p.gamc[f] = gc, p.game[f] = ge;
+    if (p.cs) p.cs[f] = cs;
+    // The rest of the pencil after it.
+    const std::size_t from = std::size_t(f) + 1;
+    if (from >= p.n) break;
+    Pencil rest = p;
+    rest.n = p.n - from;
+    for (double** q : {&rest.dens, &rest.temp, &rest.eint, &rest.pres, &rest.gamc, &rest.game})
+      *q += from;
+    if (rest.cs) rest.cs += from;
+    if (rest.abar) rest.abar += from;
+    if (rest.zbar) rest.zbar += from;
+    const Result r = eos_->apply(Mode::dens_ei, rest);
+    total.iterations += r.iterations;
+    total.max_iterations = std::max(total.max_iterations, r.max_iterations);
+    f = r.failed >= 0 ? std::ptrdiff_t(from) + r.failed : -1;
+  }
+  return total;
+}
+
 template <mesh::Layout L>
-void EosUnit::update_row(const mesh::BlockView<L>& u, const mesh::BlockShape& s, int node, int j,
-                         int k, Mode mode) const {
+int EosUnit::update_row(const mesh::BlockView<L>& u, const mesh::BlockShape& s, int node, int j,
+                        int k, Mode mode) const {
   const int n = s.ni(0), i0 = s.g(0);
   const std::size_t n0 = std::size_t(s.n(0));
   double* abar = row_.data();
@@ -142,7 +187,9 @@ void EosUnit::update_row(const mesh::BlockView<L>& u, const mesh::BlockShape& s,
   p.game = row[5];
   p.abar = composition ? abar : nullptr;
   p.zbar = composition ? zbar : nullptr;
-  const Result r = eos_->apply(mode, p);
+  long floored = 0;
+  const Result r = mode == Mode::dens_ei ? apply_ei(p, &floored) : eos_->apply(mode, p);
+  floored_ += floored;
   evaluations_ += n;
   iterations_ += r.iterations;
   if (r.failed >= 0)
@@ -155,6 +202,7 @@ void EosUnit::update_row(const mesh::BlockView<L>& u, const mesh::BlockShape& s,
       for (int i = 0; i < n; ++i) out[i0 + i] = g[q][i];
     }
   }
+  return int(floored);
 }
 
 template <mesh::Layout L>
@@ -194,7 +242,9 @@ void EosUnit::eval_cells(const mesh::BlockView<L>& u, const mesh::BlockShape& s,
     p.game = game + at;
     p.abar = composition ? abar : nullptr;
     p.zbar = composition ? zbar : nullptr;
-    const Result r = eos_->apply(Mode::dens_ei, p);
+    long floored = 0;
+    const Result r = apply_ei(p, &floored);
+    floored_ += floored;
     evaluations_ += long(m);
     iterations_ += r.iterations;
     if (r.failed >= 0) {
@@ -242,10 +292,10 @@ template void EosUnit::eval_span(const mesh::BlockView<mesh::Layout::var_major>&
 template void EosUnit::eval_span(const mesh::BlockView<mesh::Layout::zone_major>&,
                                  const mesh::BlockShape&, std::size_t, std::size_t, double*,
                                  double*, double*, double*, double*, double*) const;
-template void EosUnit::update_row(const mesh::BlockView<mesh::Layout::var_major>&,
-                                  const mesh::BlockShape&, int, int, int, Mode) const;
-template void EosUnit::update_row(const mesh::BlockView<mesh::Layout::zone_major>&,
-                                  const mesh::BlockShape&, int, int, int, Mode) const;
+template int EosUnit::update_row(const mesh::BlockView<mesh::Layout::var_major>&,
+                                 const mesh::BlockShape&, int, int, int, Mode) const;
+template int EosUnit::update_row(const mesh::BlockView<mesh::Layout::zone_major>&,
+                                 const mesh::BlockShape&, int, int, int, Mode) const;
 template void EosUnit::eval_cells(const mesh::BlockView<mesh::Layout::var_major>&,
                                   const mesh::BlockShape&, const int*, std::size_t, double*,
                                   double*, double*, double*, double*, double*) const;
@@ -278,6 +328,13 @@ nlohmann::json EosUnit::summary(MPI_Comm comm) const {
   MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_LONG, MPI_SUM, comm);
   nlohmann::json j{{"type", type_}, {"evaluations", counts[0]}, {"iterations", counts[1]}};
   if (type_ == "gamma") j["gamma"] = gamma_;
+  if (floor_temp_ > 0) {
+    long n = floored_;
+    double deficit = floor_deficit_;
+    MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_LONG, MPI_SUM, comm);
+    MPI_Allreduce(MPI_IN_PLACE, &deficit, 1, MPI_DOUBLE, MPI_MAX, comm);
+    j["cold_floor"] = {{"temp", floor_temp_}, {"zones_raised", n}, {"largest_eint_raise", deficit}};
+  }
   if (!sha_.empty()) {
     j["table_sha256"] = sha_;
     j["table"] = table_path_;

@@ -64,10 +64,12 @@ class EosUnit final : public physics::Unit {
 
   /// The EOS in `mode` over one interior x-row (j, k) of local leaf `node` (view u): dens
   /// and the mode's variable are read from unk, everything else written back. No timer
-  /// region (the caller's loop has one).
+  /// region (the caller's loop has one). Returns the zones of the row the cold floor
+  /// raised (dens_ei only: their eint in unk is now the floor's; the caller owning the
+  /// total energy makes it agree).
   template <mesh::Layout L>
-  void update_row(const mesh::BlockView<L>& u, const mesh::BlockShape& s, int node, int j, int k,
-                  Mode mode) const;
+  int update_row(const mesh::BlockView<L>& u, const mesh::BlockShape& s, int node, int j, int k,
+                 Mode mode) const;
   /// True if the EOS's Gamma1 and game are the same in every state (the gamma law); then
   /// gamc and game give them.
   bool uniform_gamma() const { return uniform_; }
@@ -116,6 +118,15 @@ class EosUnit final : public physics::Unit {
   mutable long evaluations_ = 0, iterations_ = 0;
   mutable std::string failure_;  ///< the first EOS failure on this rank ("" if none)
   mutable int failure_node_ = -1;
+  /// eos.cold_floor: the floor temperature (the table's lowest), 0 if off or not iterative.
+  double floor_temp_ = 0;
+  mutable long floored_ = 0;          ///< zones the cold floor raised (this rank)
+  mutable double floor_deficit_ = 0;  ///< the largest e(dens, floor_temp) - eint raised (erg/g)
+  /// dens_ei with the cold floor: a zone the EOS has no state for because its eint lies
+  /// below the energy at (dens, floor_temp_), the lowest temperature the table knows, gets
+  /// that state (eint raised, counted); any other failure is returned as before. The
+  /// caller's pencil is rewritten in place; returns the first zone still failed, or -1.
+  Result apply_ei(const Pencil& p, long* floored) const;
   std::string describe_failure(const Pencil& p, std::ptrdiff_t at, Mode mode) const;
   void record_failure(const std::string& what, int node) const;
 };

@@ -92,13 +92,21 @@ std::vector<physics::ArenaNeed> Gravity::memory_needs(const std::vector<mesh::Va
   if (kind_ == Kind::none) return {};
   // Heap, not an arena (config ""): the planner takes the bytes as they are, so the upper
   // bound (every slot in use) is given.
-  const double per_slot = double(s.interior_cells()) * s.ndim * sizeof(double);
+  // With hydro coupled (set in hydro's bind, after the planner asks) the momentum at the
+  // start of the step is kept too: counted always, an upper bound.
+  const double per_slot = 2.0 * double(s.interior_cells()) * s.ndim * sizeof(double);
   return {{"gravity field (heap)", "", per_slot * double(maxblocks), 0.0,
-           "M*I*ndim*8: the last solve's field per block slot in use (upper bound)"}};
+           "M*I*ndim*8*2: the last solve's field and the step's starting momentum per block "
+           "slot in use (upper bound)"}};
 }
 
 std::vector<mesh::VarInfo> Gravity::variables() const {
-  return {{"gpot", -1, mesh::VarKind::auxiliary, false, true, name()}};
+  std::vector<mesh::VarInfo> v{{"gpot", -1, mesh::VarKind::auxiliary, false, true, name()}};
+  if (kind_ != Kind::none)
+    for (int a = 0; a < ndim_; ++a)
+      v.push_back(
+          {std::string("gac") + "xyz"[a], a, mesh::VarKind::auxiliary, true, false, name()});
+  return v;
 }
 
 void Gravity::bind(mesh::Mesh& m, physics::Units& /*units*/) {
@@ -106,6 +114,7 @@ void Gravity::bind(mesh::Mesh& m, physics::Units& /*units*/) {
   imom_ = m.var_index("momx");
   ietot_ = m.var_index("etot");
   igpot_ = m.var_index("gpot");
+  for (int a = 0; a < 3; ++a) igac_[a] = m.var_index(std::string("gac") + "xyz"[a]);
   if (idens_ != 0 || imom_ != kMomx || ietot_ != kEtot)
     throw Error("gravity: needs hydro's conserved variables (dens, momx..momz, etot) in unk");
 }
@@ -317,6 +326,13 @@ void Gravity::solve(mesh::Mesh& m, double dt) {
     m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& g) {
       auto& gp = gprev_[std::size_t(m.slot(id))];
       gp.resize(ncell * std::size_t(ndim_), 0.0);
+      double* pn = nullptr;  // coupled: mom^n of this block
+      if (coupled_) {
+        pprev_.resize(gprev_.size());
+        auto& pp = pprev_[std::size_t(m.slot(id))];
+        pp.resize(ncell * std::size_t(ndim_), 0.0);
+        pn = pp.data();
+      }
       // Step 1: the potential at every face centre of the interior zones.
       for (int a = 0; a < ndim_; ++a) {
         const int fx = nx + (a == 0), fy = ny + (a == 1), fz = nz + (a == 2);
@@ -351,7 +367,8 @@ void Gravity::solve(mesh::Mesh& m, double dt) {
             }
             // The field at mid-step: the mean of the field of the density before this
             // step's hydro (the last solve's) and after it (this solve's).
-            double* prev = gp.data() + ((std::size_t(k) * ny + j) * nx + i) * std::size_t(ndim_);
+            const std::size_t z = ((std::size_t(k) * ny + j) * nx + i) * std::size_t(ndim_);
+            double* prev = gp.data() + z;
             if (dt > 0.0) {
               const double rho = u(idens_, I, J, K);
               double work = 0.0;
@@ -359,11 +376,16 @@ void Gravity::solve(mesh::Mesh& m, double dt) {
                 const double gm = 0.5 * (prev[a] + gv[a]);
                 const double p0 = u(kMomx + a, I, J, K), p1 = p0 + dt * rho * gm;
                 u(kMomx + a, I, J, K) = p1;
-                work += 0.5 * (p0 + p1) * gm;
+                work += 0.5 * ((pn ? pn[z + a] : p0) + p1) * gm;
               }
               u(kEtot, I, J, K) += dt * work;
             }
-            for (int a = 0; a < ndim_; ++a) prev[a] = gv[a];
+            for (int a = 0; a < ndim_; ++a) {
+              prev[a] = gv[a];
+              u(igac_[a], I, J, K) = gv[a];
+            }
+            if (pn)
+              for (int a = 0; a < ndim_; ++a) pn[z + a] = u(kMomx + a, I, J, K);
           }
     });
   }

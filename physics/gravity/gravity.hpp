@@ -49,7 +49,11 @@ class Gravity final : public physics::UnitBase<Gravity> {
   explicit Gravity(const base::Params& p);
 
   std::string name() const override { return "gravity"; }
-  /// gpot: auxiliary, not guard-filled (recomputed wherever it is needed), plotted.
+  /// gpot: auxiliary, not guard-filled (recomputed wherever it is needed), plotted; and
+  /// (type not none) gacx, gacy, gacz (ndim of them): the field of the last solve per
+  /// zone, a guard-filled vector (reflecting walls mirror it, neighbours' guard zones
+  /// hold the very values of the zones they copy), not plotted, for hydro's
+  /// gravity-aware step (hydro.gravity_coupling).
   std::vector<mesh::VarInfo> variables() const override;
   /// The last solve's field, for the planner (heap, per slot in use).
   std::vector<physics::ArenaNeed> memory_needs(const std::vector<mesh::VarInfo>& unk,
@@ -73,6 +77,12 @@ class Gravity final : public physics::UnitBase<Gravity> {
   nlohmann::json summary(MPI_Comm comm) const override;
 
   Kind kind() const { return kind_; }
+  /// Hydro put the field into its own step (hydro.gravity_coupling predictor or
+  /// balanced): the energy source then takes the momentum of the whole step's start and
+  /// end, etot += dt g . (mom^n + mom^{n+1}) / 2, which vanishes in equilibrium (the
+  /// momentum hydro leaves, -dt grad p, is hydro's half of a balance, not motion). Set by
+  /// hydro's bind.
+  void set_hydro_coupled(bool on) { coupled_ = on; }
   /// Expansion centre of the last solve (physical coordinates).
   const std::array<double, 3>& centre() const { return centre_; }
 
@@ -100,6 +110,7 @@ class Gravity final : public physics::UnitBase<Gravity> {
   mesh::Geometry geometry_ = mesh::Geometry::cartesian;
   int ndim_ = 3;
   int idens_ = -1, imom_ = -1, ietot_ = -1, igpot_ = -1;
+  int igac_[3] = {-1, -1, -1};
   std::array<double, 3> centre_{};
   double scale_ = 1.0;  ///< L: coordinates are (x - centre) / L in the expansion
   Expansion exp_;
@@ -107,6 +118,10 @@ class Gravity final : public physics::UnitBase<Gravity> {
   /// allocated when a leaf first uses the slot (initialise and after_regrid refresh it on
   /// every leaf, so it is never stale).
   std::vector<std::vector<double>> gprev_;
+  /// With coupled_: the momentum after the last solve per block slot, as gprev_ (the
+  /// next step's mom^n; regrids and restarts refresh it by a solve).
+  std::vector<std::vector<double>> pprev_;
+  bool coupled_ = false;
   double dt_limit_ = 0.0;  ///< min sqrt(dx / |g|) over local zones at the last solve
   long solves_ = 0;
   double seconds_ = 0.0, moment_seconds_ = 0.0;

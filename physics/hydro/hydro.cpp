@@ -18,6 +18,7 @@
 #include "perf/timers.hpp"
 #include "physics/composition/composition.hpp"
 #include "physics/eos/eos_unit.hpp"
+#include "physics/gravity/gravity.hpp"
 #include "physics/hydro/reconstruct.hpp"
 #include "physics/hydro/riemann.hpp"
 
@@ -108,6 +109,10 @@ void Hydro::declare_params(base::Params& p) {
   p.declare_string("hydro.riemann", "hllc", {"hllc", "hlle"}, "Riemann solver");
   p.declare_string("hydro.integrator", "auto", {"auto", "hancock", "rk2", "rk3"},
                    "time integration (auto: hancock for plm, rk3 for ppm)");
+  p.declare_string("hydro.gravity_coupling", "balanced", {"split", "predictor", "balanced"},
+                   "with a gravity unit and the Hancock integrator: split (hydro ignores g), "
+                   "predictor (dt/2 g in the half step) or balanced (and the PLM pressure "
+                   "reconstructed about the local hydrostatic profile)");
   p.declare_real("hydro.cfl", 0.8, 0.01, 1.0,
                  "Courant number: dt = cfl / max(sum over axes of (|u|+c)/dx)");
   p.declare_real("hydro.smallp", 1e-30, 0.0, 1e300, "pressure floor for reconstructed states");
@@ -130,6 +135,10 @@ Hydro::Hydro(const base::Params& p)
     throw Error(
         "hydro.integrator = \"hancock\" needs hydro.reconstruction = \"plm\" (use rk2 or rk3 with "
         "ppm)");
+  const auto& gc = p.get_string("hydro.gravity_coupling");
+  opt_.gravity = gc == "split"
+                     ? GravityCoupling::split
+                     : (gc == "predictor" ? GravityCoupling::predictor : GravityCoupling::balanced);
   opt_.cfl = p.get_real("hydro.cfl");
   opt_.smallp = p.get_real("hydro.smallp");
   opt_.smalld = p.get_real("hydro.smalld");
@@ -605,6 +614,33 @@ void hancock_geometry_row(const double* __restrict W, std::size_t N, std::size_t
   }
 }
 
+// Step 3c with gravity (hydro.gravity_coupling predictor or balanced): the half step's
+// velocity along axis a gets dt/2 g_a (h: that channel of H, g: the field of the row), so
+// that in hydrostatic equilibrium the face states are at rest and no mass moves.
+void hancock_gravity_row(const double* __restrict g, double half_dt, int i0, int i1,
+                         double* __restrict h) {
+  for (int i = i0; i < i1; ++i) h[i] += half_dt * g[i];
+}
+
+// Step 2b with gravity (balanced): the pressure slope about the zone's own hydrostatic
+// profile (after Käppeli & Mishra 2014, J. Comput. Phys. 259, 199, with a linear local
+// equilibrium p_0 + rho_0 g_0 (x - x_0)): the neighbours' departures from that line are
+// limited, slope dp = limited(p_-1 + h, p_0, p_+1 - h) + h with h = rho_0 g_0 dx. In a
+// discrete equilibrium, p_+1 - p_0 = dx (rho_0 g_0 + rho_+1 g_+1) / 2, the two states at
+// a face have the same pressure and the Riemann problem is a resting contact, and the
+// face pressures differ across the zone by dx rho_0 g_0, the gravity operator's source.
+// The zone's own density (not a face mean) keeps the extrapolation of a fluff zone next to
+// the star's edge at the fluff's weight.
+template <Limiter LIM>
+void hse_pressure_row(const double* __restrict rho, const double* __restrict p,
+                      const double* __restrict g, std::ptrdiff_t st, double dx, int i0, int i1,
+                      double* __restrict dp) {
+  for (int i = i0; i < i1; ++i) {
+    const double h = dx * rho[i] * g[i];
+    dp[i] = limited_slope<LIM>(p[i - st] + h, p[i], p[i + st] - h) + h;
+  }
+}
+
 template <class Row>
 void add_flux(Row q, const double* __restrict F, int n, double c) {
   for (int t = 0; t < n; ++t) q[t] += c * F[t];
@@ -640,7 +676,8 @@ struct NoRowHook {
 template <int NRC, Layout L, class RowDone>
 void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::BlockGeom& bg,
                     const Options& opt, const Indices& at, const eos::EosUnit& eos, double dt,
-                    bool predictor, Hydro::Scratch& S, const BoundaryFluxes& out, RowDone done) {
+                    bool predictor, Hydro::Scratch& S, const BoundaryFluxes& out, const double* G,
+                    RowDone done) {
   const int nd = s.ndim, ng = s.ng, nx = s.nx;
   const int n0 = s.n(0), n1 = s.n(1);
   const std::size_t N = s.cells();
@@ -672,6 +709,14 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
       ghi[i] = dt * mesh::geometry::radial_area(bg.geometry, r1) / vol;
       gsrc[i] = alpha * bg.dx[0] / (0.5 * (r0 + r1));
     }
+    // A reflecting wall at the outer radius: the guard zones beyond it hold the mirror
+    // images of the zones inside, and their half step must be the mirror image too, so
+    // the geometric term is the mirror zone's with the sign of the mirrored u_r (their
+    // own radius would give states either side of the wall that are not mirror images,
+    // and mass would cross it). At the axis (r = 0) the guard zones' negative radii do
+    // this by themselves.
+    if (std::fabs(bg.lo[0] + nx * bg.dx[0] - at.rwall) < 0.5 * bg.dx[0])
+      for (int i = ng + nx; i < n0; ++i) gsrc[i] = -gsrc[2 * (ng + nx) - 1 - i];
   }
 
   // Step 1: primitives everywhere (guards included).
@@ -709,6 +754,23 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
         return slopes_row<Limiter::mc>(W, N, rb, st, i0, i1, d, n0, nr);
     }
   };
+  // Gravity (G: the field [nd][N], null without).
+  const bool balanced = G != nullptr && opt.gravity == GravityCoupling::balanced;
+  auto hse_slopes = [&](std::size_t rb, int a, int i0, int i1) {
+    double* dp = S.slope + a * R + 4 * n0;
+    const double* g = G + std::size_t(a) * N + rb;
+    switch (opt.limiter) {
+      case 0:
+        return hse_pressure_row<Limiter::minmod>(W + rb, W + 4 * N + rb, g, stride[a], bg.dx[a], i0,
+                                                 i1, dp);
+      case 1:
+        return hse_pressure_row<Limiter::van_leer>(W + rb, W + 4 * N + rb, g, stride[a], bg.dx[a],
+                                                   i0, i1, dp);
+      default:
+        return hse_pressure_row<Limiter::mc>(W + rb, W + 4 * N + rb, g, stride[a], bg.dx[a], i0, i1,
+                                             dp);
+    }
+  };
   auto fallback = [&](std::size_t rb, int i0, int i1, double* st) {
     for (int q = 5; q < nr; ++q)
       fallback_scalar_row(st + q * n0, W + q * N + rb, st, st + 4 * n0, i0, i1, smalld, smallp);
@@ -742,6 +804,8 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
       std::size_t bs = N;
       if (!ppm) {
         for (int a = 0; a < nd; ++a) slopes(rb, stride[a], i0, i1, sl + a * R);
+        if (balanced)
+          for (int a = 0; a < nd; ++a) hse_slopes(rb, a, i0, i1);
         if (predictor) {
           if (at.uniform) {
             if (nd == 3)
@@ -760,6 +824,9 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
           }
           if (curved)
             hancock_geometry_row(W, N, rb, nr, gsrc, i0, i1, f[0], H, n0, at.uniform, ugc);
+          if (G != nullptr)
+            for (int a = 0; a < nd; ++a)
+              hancock_gravity_row(G + std::size_t(a) * N + rb, 0.5 * dt, i0, i1, H + (1 + a) * n0);
           B = H;
           bs = n0;
         }
@@ -828,11 +895,12 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
 template <Layout L, class RowDone = NoRowHook>
 void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockGeom& bg,
                   const Options& opt, const Indices& at, const eos::EosUnit& eos, double dt,
-                  bool predictor, Hydro::Scratch& S, const BoundaryFluxes& out, RowDone done = {}) {
+                  bool predictor, Hydro::Scratch& S, const BoundaryFluxes& out,
+                  const double* G = nullptr, RowDone done = {}) {
   if (S.nr == 5)
-    update_block_n<5>(u, s, bg, opt, at, eos, dt, predictor, S, out, done);
+    update_block_n<5>(u, s, bg, opt, at, eos, dt, predictor, S, out, G, done);
   else
-    update_block_n<0>(u, s, bg, opt, at, eos, dt, predictor, S, out, done);
+    update_block_n<0>(u, s, bg, opt, at, eos, dt, predictor, S, out, G, done);
 }
 
 // First zone of the block's interior (k, j, i order) with a NaN or non-positive density
@@ -915,6 +983,21 @@ void Hydro::bind(mesh::Mesh& m, physics::Units& units) {
   at_.ugamc = eos_->uniform_gamc();
   at_.ugame = eos_->uniform_game();
   for (int v = 0; v < NVAR; ++v) at_.flux.push_back(v);
+  if (m.geometry() != mesh::Geometry::cartesian && m.boundary(0, 1) == mesh::Boundary::reflecting)
+    at_.rwall = m.tree().geometry().hi[0];
+  grav_ = nullptr;
+  gfield_.clear();
+  if (auto* g = units.find<gravity::Gravity>(); g != nullptr && g->kind() != gravity::Kind::none &&
+                                                opt_.integrator == Integrator::hancock &&
+                                                opt_.gravity != GravityCoupling::split) {
+    grav_ = g;
+    g->set_hydro_coupled(true);
+    for (int a = 0; a < m.shape().ndim; ++a) {
+      at_.gac[a] = m.var_index(std::string("gac") + "xyz"[a]);
+      if (at_.gac[a] < 0) throw Error("hydro: the gravity unit declares no gacx..gacz");
+    }
+    gfield_.assign(std::size_t(m.shape().ndim) * m.shape().cells(), 0.0);
+  }
   for (int v = 0; v < static_cast<int>(m.vars().size()); ++v)
     if (m.vars()[v].kind == mesh::VarKind::mass_scalar) {
       at_.scalars.push_back(v);
@@ -941,7 +1024,15 @@ void Hydro::refresh_row(const mesh::BlockView<L>& u, const mesh::BlockShape& s, 
     const double vx = mx[i] * ir, vy = my[i] * ir, vz = mz[i] * ir;
     ei[i] = e[i] * ir - 0.5 * (vx * vx + vy * vy + vz * vz);
   }
-  eos_->update_row(u, s, node, j, k, eos::Mode::dens_ei);
+  if (eos_->update_row(u, s, node, j, k, eos::Mode::dens_ei) == 0) return;
+  // The EOS's cold floor raised eint in some zones (those whose eint differs from the one
+  // computed above): etot follows, so the state stays consistent (energy is added there).
+  for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
+    const double ir = 1.0 / d[i];
+    const double vx = mx[i] * ir, vy = my[i] * ir, vz = mz[i] * ir;
+    const double ke = 0.5 * (vx * vx + vy * vy + vz * vz);
+    if (ei[i] != e[i] * ir - ke) e[i] = d[i] * (ei[i] + ke);
+  }
 }
 
 template <mesh::Layout L>
@@ -1071,13 +1162,25 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
   const std::size_t per = s.doubles();
   auto& fr = m.flux_register();
   scalars_to_conserved(m, true);
+  // The gravity unit's field of this block (the density at the start of the step), or
+  // null without gravity in the step.
+  auto field = [&](const auto& u) -> const double* {
+    if (grav_ == nullptr) return nullptr;
+    const std::size_t N = s.cells();
+    for (int a = 0; a < s.ndim; ++a) {
+      const auto g = u.row(at_.gac[a], 0, 0);
+      double* out = gfield_.data() + std::size_t(a) * N;
+      for (std::size_t c = 0; c < N; ++c) out[c] = g[c];
+    }
+    return gfield_.data();
+  };
   auto sweep = [&](bool predictor) {
     m.fill_guards();
     m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& bg) {
       const int slot = m.slot(id);
       BoundaryFluxes out{{}, fr.per_var()};
       for (int f = 0; f < 6; ++f) out.face[f] = fr.face(slot, f);
-      update_block(u, s, bg, opt_, at_, *eos_, dt, predictor, *scratch_, out);
+      update_block(u, s, bg, opt_, at_, *eos_, dt, predictor, *scratch_, out, field(u));
     });
     fr.correct(m.storage(), m.tree(), m.comm(), dt, at_.flux);
   };
@@ -1106,7 +1209,7 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
       const int slot = m.slot(id);
       BoundaryFluxes out{{}, fr.per_var()};
       for (int f = 0; f < 6; ++f) out.face[f] = fr.face(slot, f);
-      update_block(u, s, bg, opt_, at_, *eos_, dt, true, *scratch_, out,
+      update_block(u, s, bg, opt_, at_, *eos_, dt, true, *scratch_, out, field(u),
                    [&](int j, int k) { refresh_row(u, s, id, j, k); });
     });
     fr.correct(m.storage(), m.tree(), m.comm(), dt, at_.flux);

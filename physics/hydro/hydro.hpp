@@ -14,6 +14,7 @@
 // variables 0-4) and derives FLASH's velx, vely, velz, ener; pres, temp, gamc, game and
 // eint are the EOS unit's, refreshed by the EOS after every stage (with a uniform-gamma
 // EOS, the gamma law, only when someone reads them: sync()).
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,9 @@ class EosUnit;
 namespace tessera::composition {
 class Composition;
 }
+namespace tessera::gravity {
+class Gravity;
+}
 
 namespace tessera::hydro {
 
@@ -39,12 +43,20 @@ enum Var : int { DENS = 0, MOMX = 1, MOMY = 2, MOMZ = 3, ETOT = 4, NVAR = 5 };
 enum class Recon { plm, ppm };
 enum class Riemann { hllc, hlle };
 enum class Integrator { hancock, rk2, rk3 };
+/// How the gravity unit's field (when one is active) enters the hydro step itself (its
+/// source terms are the gravity operator's, after hydro, in every case).
+enum class GravityCoupling {
+  split,      ///< not at all: hydro knows no gravity
+  predictor,  ///< the Hancock half step's velocity gets dt/2 g
+  balanced,   ///< and the PLM pressure is reconstructed about the local hydrostatic profile
+};
 
 struct Options {
   Recon recon = Recon::plm;
   int limiter = 2;  ///< 0 minmod, 1 van Leer, 2 MC
   Riemann riemann = Riemann::hllc;
   Integrator integrator = Integrator::hancock;
+  GravityCoupling gravity = GravityCoupling::balanced;
   double cfl = 0.8;
   double smallp = 1e-30;
   double smalld = 1e-30;
@@ -54,7 +66,12 @@ struct Options {
 struct Indices {
   int pres = -1, gamc = -1, game = -1, eint = -1, temp = -1;
   std::vector<int> scalars;  ///< every mass scalar of unk, in unk order
-  std::vector<int> flux;     ///< unk variable of each flux-register slot: 0-4, then scalars
+  /// gacx, gacy, gacz (the gravity unit's field, guard-filled) when gravity enters the step.
+  int gac[3] = {-1, -1, -1};
+  /// Curvilinear: the outer radius of the domain if its wall there is reflecting, else
+  /// infinity.
+  double rwall = std::numeric_limits<double>::infinity();
+  std::vector<int> flux;  ///< unk variable of each flux-register slot: 0-4, then scalars
   /// The EOS's Gamma1 and game are the same in every state (the gamma law): the kernels
   /// take these values instead of per-zone arrays (the same numbers, fewer loads), compute
   /// p = (game - 1) rho e from the conserved variables, and a step leaves the EOS state
@@ -129,6 +146,12 @@ class Hydro final : public physics::UnitBase<Hydro> {
   Indices at_;
   eos::EosUnit* eos_ = nullptr;
   composition::Composition* comp_ = nullptr;
+  /// The gravity unit when its field enters the step (hancock, gravity.type not none,
+  /// hydro.gravity_coupling not split); null otherwise, and then no step reads gfield_.
+  const gravity::Gravity* grav_ = nullptr;
+  /// One block's field [ndim][cells] from unk's gacx.. (guards included), layout-free;
+  /// heap, sized in bind only when grav_ is set.
+  std::vector<double> gfield_;
   std::unique_ptr<Scratch> scratch_;
   memory::ArenaConfig cfg_;                ///< memory.pages_scratch
   mutable bool rotation_checked_ = false;  ///< curvilinear: no v_phi in the initial state
