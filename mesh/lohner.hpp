@@ -36,8 +36,8 @@ LohnerErrors lohner_errors(const Field& q, const BlockShape& s, double filter, i
   LohnerErrors out;
   for (int k = lo[2]; k < hi[2]; ++k)
     for (int j = lo[1]; j < hi[1]; ++j) {
-      const bool row_inside = (k >= s.g(2) && k < s.g(2) + s.ni(2)) &&
-                              (j >= s.g(1) && j < s.g(1) + s.ni(1));
+      const bool row_inside =
+          (k >= s.g(2) && k < s.g(2) + s.ni(2)) && (j >= s.g(1) && j < s.g(1) + s.ni(1));
       for (int i = lo[0]; i < hi[0]; ++i) {
         const long c = i + j * st[1] + k * st[2];
         double num = 0.0, den = 0.0;
