@@ -134,7 +134,8 @@ def _history_panel(ax, hist: dict, ds: Dataset, summary: dict | None):
     ax2.set_ylim(0, max(float(np.percentile(rate, 99)) * 1.15, 1.0) if rate.size else 1.0)
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()
-    ax.legend(h1 + h2, l1 + l2, loc="lower right", fontsize=7, framealpha=0.85)
+    ax.legend(h1 + h2, l1 + l2, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2,
+              fontsize=7, frameon=False)
     ax.set_title("leaf blocks and zone-updates/s over the run", fontsize=10)
     return ax2
 
@@ -256,7 +257,7 @@ def figure(ds: Dataset, var: str = "dens", log: bool = False, history: dict | No
             _history_panel(axh, history, ds, summary).set_label("history_rate")
             axt = fig.add_subplot(gs[1, 1], label="run")
             axt.axis("off")
-            axt.text(0.02, 0.95, _run_text(history, ds, summary), va="top", ha="left",
+            axt.text(0.02, 0.72, _run_text(history, ds, summary), va="top", ha="left",
                      fontsize=9, family="monospace", transform=axt.transAxes)
         else:
             fig, ax = plt.subplots(figsize=(7.5, max(3.0, 6.5 * aspect)))
