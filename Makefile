@@ -51,10 +51,11 @@ build: configure
 run: deps build
 	@mkdir -p $(RUNDIR)
 	$(MPIRUN) -n $(RANKS) build/bin/tessera run $(PROBLEM) --dir $(RUNDIR)
-	$(PY) -m tessera plot $(RUNDIR) --out $(RUNDIR)/density_slice.png
+	PYTHONPATH=python $(PY) -m tessera plot $(RUNDIR) --out $(RUNDIR)/density_slice.png --log
 	@echo "outputs:       $(RUNDIR)/"
 	@echo "summary:       $(RUNDIR)/summary.json"
-	@echo "density slice: $(RUNDIR)/density_slice.png"
+	@echo "history:       $(RUNDIR)/history.csv (step, time, dt, leaves, zone-updates/s)"
+	@echo "picture:       $(RUNDIR)/density_slice.png (density slice, block levels, leaves and rate over the run)"
 
 test: deps build
 	cmake --build build --target helm_table

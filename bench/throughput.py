@@ -2,7 +2,7 @@
 """Throughput benchmark: zone-updates per second per core of the real executable.
 
 Runs problems/sedov_3d_uniform.toml (uniform 128^3, 16^3 blocks, PLM + HLLC) and the AMR
-case problems/sedov_3d.toml on 1 and 2 ranks, REPEAT times each, and reports the median
+case problems/sedov_3d.toml (2 levels of 16^3 blocks) on 1 and 2 ranks, REPEAT times each, and reports the median
 of summary.json's zone_updates_per_second (measured over the evolution loop only) per
 core, with the machine's load average before each configuration. A fixed number of steps
 keeps a repeat short; the sub-zone averaging of the initial deposit is set to 1 so that
@@ -24,7 +24,7 @@ EXE = ROOT / "build" / "bin" / "tessera"
 
 CASES = {
     "uniform_128^3": ("problems/sedov_3d_uniform.toml", ["sedov.nsubzones=1"]),
-    "amr_3level": ("problems/sedov_3d.toml",
+    "amr_2level": ("problems/sedov_3d.toml",
                    ["sedov.nsubzones=1", "io.write_final=false", "io.write_initial=false",
                     "io.plotfile_interval_time=0", "io.checkpoint_interval_time=0"]),
 }

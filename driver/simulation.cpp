@@ -198,22 +198,23 @@ void Simulation::mark_and_regrid() {
                     p_.get_real("mesh.derefine_cutoff_" + k),
                     p_.get_real("mesh.refine_filter_" + k)});
   }
+  const int ext = static_cast<int>(p_.get_int("mesh.derefine_guard_layers"));
   mesh_->with_layout([&](auto tag) {
     for (int id : mesh_->local_leaves()) {
       auto u = mesh_->view(id, tag);
       bool refine = false, derefine = true;
       for (const auto& c : crit) {
-        double e;
+        mesh::LohnerErrors e;
         if (c.var >= 0) {
-          e = mesh::lohner_error(u.field(c.var), s, c.filter);
+          e = mesh::lohner_errors(u.field(c.var), s, c.filter, ext);
         } else {
           const physics::Unit* d = deriver(c.name);
           if (d == nullptr) throw Error("mesh.refine_var: unknown variable '" + c.name + "'");
           d->derived(c.name, u, s, scratch.data(), true);
-          e = mesh::lohner_error(scratch.data(), s, c.filter);
+          e = mesh::lohner_errors(scratch.data(), s, c.filter, ext);
         }
-        refine |= e > c.refine;
-        derefine &= e < c.derefine;
+        refine |= e.interior > c.refine;
+        derefine &= e.widened < c.derefine;
       }
       flags[id] = refine ? mesh::Flag::refine
                          : (derefine && !crit.empty() ? mesh::Flag::derefine : mesh::Flag::keep);
@@ -597,6 +598,15 @@ nlohmann::json Simulation::run() {
                   mesh_->nxb(), mesh_->ndim(), 1, mesh_->tree().max_level() + 1,
                   out_->async() ? ", asynchronous I/O" : ""));
   log(fmt::format("{:>7} {:>12} {:>11} {:>7} {:>11}", "step", "time", "dt", "leaves", "zones/s"));
+  // history.csv: the progress lines as a table, appended line by line (flushed, so a
+  // crash keeps what was written); a restart appends to the file it finds.
+  std::ofstream history;
+  if (rank_ == 0) {
+    const auto hpath = fs::path(opt_.run_dir) / "history.csv";
+    const bool fresh = !restarted || !fs::exists(hpath);
+    history.open(hpath, fresh ? std::ios::trunc : std::ios::app);
+    if (fresh && history) history << "step,time,dt,leaves,zone_updates_per_second\n" << std::flush;
+  }
   const long zones_per_block = static_cast<long>(mesh_->shape().interior_cells());
   double zone_updates = 0;
   const auto t_loop = Clock::now();
@@ -644,8 +654,13 @@ nlohmann::json Simulation::run() {
     if (step_ % log_every == 0 && rank_ == 0) {
       const auto now = Clock::now();
       const double sec = std::chrono::duration<double>(now - t_last).count();
+      const double rate = sec > 0 ? (zone_updates - zu_last) / sec : 0.0;
       log(fmt::format("{:>7} {:>12.5e} {:>11.4e} {:>7} {:>11.3e}", step_, time_, dt_,
-                      mesh_->tree().num_leaves(), sec > 0 ? (zone_updates - zu_last) / sec : 0.0));
+                      mesh_->tree().num_leaves(), rate));
+      if (history)
+        history << fmt::format("{},{:.9e},{:.6e},{},{:.4e}\n", step_, time_, dt_,
+                               mesh_->tree().num_leaves(), rate)
+                << std::flush;
       t_last = now;
       zu_last = zone_updates;
     }

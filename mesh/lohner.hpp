@@ -13,16 +13,32 @@
 
 namespace tessera::mesh {
 
-/// q: one variable over the whole block array (guards filled, at least one layer),
+/// Both maxima of one pass: over the interior cells, and over the interior widened by
+/// `ext` guard layers on each active axis (clamped to ng - 1; equal to the first for 0).
+struct LohnerErrors {
+  double interior = 0.0;
+  double widened = 0.0;
+};
+
+/// q: one variable over the whole block array (guards filled, at least ext + 1 layers),
 /// indexed by cell number: a FieldView of either layout, or a contiguous array.
 template <class Field>
-double lohner_error(const Field& q, const BlockShape& s, double filter) {
+LohnerErrors lohner_errors(const Field& q, const BlockShape& s, double filter, int ext) {
   const int nd = s.ndim;
   const long st[3] = {1, s.n(0), long(s.n(0)) * s.n(1)};
-  double emax = 0.0;
-  for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-    for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
-      for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
+  ext = std::clamp(ext, 0, std::max(s.ng - 1, 0));
+  int lo[3], hi[3];
+  for (int a = 0; a < 3; ++a) {
+    const int e = a < nd ? ext : 0;
+    lo[a] = s.g(a) - e;
+    hi[a] = s.g(a) + s.ni(a) + e;
+  }
+  LohnerErrors out;
+  for (int k = lo[2]; k < hi[2]; ++k)
+    for (int j = lo[1]; j < hi[1]; ++j) {
+      const bool row_inside =
+          (k >= s.g(2) && k < s.g(2) + s.ni(2)) && (j >= s.g(1) && j < s.g(1) + s.ni(1));
+      for (int i = lo[0]; i < hi[0]; ++i) {
         const long c = i + j * st[1] + k * st[2];
         double num = 0.0, den = 0.0;
         for (int a = 0; a < nd; ++a)
@@ -44,9 +60,21 @@ double lohner_error(const Field& q, const BlockShape& s, double filter) {
             const double dd = d1 + filter * sm;
             den += dd * dd;
           }
-        if (den > 0.0) emax = std::max(emax, std::sqrt(num / den));
+        if (den > 0.0) {
+          const double e = std::sqrt(num / den);
+          out.widened = std::max(out.widened, e);
+          if (row_inside && i >= s.g(0) && i < s.g(0) + s.ni(0))
+            out.interior = std::max(out.interior, e);
+        }
       }
-  return emax;
+    }
+  return out;
+}
+
+/// The largest error over the block's interior cells.
+template <class Field>
+double lohner_error(const Field& q, const BlockShape& s, double filter) {
+  return lohner_errors(q, s, filter, 0).interior;
 }
 
 }  // namespace tessera::mesh

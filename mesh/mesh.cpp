@@ -110,6 +110,10 @@ void Mesh::declare_params(base::Params& p) {
     p.declare_real("mesh.refine_filter_" + s, 0.01, 0.0, 1.0,
                    "noise filter of the error estimator");
   }
+  p.declare_int("mesh.derefine_guard_layers", 0, 0, 8,
+                "a leaf derefines only if the error is below derefine_cutoff also over this "
+                "many guard layers around it (0: interior only); keeps a block refined for a "
+                "front at its face from derefining before the front enters (flip-flop)");
 }
 
 Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int nguard, int nflux)

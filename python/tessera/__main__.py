@@ -2,6 +2,7 @@
 
 verify DIR   print one JSON object with the error norms of the last output in DIR
 plot DIR     write a slice (2-D/3-D) or profile (1-D) PNG of the last output in DIR
+             (with leaf blocks and zone-updates/s over the run from DIR/history.csv)
 bench FILE   run a configuration matrix x R repeats of FILE: trimmed means, ratio table,
              results.csv, summary.json, bar charts (or --scaling: scaling plot)
 """
@@ -29,7 +30,8 @@ def _cmd_plot(args) -> int:
     from .plot import plot
 
     try:
-        path = plot(args.dir, out=args.out, var=args.var, file=args.file, log=args.log)
+        path = plot(args.dir, out=args.out, var=args.var, file=args.file, log=args.log,
+                    history=not args.no_history)
     except (FileNotFoundError, KeyError, OSError, ValueError) as exc:
         print(f"tessera plot: {exc}", file=sys.stderr)
         return 2
@@ -82,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--var", default="dens", help="variable to plot (default dens)")
     p.add_argument("--file", default=None, help="plot this output instead of the last one")
     p.add_argument("--log", action="store_true", help="logarithmic colour / y scale")
+    p.add_argument("--no-history", action="store_true",
+                   help="leave out the panel of leaf blocks and zone-updates/s over the run "
+                   "(drawn when DIR holds history.csv)")
     p.set_defaults(func=_cmd_plot)
 
     p = sub.add_parser(

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import h5py
 import numpy as np
 
-__all__ = ["Dataset", "read", "find_outputs", "last_output", "Outputs"]
+__all__ = ["Dataset", "read", "find_outputs", "last_output", "Outputs", "read_history"]
 
 _CHK = re.compile(r"_hdf5_chk_(\d+)$")
 _PLT = re.compile(r"_hdf5_plt_cnt_(\d+)$")
@@ -290,3 +290,38 @@ def last_output(directory):
             if better:
                 best, best_key = path, (t, kind_rank, number)
     return best
+
+
+HISTORY_COLUMNS = ("step", "time", "dt", "leaves", "zone_updates_per_second")
+
+
+def read_history(directory):
+    """The run's ``history.csv`` (one row per progress line) as a dict of arrays, or None.
+
+    Columns: step, time, dt, leaves, zone_updates_per_second (the rate over the interval
+    since the previous row).  A restart appends to the file; where a step appears more
+    than once the last row wins, and rows are returned in step order.
+    """
+    directory = os.fspath(directory)
+    path = directory if os.path.isfile(directory) else os.path.join(directory, "history.csv")
+    if not os.path.isfile(path):
+        return None
+    rows = {}
+    with open(path) as f:
+        header = f.readline().strip().split(",")
+        if tuple(header) != HISTORY_COLUMNS:
+            raise ValueError(f"{path}: unexpected header {','.join(header)}")
+        for line in f:
+            parts = line.strip().split(",")
+            if len(parts) != len(HISTORY_COLUMNS):
+                continue  # a line cut short by a crash
+            try:
+                values = [float(v) for v in parts]
+            except ValueError:
+                continue
+            rows[int(values[0])] = values
+    data = np.array([rows[k] for k in sorted(rows)], dtype=float).reshape(-1, len(HISTORY_COLUMNS))
+    out = {name: data[:, i] for i, name in enumerate(HISTORY_COLUMNS)}
+    out["step"] = out["step"].astype(np.int64)
+    out["leaves"] = out["leaves"].astype(np.int64)
+    return out

@@ -481,3 +481,21 @@ def test_cli_plot_2d_and_1d(tmp_path):
     run = _cli("plot", d1, "--out", png, "--var", "pres", "--log")
     assert run.returncode == 0, run.stderr
     assert os.path.getsize(png) > 1000
+
+
+def test_read_history_keeps_the_last_row_of_a_step_and_skips_a_cut_line(tmp_path):
+    from tessera.reader import read_history
+
+    assert read_history(tmp_path) is None
+    (tmp_path / "history.csv").write_text(
+        "step,time,dt,leaves,zone_updates_per_second\n"
+        "1,1.0e-3,1.0e-3,8,1.0e6\n2,2.0e-3,1.0e-3,15,2.0e6\n3,3.0e-3,1.0e-3,22,2.0e6\n"
+        # a restart from step 2 appends its own rows for steps 3 and 4; a crash cut the last
+        "3,3.1e-3,1.1e-3,29,3.0e6\n4,4.2e-3,1.1e-3,29,3.0e6\n5,5.3e-3,1.")
+    h = read_history(tmp_path)
+    assert list(h["step"]) == [1, 2, 3, 4]
+    assert list(h["leaves"]) == [8, 15, 29, 29]
+    assert h["time"][2] == pytest.approx(3.1e-3)
+    (tmp_path / "history.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError):
+        read_history(tmp_path)
