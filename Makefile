@@ -6,7 +6,7 @@ SHELL := /bin/bash
 NPROC ?= $(shell nproc)
 RANKS ?= 2
 PROBLEM ?= problems/sedov_3d.toml
-RUNDIR ?= runs/sedov_3d
+RUNDIR ?= runs/$(basename $(notdir $(PROBLEM)))
 PRESET := $(if $(CI),ci,release)
 MPIRUN := mpirun --oversubscribe --allow-run-as-root
 PY := .venv/bin/python
@@ -50,6 +50,7 @@ build: configure
 
 run: deps build
 	@mkdir -p $(RUNDIR)
+	@if grep -q '"helmholtz"' $(PROBLEM); then cmake --build build --target helm_table; fi
 	$(MPIRUN) -n $(RANKS) build/bin/tessera run $(PROBLEM) --dir $(RUNDIR)
 	PYTHONPATH=python $(PY) -m tessera plot $(RUNDIR) --out $(RUNDIR)/density_slice.png --log
 	@echo "outputs:       $(RUNDIR)/"

@@ -225,10 +225,24 @@ def _slice_axes(fig, ax, ds: Dataset, var: str, log: bool):
         leg = ax.legend(handles=handles, loc="upper right", fontsize=7, title="leaf blocks",
                         title_fontsize=7, facecolor="0.25", labelcolor="w", framealpha=0.8)
         leg.get_title().set_color("w")
+    # The flame front (flam = 1/2), where the run has the ADR flame.
+    if var != "flam" and ds.has_field("flam"):
+        front, _, _, _ = _slice(ds, "flam", z)
+        ny, nx = front.shape
+        xs = extent[0] + (np.arange(nx) + 0.5) * (extent[1] - extent[0]) / nx
+        ys = extent[2] + (np.arange(ny) + 0.5) * (extent[3] - extent[2]) / ny
+        if np.nanmax(front) > 0.5 > np.nanmin(front):
+            ax.contour(xs, ys, np.nan_to_num(front), levels=[0.5], colors="k", linewidths=1.6,
+                       linestyles="dashed")
+            handles.append(Line2D([], [], color="k", lw=1.5, ls="--", label="flame front (flam = 0.5)"))
+            leg = ax.legend(handles=handles, loc="upper right", fontsize=7, title="leaf blocks",
+                            title_fontsize=7, facecolor="0.25", labelcolor="w", framealpha=0.8)
+            leg.get_title().set_color("w")
     fig.colorbar(im, ax=ax, label=f"{var} (log scale)" if (log and norm is not None) else var,
                  fraction=0.046, pad=0.03)
-    ax.set_xlabel("x")
-    ax.set_ylabel("y")
+    cyl = str(getattr(ds, "geometry", "cartesian")).lower() == "cylindrical"
+    ax.set_xlabel("r" if cyl else "x")
+    ax.set_ylabel("z" if cyl else "y")
     title = f"{p.get('problem.name', '?')}  {var}  t = {ds.time:.6g}  step {ds.step}"
     if ds.ndim == 3:
         zc = 0.5 * ds.domain()[2].sum() if z is None else float(z)

@@ -76,3 +76,17 @@ def test_snia_3d_restarts_on_another_rank_count_bitwise(tmp_path):
     b = sorted((tmp_path / "restart").glob("*_hdf5_chk_*"))[-1]
     assert reader.read(a).step == reader.read(b).step == 4
     assert not differing_datasets(a, b, same_ranks=False)
+
+
+def test_plot_of_the_eos_test_draws_the_flame_front(snia, tmp_path):
+    # What `make run PROBLEM=problems/snia_2d.toml` draws: the density with the flame front.
+    import matplotlib
+    matplotlib.use("Agg")
+    from tessera import plot
+    ds = reader.read(reader.find_outputs(snia[1]).plotfiles[-1])
+    fig = plot.figure(ds, "dens", log=True)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "flame front (flam = 0.5)" in labels
+    assert fig.axes[0].get_xlabel() == "r" and fig.axes[0].get_ylabel() == "z"
+    out = plot.plot(snia[1], out=str(tmp_path / "snia.png"), log=True)
+    assert (tmp_path / "snia.png").stat().st_size > 10000 and out.endswith("snia.png")
