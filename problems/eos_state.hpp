@@ -9,12 +9,16 @@
 
 namespace tessera::problems {
 
-/// One zone's EOS state: dens and the mode's variable (x: eint, temp or pres) given.
+/// One zone's EOS state: dens and the mode's variable (x: eint, temp or pres) given; the
+/// mixture (abar, zbar) if given (else the EOS's own), tguess the temperature an
+/// iterative EOS starts from. Throws tessera::Error naming the state if it has none.
 struct ZoneState {
   double dens, temp, eint, pres, gamc, game;
 };
-inline ZoneState eos_state(const eos::Eos& eos, eos::Mode mode, double dens, double x) {
-  ZoneState z{dens, 1e7, 0.0, 0.0, 0.0, 0.0};
+inline ZoneState eos_state(const eos::Eos& eos, eos::Mode mode, double dens, double x,
+                           const double* abar = nullptr, const double* zbar = nullptr,
+                           double tguess = 1e7) {
+  ZoneState z{dens, tguess, 0.0, 0.0, 0.0, 0.0};
   const char* given = "eint";
   if (mode == eos::Mode::dens_ei) z.eint = x;
   if (mode == eos::Mode::dens_temp) z.temp = x, given = "temp";
@@ -27,6 +31,8 @@ inline ZoneState eos_state(const eos::Eos& eos, eos::Mode mode, double dens, dou
   pc.pres = &z.pres;
   pc.gamc = &z.gamc;
   pc.game = &z.game;
+  pc.abar = abar;
+  pc.zbar = zbar;
   if (eos.apply(mode, pc).failed >= 0)
     throw Error("problem set-up: the EOS has no state with dens = " + std::to_string(dens) +
                 " and " + given + " = " + std::to_string(x));

@@ -21,6 +21,7 @@
 #include "physics/eos/eos.hpp"
 #include "physics/flame/adr.hpp"
 #include "physics/hydro/hydro.hpp"
+#include "problems/eos_state.hpp"
 
 namespace tessera::problems {
 
@@ -33,29 +34,9 @@ using hydro::MOMY;
 using hydro::MOMZ;
 
 /// One EOS state of a mixture (abar, zbar): dens and the mode's variable given.
-struct State {
-  double dens, temp, eint, pres, gamc, game;
-};
-State eos_at(const eos::Eos& eos, eos::Mode mode, double dens, double x, double abar, double zbar,
-             double tguess) {
-  State z{dens, tguess, 0.0, 0.0, 0.0, 0.0};
-  if (mode == eos::Mode::dens_temp) z.temp = x;
-  if (mode == eos::Mode::dens_pres) z.pres = x;
-  eos::Pencil pc;
-  pc.n = 1;
-  pc.dens = &z.dens;
-  pc.temp = &z.temp;
-  pc.eint = &z.eint;
-  pc.pres = &z.pres;
-  pc.gamc = &z.gamc;
-  pc.game = &z.game;
-  pc.abar = &abar;
-  pc.zbar = &zbar;
-  if (eos.apply(mode, pc).failed >= 0)
-    throw Error("flame_1d: the EOS has no state with dens = " + std::to_string(dens) +
-                (mode == eos::Mode::dens_temp ? " and temp = " : " and pres = ") +
-                std::to_string(x));
-  return z;
+ZoneState eos_at(const eos::Eos& eos, eos::Mode mode, double dens, double x, double abar,
+                 double zbar, double tguess) {
+  return eos_state(eos, mode, dens, x, &abar, &zbar, tguess);
 }
 
 class Flame1d final : public ProblemBase<Flame1d> {
@@ -93,7 +74,7 @@ class Flame1d final : public ProblemBase<Flame1d> {
     ashi_ = int(ash - names_.begin());
     double ab, zb;
     mixture(0.0, ab, zb);
-    const State u = eos_at(eos_, eos::Mode::dens_temp, rho_, temp_, ab, zb, temp_);
+    const ZoneState u = eos_at(eos_, eos::Mode::dens_temp, rho_, temp_, ab, zb, temp_);
     eu_ = u.eint;
     pu_ = u.pres;
   }

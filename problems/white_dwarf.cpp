@@ -12,6 +12,7 @@
 #include "base/params.hpp"
 #include "physics/eos/eos.hpp"
 #include "physics/hydro/hydro.hpp"
+#include "problems/eos_state.hpp"
 
 namespace tessera::problems {
 
@@ -22,18 +23,10 @@ using constants::pi;
 
 /// Pressure of (dens, temp) from the EOS.
 double pressure_of(const eos::Eos& eos, double dens, double temp, long* calls) {
-  double d = dens, t = temp, e = 0, p = 0, gc = 0, ge = 0;
-  eos::Pencil pc;
-  pc.n = 1;
-  pc.dens = &d;
-  pc.temp = &t;
-  pc.eint = &e;
-  pc.pres = &p;
-  pc.gamc = &gc;
-  pc.game = &ge;
-  if (eos.apply(eos::Mode::dens_temp, pc).failed >= 0 || !(p > 0))
-    throw Error(fmt::format("white dwarf: the EOS has no state at dens = {:.6e}, temp = {:.6e}",
-                            dens, temp));
+  const double p = eos_state(eos, eos::Mode::dens_temp, dens, temp).pres;
+  if (!(p > 0))
+    throw Error(
+        fmt::format("white dwarf: pressure {} at dens = {:.6e}, temp = {:.6e}", p, dens, temp));
   if (calls) ++*calls;
   return p;
 }

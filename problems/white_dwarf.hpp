@@ -7,8 +7,8 @@
 // adiabat of a non-degenerate gas, T = T_c (rho / rho_iso)^(2/3), never below the fluff's
 // temperature, so that the star's edge is the fluff's state (an isothermal 7e8 K envelope
 // would be radiation-dominated and blow into the fluff at ~1e11 cm/s). The problem maps the
-// profile onto the mesh with sub-zone averages of rho and (mass-weighted) T (fluff outside), and for
-// the Type Ia "EOS" test lights a flame bubble (flam, the ADR flame's progress variable)
+// profile onto the mesh with sub-zone averages of rho and (mass-weighted) T (fluff outside), and
+// for the Type Ia "EOS" test lights a flame bubble (flam, the ADR flame's progress variable)
 // off-centre on the axis.
 #include <string>
 #include <vector>
