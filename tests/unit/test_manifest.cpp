@@ -39,8 +39,8 @@ TEST(Manifest, GivenItsOwnTextThenParsingGivesBackTheEntriesInOrder) {
 }
 
 TEST(Manifest, GivenTextThatIsNoManifestThenParsingSaysSoWithoutThrowing) {
-  for (const std::string text : {"", "{", "not json", R"({"format":"x"})", R"({"datasets":5})",
-                                 R"({"datasets":[1,2]})"}) {
+  for (const std::string text :
+       {"", "{", "not json", R"({"format":"x"})", R"({"datasets":5})", R"({"datasets":[1,2]})"}) {
     EXPECT_FALSE(tessera::io::parse_manifest(text).has_value()) << text;
   }
   // A missing member reads as empty: the comparison with the dataset then fails.
