@@ -20,55 +20,84 @@ struct LohnerErrors {
   double widened = 0.0;
 };
 
-/// q: one variable over the whole block array (guards filled, at least ext + 1 layers),
-/// indexed by cell number: a FieldView of either layout, or a contiguous array.
-template <class Field>
-LohnerErrors lohner_errors(const Field& q, const BlockShape& s, double filter, int ext) {
-  const int nd = s.ndim;
+namespace detail {
+
+/// The squared error E^2 = num / den of the cells [i0, i1) of the row at cell c0 (0 where
+/// den = 0) into r; ND active axes, so the (a, b) loops unroll and the cell loop has no
+/// branch.
+template <int ND, class Field>
+void lohner_row(const Field& q, const long st[3], long c0, int i0, int i1, double filter,
+                double* __restrict r) {
+  for (int i = i0; i < i1; ++i) {
+    const long c = c0 + i;
+    double num = 0.0, den = 0.0;
+#pragma GCC unroll 3
+    for (int a = 0; a < ND; ++a)
+#pragma GCC unroll 3
+      for (int b = 0; b < ND; ++b) {
+        const long sa = st[a], sb = st[b];
+        double d2, d1, sm;
+        if (a == b) {
+          d2 = q[c + sa] - 2.0 * q[c] + q[c - sa];
+          d1 = std::fabs(q[c + sa] - q[c]) + std::fabs(q[c] - q[c - sa]);
+          sm = std::fabs(q[c + sa]) + 2.0 * std::fabs(q[c]) + std::fabs(q[c - sa]);
+        } else {
+          d2 = 0.25 * (q[c + sa + sb] - q[c + sa - sb] - q[c - sa + sb] + q[c - sa - sb]);
+          d1 = 0.25 * (std::fabs(q[c + sa + sb] - q[c - sa + sb]) +
+                       std::fabs(q[c + sa - sb] - q[c - sa - sb]));
+          sm = 0.25 * (std::fabs(q[c + sa + sb]) + std::fabs(q[c + sa - sb]) +
+                       std::fabs(q[c - sa + sb]) + std::fabs(q[c - sa - sb]));
+        }
+        num += d2 * d2;
+        const double dd = d1 + filter * sm;
+        den += dd * dd;
+      }
+    // Branch-free (the loop vectorises): 0 where den = 0.
+    const bool some = den > 0.0;
+    r[i] = (some ? num : 0.0) / (some ? den : 1.0);
+  }
+}
+
+template <int ND, class Field>
+LohnerErrors lohner_errors_nd(const Field& q, const BlockShape& s, double filter, int ext) {
   const long st[3] = {1, s.n(0), long(s.n(0)) * s.n(1)};
   ext = std::clamp(ext, 0, std::max(s.ng - 1, 0));
   int lo[3], hi[3];
   for (int a = 0; a < 3; ++a) {
-    const int e = a < nd ? ext : 0;
+    const int e = a < ND ? ext : 0;
     lo[a] = s.g(a) - e;
     hi[a] = s.g(a) + s.ni(a) + e;
   }
-  LohnerErrors out;
+  // Maxima of E^2 (sqrt is monotonic and correctly rounded: sqrt of the largest E^2 is the
+  // largest E, to the bit), one sqrt per block.
+  double r[256];  // one row (n(0) <= 64 + 2 * 4 guard zones)
+  double wide = 0.0, inner = 0.0;
   for (int k = lo[2]; k < hi[2]; ++k)
     for (int j = lo[1]; j < hi[1]; ++j) {
       const bool row_inside =
           (k >= s.g(2) && k < s.g(2) + s.ni(2)) && (j >= s.g(1) && j < s.g(1) + s.ni(1));
-      for (int i = lo[0]; i < hi[0]; ++i) {
-        const long c = i + j * st[1] + k * st[2];
-        double num = 0.0, den = 0.0;
-        for (int a = 0; a < nd; ++a)
-          for (int b = 0; b < nd; ++b) {
-            const long sa = st[a], sb = st[b];
-            double d2, d1, sm;
-            if (a == b) {
-              d2 = q[c + sa] - 2.0 * q[c] + q[c - sa];
-              d1 = std::fabs(q[c + sa] - q[c]) + std::fabs(q[c] - q[c - sa]);
-              sm = std::fabs(q[c + sa]) + 2.0 * std::fabs(q[c]) + std::fabs(q[c - sa]);
-            } else {
-              d2 = 0.25 * (q[c + sa + sb] - q[c + sa - sb] - q[c - sa + sb] + q[c - sa - sb]);
-              d1 = 0.25 * (std::fabs(q[c + sa + sb] - q[c - sa + sb]) +
-                           std::fabs(q[c + sa - sb] - q[c - sa - sb]));
-              sm = 0.25 * (std::fabs(q[c + sa + sb]) + std::fabs(q[c + sa - sb]) +
-                           std::fabs(q[c - sa + sb]) + std::fabs(q[c - sa - sb]));
-            }
-            num += d2 * d2;
-            const double dd = d1 + filter * sm;
-            den += dd * dd;
-          }
-        if (den > 0.0) {
-          const double e = std::sqrt(num / den);
-          out.widened = std::max(out.widened, e);
-          if (row_inside && i >= s.g(0) && i < s.g(0) + s.ni(0))
-            out.interior = std::max(out.interior, e);
-        }
-      }
+      lohner_row<ND>(q, st, j * st[1] + k * st[2], lo[0], hi[0], filter, r);
+      for (int i = lo[0]; i < hi[0]; ++i) wide = std::max(wide, r[i]);
+      if (row_inside)
+        for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) inner = std::max(inner, r[i]);
     }
-  return out;
+  return {std::sqrt(inner), std::sqrt(wide)};
+}
+
+}  // namespace detail
+
+/// q: one variable over the whole block array (guards filled, at least ext + 1 layers),
+/// indexed by cell number: a FieldView of either layout, or a contiguous array.
+template <class Field>
+LohnerErrors lohner_errors(const Field& q, const BlockShape& s, double filter, int ext) {
+  switch (s.ndim) {
+    case 1:
+      return detail::lohner_errors_nd<1>(q, s, filter, ext);
+    case 2:
+      return detail::lohner_errors_nd<2>(q, s, filter, ext);
+    default:
+      return detail::lohner_errors_nd<3>(q, s, filter, ext);
+  }
 }
 
 /// The largest error over the block's interior cells.
