@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Throughput benchmark: zone-updates per second per core of the real executable.
 
-Runs problems/sedov_3d_uniform.toml (uniform 128^3, 16^3 blocks, PLM + HLLC) and the AMR
-case problems/sedov_3d.toml (2 levels of 16^3 blocks) on 1 and 2 ranks, REPEAT times each, and reports the median
+Runs problems/sedov_3d_uniform.toml (uniform 128^3, 16^3 blocks, PLM + HLLC) and two AMR
+cases of problems/sedov_3d.toml (the make-run default; issue 13's 64^3-root, 3-level case)
+on 1 and 2 ranks, REPEAT times each, and reports the median
 of summary.json's zone_updates_per_second (measured over the evolution loop only) per
 core, with the machine's load average before each configuration. A fixed number of steps
 keeps a repeat short; the sub-zone averaging of the initial deposit is set to 1 so that
@@ -27,6 +28,16 @@ CASES = {
     "amr_2level": ("problems/sedov_3d.toml",
                    ["sedov.nsubzones=1", "io.write_final=false", "io.write_initial=false",
                     "io.plotfile_interval_time=0", "io.checkpoint_interval_time=0"]),
+    # Issue 13's AMR case: 16^3 blocks, a 64^3 root grid (4^3 roots), 3 levels, 176 leaves,
+    # regridding every 2 steps, refined on density and pressure.
+    "amr_3level_64root": ("problems/sedov_3d.toml",
+                          ["sedov.nsubzones=1", "io.write_final=false", "io.write_initial=false",
+                           "io.plotfile_interval_time=0", "io.checkpoint_interval_time=0",
+                           "mesh.nblockx=4", "mesh.nblocky=4", "mesh.nblockz=4",
+                           "mesh.lrefine_min=1", "mesh.lrefine_max=3", "mesh.nrefs=2",
+                           "sedov.r_init=0.013671875", "mesh.refine_var_1=dens",
+                           "mesh.refine_var_2=pres", "mesh.derefine_guard_layers=0",
+                           "mesh.maxblocks=2000"]),
 }
 
 
@@ -68,6 +79,12 @@ def main():
     for r in rows:
         print(f"{r['case']:<16}{r['ranks']:>6}{r['leaf_blocks']:>8}"
               f"{r['median_zone_updates_per_second_per_core']:>18.3e}{r['loadavg_1min_before']:>7.2f}")
+    uni = {r["ranks"]: r["median_zone_updates_per_second_per_core"] for r in rows
+           if r["case"].startswith("uniform")}
+    for r in rows:
+        if r["case"].startswith("amr") and r["ranks"] in uni:
+            print(f"{r['case']} / uniform, {r['ranks']} rank(s): "
+                  f"{r['median_zone_updates_per_second_per_core'] / uni[r['ranks']]:.3f}")
     print(f"written: {out / 'throughput.json'}")
 
 
