@@ -11,6 +11,7 @@
 #include "base/error.hpp"
 #include "base/params.hpp"
 #include "physics/eos/eos.hpp"
+#include "physics/flame/adr.hpp"
 #include "physics/hydro/hydro.hpp"
 #include "problems/eos_state.hpp"
 
@@ -230,8 +231,8 @@ class WhiteDwarf final : public ProblemBase<WhiteDwarf> {
     const int ns[3] = {nsub_, ndim_ > 1 ? nsub_ : 1, ndim_ > 2 ? nsub_ : 1};
     const std::size_t nz = std::size_t(s.ni(0)) * std::size_t(s.ni(1)) * std::size_t(s.ni(2));
     std::vector<double> dens(nz), temp(nz), eint(nz), pres(nz), gc(nz), ge(nz), fl(nz);
-    // The flame front's width: the ADR model's profile (b = 3.2 zones) on this block.
-    const double width = 0.5 * 3.2 * g.dx[0];
+    // The flame front's width: the ADR model's profile (b zones) on this block.
+    const double width = 0.5 * flame::AdrModel{}.b * g.dx[0];
     std::size_t z = 0;
     for (int k = 0; k < s.ni(2); ++k)
       for (int j = 0; j < s.ni(1); ++j)

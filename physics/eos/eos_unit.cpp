@@ -60,12 +60,12 @@ EosUnit::~EosUnit() = default;
 
 std::vector<mesh::VarInfo> EosUnit::variables() const {
   using mesh::VarKind;
-  // A closed-form EOS is re-evaluated wherever hydro needs it (cheaper than moving the
-  // values). An iterative one runs once per zone per stage, and its pres, gamc, game (and
-  // temp, a Newton guess) reach the guard zones by guard fill: a face between two blocks
-  // of one level then sees the same values from both sides, so the fluxes agree to the
-  // bit (a re-solve in the guard zone would start Newton from another guess).
-  const bool fill = iterative();
+  // A uniform-gamma EOS (the gamma law) is re-evaluated wherever hydro needs it (cheaper
+  // than moving the values). Any other runs once per zone per stage, and its pres, gamc,
+  // game (and temp, a Newton guess) reach the guard zones by guard fill: a face between
+  // two blocks of one level then sees the same values from both sides, so the fluxes
+  // agree to the bit (a re-solve in the guard zone would start Newton from another guess).
+  const bool fill = !uniform_;
   return {{"pres", -1, VarKind::auxiliary, fill, true, name()},
           {"temp", -1, VarKind::auxiliary, fill, true, name()},
           {"gamc", -1, VarKind::auxiliary, fill, true, name()},
@@ -257,41 +257,6 @@ void EosUnit::eval_cells(const mesh::BlockView<L>& u, const mesh::BlockShape& s,
   }
 }
 
-template <mesh::Layout L>
-void EosUnit::eval_span(const mesh::BlockView<L>& u, const mesh::BlockShape& s, std::size_t first,
-                        std::size_t n, double* dens, double* eint, double* temp, double* pres,
-                        double* gamc, double* game) const {
-  if (composition_) {
-    // Composition-dependent: the per-cell path (it gathers abar and zbar).
-    span_cells_.resize(n);
-    for (std::size_t c = 0; c < n; ++c) span_cells_[c] = int(first + c);
-    eval_cells(u, s, span_cells_.data(), n, dens, eint, temp, pres, gamc, game);
-    return;
-  }
-  TESSERA_REGION("eos");
-  Pencil p;
-  p.n = n;
-  p.dens = dens;
-  p.temp = temp;
-  p.eint = eint;
-  p.pres = pres;
-  p.gamc = gamc;
-  p.game = game;
-  const Result r = eos_->apply(Mode::dens_ei, p);
-  evaluations_ += long(n);
-  iterations_ += r.iterations;
-  if (r.failed >= 0)
-    record_failure("block array cell " + std::to_string(first + std::size_t(r.failed)) + ": " +
-                       describe_failure(p, r.failed, Mode::dens_ei),
-                   -1);
-}
-
-template void EosUnit::eval_span(const mesh::BlockView<mesh::Layout::var_major>&,
-                                 const mesh::BlockShape&, std::size_t, std::size_t, double*,
-                                 double*, double*, double*, double*, double*) const;
-template void EosUnit::eval_span(const mesh::BlockView<mesh::Layout::zone_major>&,
-                                 const mesh::BlockShape&, std::size_t, std::size_t, double*,
-                                 double*, double*, double*, double*, double*) const;
 template int EosUnit::update_row(const mesh::BlockView<mesh::Layout::var_major>&,
                                  const mesh::BlockShape&, int, int, int, Mode) const;
 template int EosUnit::update_row(const mesh::BlockView<mesh::Layout::zone_major>&,

@@ -87,14 +87,6 @@ class EosUnit final : public physics::Unit {
                   std::size_t n, double* dens, double* eint, double* temp, double* pres,
                   double* gamc, double* game) const;
 
-  /// dens_ei for the cells [first, first + n) of a block array (guards included) in the
-  /// caller's contiguous arrays (element 0 is cell `first`), composition from unk: the
-  /// cheap path for a closed-form EOS. Failures are recorded (check()).
-  template <mesh::Layout L>
-  void eval_span(const mesh::BlockView<L>& u, const mesh::BlockShape& s, std::size_t first,
-                 std::size_t n, double* dens, double* eint, double* temp, double* pres,
-                 double* gamc, double* game) const;
-
   /// Evaluations and Newton iterations so far (this rank).
   long evaluations() const { return evaluations_; }
   long iterations() const { return iterations_; }
@@ -114,7 +106,6 @@ class EosUnit final : public physics::Unit {
   int idens_ = -1, ipres_ = -1, itemp_ = -1, igamc_ = -1, igame_ = -1, ieint_ = -1;
   // Row scratch (one x-row of a block): gathered zone-major rows and abar/zbar.
   mutable std::vector<double> row_;
-  mutable std::vector<int> span_cells_;  ///< cell numbers for eval_span's composition path
   mutable long evaluations_ = 0, iterations_ = 0;
   mutable std::string failure_;  ///< the first EOS failure on this rank ("" if none)
   mutable int failure_node_ = -1;

@@ -36,7 +36,7 @@ void Flame::declare_params(base::Params& p) {
   p.declare_real("flame.buoyancy_m", 0.06, 0.0, 10.0, "factor m of the buoyancy compensation");
   p.declare_real("flame.gravity_accel", 0.0, 0.0, 1e20,
                  "|g| (cm/s^2) for the buoyancy compensation; 0 with the gravity operator: "
-                 "the local |grad gpot| of each zone");
+                 "each zone's |g| from the gravity unit (gacx, gacy, gacz)");
   p.declare_bool("flame.quench", true, "switch the flame off at low density (3x^2 - 2x^3 ramp)");
   p.declare_real("flame.quench_dens_min", 1e6, 0.0, 1e20,
                  "density (g/cm^3) below which the flame speed is 0");
@@ -79,9 +79,10 @@ void Flame::bind(mesh::Mesh& m, physics::Units& /*units*/) {
   iflam_ = m.var_index("flam");
   ifdph_ = m.var_index("fdph");
   ifspd_ = m.var_index("fspd");
-  // Buoyancy with the local field: gravity's potential, unless |g| is given.
-  igpot_ = speed_.buoyancy && !(speed_.gravity > 0.0) ? m.var_index("gpot") : -1;
-  if (speed_.buoyancy && !(speed_.gravity > 0.0) && igpot_ < 0)
+  // Buoyancy with the local field: the gravity unit's gacx, gacy, gacz, unless |g| is given.
+  local_g_ = speed_.buoyancy && !(speed_.gravity > 0.0);
+  for (int a = 0; a < 3; ++a) igac_[a] = m.var_index(std::string("gac") + "xyz"[a]);
+  if (local_g_ && igac_[0] < 0)
     throw Error("flame.buoyancy needs flame.gravity_accel > 0 or the gravity operator");
   gabs_.assign(m.shape().cells(), speed_.gravity);
   if (idens_ < 0) throw Error("flame: no unit declares 'dens' (the flame needs hydro)");
@@ -118,30 +119,17 @@ double Flame::max_dt(mesh::Mesh& m) const {
 }
 
 template <class View>
-void Flame::local_gravity(const View& u, const mesh::BlockShape& s, const mesh::BlockGeom& g) {
-  const int n0 = s.n(0), n1 = s.n(1), n2 = s.n(2);
-  int lo[3], hi[3];
-  for (int a = 0; a < 3; ++a) {
-    lo[a] = s.g(a);
-    hi[a] = s.g(a) + s.ni(a) - 1;
+void Flame::local_gravity(const View& u, const mesh::BlockShape& s) {
+  // gac* are guard-filled: the fill at the start of advance() brought the guard zones.
+  const std::size_t n = s.cells();
+  for (std::size_t c = 0; c < n; ++c) {
+    double g2 = 0.0;
+    for (int a = 0; a < s.ndim; ++a) {
+      const double ga = u.row(igac_[a], 0, 0)[c];
+      g2 += ga * ga;
+    }
+    gabs_[c] = std::sqrt(g2);
   }
-  for (int k = 0; k < n2; ++k)
-    for (int j = 0; j < n1; ++j)
-      for (int i = 0; i < n0; ++i) {
-        const int c[3] = {std::clamp(i, lo[0], hi[0]), std::clamp(j, lo[1], hi[1]),
-                          std::clamp(k, lo[2], hi[2])};
-        double g2 = 0.0;
-        for (int a = 0; a < s.ndim; ++a) {
-          int m[3] = {c[0], c[1], c[2]}, p[3] = {c[0], c[1], c[2]};
-          m[a] = std::max(c[a] - 1, lo[a]);
-          p[a] = std::min(c[a] + 1, hi[a]);
-          if (p[a] == m[a]) continue;  // one zone along a: no gradient
-          const double ga = (u(igpot_, p[0], p[1], p[2]) - u(igpot_, m[0], m[1], m[2])) /
-                            ((p[a] - m[a]) * g.dx[a]);
-          g2 += ga * ga;
-        }
-        gabs_[(std::size_t(k) * n1 + j) * n0 + i] = std::sqrt(g2);
-      }
 }
 
 void Flame::advance(mesh::Mesh& m, double dt) {
@@ -158,7 +146,7 @@ void Flame::advance(mesh::Mesh& m, double dt) {
       for (int k = 0; k < n2; ++k)
         for (int j = 0; j < n1; ++j)
           fuel_density_->ratio_row(u, s, j, k, ratio_.data() + (std::size_t(k) * n1 + j) * n0);
-    if (igpot_ >= 0) local_gravity(u, s, g);
+    if (local_g_) local_gravity(u, s);
     // Step 1: reaction on the whole block array, guard zones included, so that the
     // diffusion of Step 2 sees the reacted field on its whole stencil.
     for (int k = 0; k < n2; ++k)
@@ -229,8 +217,8 @@ nlohmann::json Flame::summary(MPI_Comm comm) const {
   if (speed_.model == SpeedModel::constant) j["speed"] = speed_.speed;
   if (speed_.buoyancy) {
     j["atwood"] = speed_.atwood;
-    if (igpot_ >= 0)
-      j["gravity_accel"] = "local |grad gpot|";
+    if (local_g_)
+      j["gravity_accel"] = "local |g| (gac*)";
     else
       j["gravity_accel"] = speed_.gravity;
   }

@@ -13,10 +13,10 @@
 // Flame speed per zone (flame_speed.hpp): flame.speed_model "constant" (flame.speed) or
 // "laminar_co" (the C/O fit of the zone's density); with flame.buoyancy,
 // max(s, 0.5 sqrt(A g m Delta)) with A = flame.atwood and g = |gravity|: flame.gravity_accel
-// (or set_gravity_accel()) if > 0, else each zone's |grad gpot| of the gravity operator
-// (which runs before the flame); then times the quench factor (flame.quench) between
-// flame.quench_dens_min and flame.quench_dens_max. Total "burned_mass": the volume integral of
-// rho*phi.
+// (or set_gravity_accel()) if > 0, else each zone's field gacx, gacy, gacz of the
+// gravity operator (which runs before the flame); then times the quench factor (flame.quench)
+// between flame.quench_dens_min and flame.quench_dens_max. Total "burned_mass": the volume integral
+// of rho*phi.
 //
 // Expansion (flame.expansion_correction): in a front whose matter expands as it burns, the
 // ADR front with the local speed s moves at about s rho_f / rho_u relative to the fuel,
@@ -124,15 +124,14 @@ class Flame final : public physics::UnitBase<Flame> {
   bool expansion_ = true;
   const FuelDensity* fuel_density_ = nullptr;
   int idens_ = -1, iflam_ = -1, ifdph_ = -1, ifspd_ = -1;
-  int igpot_ = -1;                          ///< gpot, when the buoyancy takes the local field
+  bool local_g_ = false;  ///< the buoyancy takes the local field (gac*)
+  int igac_[3] = {-1, -1, -1};
   std::vector<double> phi1_, spd_, ratio_;  ///< one block array: phi after reaction,
                                             ///< speed, rho_u / rho
   std::vector<double> gabs_;                ///< |g| per cell of one block array (buoyancy)
-  /// gabs_ = |grad gpot| of block u: differences of gpot across each interior zone's
-  /// neighbours (one-sided at the interior's edge: gpot has no guard zones), and the
-  /// nearest interior zone's value in the guard zones.
+  /// gabs_ = |g| of every cell of block u (guard zones included) from gac*.
   template <class View>
-  void local_gravity(const View& u, const mesh::BlockShape& s, const mesh::BlockGeom& g);
+  void local_gravity(const View& u, const mesh::BlockShape& s);
   long steps_ = 0;
   double largest_clip_ = 0.0;  ///< the largest |phi - clip(phi)| met
 };

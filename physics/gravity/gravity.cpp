@@ -92,12 +92,12 @@ std::vector<physics::ArenaNeed> Gravity::memory_needs(const std::vector<mesh::Va
   if (kind_ == Kind::none) return {};
   // Heap, not an arena (config ""): the planner takes the bytes as they are, so the upper
   // bound (every slot in use) is given.
-  // With hydro coupled (set in hydro's bind, after the planner asks) the momentum at the
-  // start of the step is kept too: counted always, an upper bound.
-  const double per_slot = 2.0 * double(s.interior_cells()) * s.ndim * sizeof(double);
-  return {{"gravity field (heap)", "", per_slot * double(maxblocks), 0.0,
-           "M*I*ndim*8*2: the last solve's field and the step's starting momentum per block "
-           "slot in use (upper bound)"}};
+  // The last solve's field is in unk (gac*). With hydro coupled (set in hydro's bind,
+  // after the planner asks) the momentum at the start of the step is kept: counted always,
+  // an upper bound.
+  const double per_slot = double(s.interior_cells()) * s.ndim * sizeof(double);
+  return {{"gravity momentum (heap)", "", per_slot * double(maxblocks), 0.0,
+           "M*I*ndim*8: the step's starting momentum per block slot in use (upper bound)"}};
 }
 
 std::vector<mesh::VarInfo> Gravity::variables() const {
@@ -322,13 +322,10 @@ void Gravity::solve(mesh::Mesh& m, double dt) {
   {
     TESSERA_REGION("potential");
     const std::size_t ncell = s.interior_cells();
-    gprev_.resize(std::size_t(m.storage().maxblocks()));
     m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& g) {
-      auto& gp = gprev_[std::size_t(m.slot(id))];
-      gp.resize(ncell * std::size_t(ndim_), 0.0);
       double* pn = nullptr;  // coupled: mom^n of this block
       if (coupled_) {
-        pprev_.resize(gprev_.size());
+        pprev_.resize(std::size_t(m.storage().maxblocks()));
         auto& pp = pprev_[std::size_t(m.slot(id))];
         pp.resize(ncell * std::size_t(ndim_), 0.0);
         pn = pp.data();
@@ -366,24 +363,20 @@ void Gravity::solve(mesh::Mesh& m, double dt) {
               limit = std::min(limit, std::sqrt(dx / std::sqrt(g2)));
             }
             // The field at mid-step: the mean of the field of the density before this
-            // step's hydro (the last solve's) and after it (this solve's).
+            // step's hydro (the last solve's, still in gac*) and after it (this solve's).
             const std::size_t z = ((std::size_t(k) * ny + j) * nx + i) * std::size_t(ndim_);
-            double* prev = gp.data() + z;
             if (dt > 0.0) {
               const double rho = u(idens_, I, J, K);
               double work = 0.0;
               for (int a = 0; a < ndim_; ++a) {
-                const double gm = 0.5 * (prev[a] + gv[a]);
+                const double gm = 0.5 * (u(igac_[a], I, J, K) + gv[a]);
                 const double p0 = u(kMomx + a, I, J, K), p1 = p0 + dt * rho * gm;
                 u(kMomx + a, I, J, K) = p1;
                 work += 0.5 * ((pn ? pn[z + a] : p0) + p1) * gm;
               }
               u(kEtot, I, J, K) += dt * work;
             }
-            for (int a = 0; a < ndim_; ++a) {
-              prev[a] = gv[a];
-              u(igac_[a], I, J, K) = gv[a];
-            }
+            for (int a = 0; a < ndim_; ++a) u(igac_[a], I, J, K) = gv[a];
             if (pn)
               for (int a = 0; a < ndim_; ++a) pn[z + a] = u(kMomx + a, I, J, K);
           }

@@ -114,12 +114,9 @@ class Gravity final : public physics::UnitBase<Gravity> {
   std::array<double, 3> centre_{};
   double scale_ = 1.0;  ///< L: coordinates are (x - centre) / L in the expansion
   Expansion exp_;
-  /// The field of the last solve per block slot, ndim components per interior zone,
-  /// allocated when a leaf first uses the slot (initialise and after_regrid refresh it on
-  /// every leaf, so it is never stale).
-  std::vector<std::vector<double>> gprev_;
-  /// With coupled_: the momentum after the last solve per block slot, as gprev_ (the
-  /// next step's mom^n; regrids and restarts refresh it by a solve).
+  /// With coupled_: the momentum after the last solve per block slot, ndim components per
+  /// interior zone (the next step's mom^n; regrids and restarts refresh it by a solve).
+  /// The last solve's field itself is unk's gac* (every solve writes it on every leaf).
   std::vector<std::vector<double>> pprev_;
   bool coupled_ = false;
   double dt_limit_ = 0.0;  ///< min sqrt(dx / |g|) over local zones at the last solve

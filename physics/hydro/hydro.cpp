@@ -34,7 +34,6 @@ struct Hydro::Scratch {
   memory::Arena arena;
   double* w = nullptr;           // primitives [NR + 2][N]: rho, vx, vy, vz, p, X..., gamc,
                                  // 1/(game-1)
-  double* temp = nullptr;        // temperatures of one chunk (closed-form EOS output) [kChunk]
   double* slope = nullptr;       // this row's limited slopes [3 axes][NR][n0]
   double* half = nullptr;        // this row's Hancock half-step state [NR][n0]
   double* lo = nullptr;          // this row's low-face states along one axis [NR][n0]
@@ -43,12 +42,10 @@ struct Hydro::Scratch {
   double* hi_z = nullptr;        // high-face states along z of planes k-1 and k [2][n1][NR][n0]
   double* flux = nullptr;        // fluxes through one row of faces [NR][fn]
   double* row = nullptr;         // one row of interior zones (time-step rate) [n0]
-  double* eint = nullptr;        // specific internal energy of one chunk of cells [kChunk]
   double* gz = nullptr;          // guard-zone EOS pencil [6][ngz]: dens eint temp pres gamc game
   double* geo = nullptr;         // curvilinear radial factors [3][n0]: dt A-/V, dt A+/V, alpha dr/r
   std::vector<int> guard_cells;  // cell numbers of the guard zones (EOS evaluated there)
   std::size_t n = 0;
-  static constexpr std::size_t kChunk = 512;  ///< cells per L1-sized chunk in primitives
   int nr = 5;
   int fn = 0;  // flux row stride: n0 + 1 faces, rounded up to a multiple of 4
   /// Doubles of each piece for N cells, rows of n0, n1 rows per plane, nr channels.
@@ -65,10 +62,8 @@ struct Hydro::Scratch {
             2 * std::size_t(n1) * r,
             std::size_t(nr) * fn,
             std::size_t(n0),
-            kChunk,
             6 * guards,
-            3 * std::size_t(n0),
-            kChunk};
+            3 * std::size_t(n0)};
   }
   static std::size_t bytes(const std::vector<std::size_t>& sz) {
     std::size_t total = 0;
@@ -92,8 +87,7 @@ struct Hydro::Scratch {
           if (!inside) guard_cells.push_back(int((std::size_t(k) * n1 + j) * n0 + i));
         }
     const auto sz = sizes(cells, n0, n1, nr, guard_cells.size());
-    double** parts[] = {&w,    &slope, &half, &lo, &hi,  &hi_y, &hi_z,
-                        &flux, &row,   &eint, &gz, &geo, &temp};
+    double** parts[] = {&w, &slope, &half, &lo, &hi, &hi_y, &hi_z, &flux, &row, &gz, &geo};
     arena = memory::Arena("scratch", bytes(sz), cfg);  // zero-filled
     double* p = static_cast<double*>(arena.data());
     for (std::size_t i = 0; i < sz.size(); ++i) {
@@ -241,14 +235,13 @@ double max_rate(const BlockView<L>& u, const BlockShape& s, const double idx[3],
 }
 
 // Step 1: primitives (rho, v, p, X, gamc, 1/(game-1)) on the whole block array, guards
-// included. An EOS that iterates (Helmholtz) runs once per zone per stage (after it):
-// p, gamc and game come from its state in unk, which guard fills carry to the guard
-// zones. A closed-form EOS (gamma law) is cheaper to evaluate than to move: it runs over
-// the whole block array here, in L1-sized chunks (the same values to round-off as unk's).
-// Mass scalars are rho*X in unk during advance(). The energy gamma is kept as
-// 1/(game-1), rho eps per unit p, so the Riemann solvers multiply.
-// The uniform-gamma part of step 1 (restrict-qualified parameters: GCC 12 vectorises the
-// loop only so).
+// included. An EOS whose Gamma1 and game vary (Helmholtz) runs once per zone per stage
+// (after it): p, gamc and game come from its state in unk, which guard fills carry to the
+// guard zones. A uniform-gamma EOS (the gamma law) is cheaper to evaluate than to move:
+// p = (game - 1) rho e here. Mass scalars are rho*X in unk during advance(). The energy
+// gamma is kept as 1/(game-1), rho eps per unit p, so the Riemann solvers multiply.
+// The uniform-gamma part (restrict-qualified parameters: GCC 12 vectorises the loop only
+// so).
 template <class Row>
 void primitives_uniform(std::size_t N, Row d, Row mx, Row my, Row mz, Row e, double* __restrict wr,
                         double* __restrict wx, double* __restrict wy, double* __restrict wz,
@@ -267,8 +260,8 @@ void primitives_uniform(std::size_t N, Row d, Row mx, Row my, Row mz, Row e, dou
 }
 
 template <Layout L>
-void primitives(const BlockView<L>& u, const BlockShape& s, const Indices& at,
-                const eos::EosUnit& eos, double smalld, double smallp, Hydro::Scratch& S) {
+void primitives(const BlockView<L>& u, const BlockShape& s, const Indices& at, double smalld,
+                double smallp, Hydro::Scratch& S) {
   const std::size_t N = s.cells();
   const int nr = S.nr;
   const auto d = u.row(DENS, 0, 0), mx = u.row(MOMX, 0, 0), my = u.row(MOMY, 0, 0),
@@ -281,58 +274,30 @@ void primitives(const BlockView<L>& u, const BlockShape& s, const Indices& at,
   double* __restrict wp = W + 4 * N;
   double* __restrict wgc = W + std::size_t(nr) * N;
   double* __restrict wge = W + std::size_t(nr + 1) * N;
-  const bool closed = !eos.iterative();
-  // A uniform-gamma EOS: p = (game - 1) rho e (game's definition), the values the EOS
-  // gives bit for bit; gamc and 1/(game-1) are the kernels' constants (no channels).
   if (at.uniform) {
+    // p = (game - 1) rho e (game's definition), the values the EOS gives bit for bit;
+    // gamc and 1/(game-1) are the kernels' constants (no channels).
     primitives_uniform(N, d, mx, my, mz, e, wr, wx, wy, wz, wp, at.ugame - 1.0, smalld, smallp);
-    for (std::size_t q = 0; q < at.scalars.size(); ++q) {
-      const auto x = u.row(at.scalars[q], 0, 0);
-      double* __restrict wq = W + (5 + q) * N;
-      for (std::size_t c = 0; c < N; ++c) wq[c] = x[c] / wr[c];
-    }
-    return;
-  }
-  // In chunks that stay in L1: conserved -> rho, v (and eint for a closed-form EOS, into a
-  // chunk buffer); the closed-form EOS on the chunk; then the pressure floor and the
-  // energy factor.
-  constexpr std::size_t chunk = Hydro::Scratch::kChunk;
-  double* __restrict ei = S.eint;
-  for (std::size_t c0 = 0; c0 < N; c0 += chunk) {
-    const std::size_t c1 = std::min(N, c0 + chunk);
-    for (std::size_t c = c0; c < c1; ++c) {
+  } else {
+    // Any other EOS: rho and v from the conserved variables, p, gamc and game from the
+    // EOS state in unk, guard zones included (guard-filled, refreshed after every stage).
+    const auto pr = u.row(at.pres, 0, 0), gc = u.row(at.gamc, 0, 0), ge = u.row(at.game, 0, 0);
+    for (std::size_t c = 0; c < N; ++c) {
       const double r = std::max(d[c], smalld);
       const double ir = 1.0 / r;
-      const double vx = mx[c] * ir, vy = my[c] * ir, vz = mz[c] * ir;
       wr[c] = r;
-      wx[c] = vx;
-      wy[c] = vy;
-      wz[c] = vz;
-      if (closed) ei[c - c0] = e[c] * ir - 0.5 * (vx * vx + vy * vy + vz * vz);
-    }
-    if (!closed) continue;
-    eos.eval_span(u, s, c0, c1 - c0, wr + c0, ei, S.temp, wp + c0, wgc + c0, wge + c0);
-    for (std::size_t c = c0; c < c1; ++c) {
-      wp[c] = std::max(wp[c], smallp);
-      wge[c] = 1.0 / (wge[c] - 1.0);
+      wx[c] = mx[c] * ir;
+      wy[c] = my[c] * ir;
+      wz[c] = mz[c] * ir;
+      wp[c] = std::max(double(pr[c]), smallp);
+      wgc[c] = gc[c];
+      wge[c] = 1.0 / (ge[c] - 1.0);
     }
   }
   for (std::size_t q = 0; q < at.scalars.size(); ++q) {
     const auto x = u.row(at.scalars[q], 0, 0);
     double* __restrict wq = W + (5 + q) * N;
     for (std::size_t c = 0; c < N; ++c) wq[c] = x[c] / wr[c];
-  }
-  if (closed) return;
-  // An iterative EOS: its state in unk, guard zones included (guard-filled).
-  const auto pr = u.row(at.pres, 0, 0), gc = u.row(at.gamc, 0, 0), ge = u.row(at.game, 0, 0);
-  for (std::size_t c = 0; c < N; ++c) {
-    wp[c] = pr[c];
-    wgc[c] = gc[c];
-    wge[c] = ge[c];
-  }
-  for (std::size_t c = 0; c < N; ++c) {
-    wp[c] = std::max(wp[c], smallp);
-    wge[c] = 1.0 / (wge[c] - 1.0);
   }
 }
 
@@ -675,9 +640,8 @@ struct NoRowHook {
 // as before composition existed: ~4 % of a 3-D step), 0 for S.nr.
 template <int NRC, Layout L, class RowDone>
 void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::BlockGeom& bg,
-                    const Options& opt, const Indices& at, const eos::EosUnit& eos, double dt,
-                    bool predictor, Hydro::Scratch& S, const BoundaryFluxes& out, const double* G,
-                    RowDone done) {
+                    const Options& opt, const Indices& at, double dt, bool predictor,
+                    Hydro::Scratch& S, const BoundaryFluxes& out, const double* G, RowDone done) {
   const int nd = s.ndim, ng = s.ng, nx = s.nx;
   const int n0 = s.n(0), n1 = s.n(1);
   const std::size_t N = s.cells();
@@ -722,7 +686,7 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
   // Step 1: primitives everywhere (guards included).
   {
     TESSERA_REGION("primitives");
-    primitives(u, s, at, eos, smalld, smallp, S);
+    primitives(u, s, at, smalld, smallp, S);
   }
   TESSERA_REGION("fluxes");
 
@@ -894,13 +858,13 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
 
 template <Layout L, class RowDone = NoRowHook>
 void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockGeom& bg,
-                  const Options& opt, const Indices& at, const eos::EosUnit& eos, double dt,
-                  bool predictor, Hydro::Scratch& S, const BoundaryFluxes& out,
-                  const double* G = nullptr, RowDone done = {}) {
+                  const Options& opt, const Indices& at, double dt, bool predictor,
+                  Hydro::Scratch& S, const BoundaryFluxes& out, const double* G = nullptr,
+                  RowDone done = {}) {
   if (S.nr == 5)
-    update_block_n<5>(u, s, bg, opt, at, eos, dt, predictor, S, out, G, done);
+    update_block_n<5>(u, s, bg, opt, at, dt, predictor, S, out, G, done);
   else
-    update_block_n<0>(u, s, bg, opt, at, eos, dt, predictor, S, out, G, done);
+    update_block_n<0>(u, s, bg, opt, at, dt, predictor, S, out, G, done);
 }
 
 // First zone of the block's interior (k, j, i order) with a NaN or non-positive density
@@ -1180,7 +1144,7 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
       const int slot = m.slot(id);
       BoundaryFluxes out{{}, fr.per_var()};
       for (int f = 0; f < 6; ++f) out.face[f] = fr.face(slot, f);
-      update_block(u, s, bg, opt_, at_, *eos_, dt, predictor, *scratch_, out, field(u));
+      update_block(u, s, bg, opt_, at_, dt, predictor, *scratch_, out, field(u));
     });
     fr.correct(m.storage(), m.tree(), m.comm(), dt, at_.flux);
   };
@@ -1209,7 +1173,7 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
       const int slot = m.slot(id);
       BoundaryFluxes out{{}, fr.per_var()};
       for (int f = 0; f < 6; ++f) out.face[f] = fr.face(slot, f);
-      update_block(u, s, bg, opt_, at_, *eos_, dt, true, *scratch_, out, field(u),
+      update_block(u, s, bg, opt_, at_, dt, true, *scratch_, out, field(u),
                    [&](int j, int k) { refresh_row(u, s, id, j, k); });
     });
     fr.correct(m.storage(), m.tree(), m.comm(), dt, at_.flux);
