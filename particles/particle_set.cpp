@@ -1,0 +1,335 @@
+#include "particles/particle_set.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <set>
+#include <utility>
+
+#include "base/error.hpp"
+#include "mesh/mesh.hpp"
+#include "perf/timers.hpp"
+
+namespace tessera::particles {
+
+int locate(const mesh::Tree& t, const std::array<double, 3>& x) {
+  const auto& g = t.geometry();
+  mesh::IVec p{0, 0, 0};
+  for (int a = 0; a < g.ndim; ++a) {
+    if (!(x[a] >= g.lo[a] && x[a] < g.hi[a])) return -1;  // NaN too
+    const int n = g.nroot[a];
+    const double w = (g.hi[a] - g.lo[a]) / n;
+    int q = std::clamp(static_cast<int>((x[a] - g.lo[a]) / w), 0, n - 1);
+    // The division may round across a face; the bounds decide, as block_lo computes them.
+    while (q > 0 && x[a] < g.lo[a] + w * q) --q;
+    while (q + 1 < n && x[a] >= g.lo[a] + w * (q + 1)) ++q;
+    p[a] = q;
+  }
+  int id = t.find(0, p);
+  while (id >= 0 && !t.node(id).leaf()) {
+    const int level = t.node(id).level + 1;
+    int c = 0;
+    for (int a = 0; a < g.ndim; ++a) {
+      const double w = (g.hi[a] - g.lo[a]) / g.nblocks_at(a, level);
+      const int upper = x[a] >= g.lo[a] + w * (2 * p[a] + 1) ? 1 : 0;
+      p[a] = 2 * p[a] + upper;
+      c |= upper << a;
+    }
+    id = t.node(id).child[c];
+  }
+  return id;
+}
+
+namespace {
+
+/// Ranks other than `self` that own a leaf touching one of this rank's leaves (faces,
+/// edges, corners, across periodic boundaries). A neighbour is at most one level finer
+/// or coarser (2:1 balance), so points a quarter of the block's width outside it, two per
+/// axis along a face, hit every one. Symmetric: if a leaf of rank A touches one of B, each
+/// rank finds the other.
+std::set<int> neighbour_ranks(const mesh::Mesh& m) {
+  const auto& t = m.tree();
+  const auto& g = t.geometry();
+  const int nd = g.ndim, self = m.rank();
+  std::set<int> out;
+  for (int id : m.local_leaves()) {
+    const auto lo = t.block_lo(id), w = t.block_size(id);
+    // Per axis the sample coordinates of offset -1, 0, +1.
+    std::array<std::array<std::vector<double>, 3>, 3> at;
+    for (int a = 0; a < 3; ++a) {
+      if (a >= nd) {
+        at[a] = {std::vector<double>{}, {lo[a] + 0.5 * w[a]}, {}};
+        continue;
+      }
+      at[a][0] = {lo[a] - 0.25 * w[a]};
+      at[a][1] = {lo[a] + 0.25 * w[a], lo[a] + 0.75 * w[a]};
+      at[a][2] = {lo[a] + 1.25 * w[a]};
+    }
+    const int oz = nd > 2 ? 3 : 1, oy = nd > 1 ? 3 : 1;
+    for (int dz = 0; dz < oz; ++dz)
+      for (int dy = 0; dy < oy; ++dy)
+        for (int dx = 0; dx < 3; ++dx) {
+          const int d[3] = {dx, nd > 1 ? dy : 1, nd > 2 ? dz : 1};
+          if (d[0] == 1 && d[1] == 1 && d[2] == 1) continue;
+          for (double x : at[0][d[0]])
+            for (double y : at[1][d[1]])
+              for (double z : at[2][d[2]]) {
+                std::array<double, 3> q{x, y, z};
+                bool inside = true;
+                for (int a = 0; a < nd; ++a) {
+                  if (q[a] >= g.lo[a] && q[a] < g.hi[a]) continue;
+                  if (!g.periodic[a]) {
+                    inside = false;
+                    break;
+                  }
+                  const double L = g.hi[a] - g.lo[a];
+                  q[a] += q[a] < g.lo[a] ? L : -L;
+                }
+                if (!inside) continue;
+                const int nb = locate(t, q);
+                if (nb >= 0 && t.node(nb).owner != self) out.insert(t.node(nb).owner);
+              }
+        }
+  }
+  return out;
+}
+
+}  // namespace
+
+ParticleSet::ParticleSet(ParticleType type, memory::ArenaConfig cfg, std::string arena_name)
+    : type_(std::move(type)), cfg_(cfg), arena_name_(std::move(arena_name)) {
+  nprop_ = NBASE + static_cast<int>(type_.extra.size());
+}
+
+std::vector<std::string> ParticleSet::prop_names() const {
+  std::vector<std::string> n{"posx", "posy", "posz", "velx", "vely", "velz"};
+  n.insert(n.end(), type_.extra.begin(), type_.extra.end());
+  return n;
+}
+
+void ParticleSet::clear() {
+  n_ = 0;
+  first_.clear();
+}
+
+void ParticleSet::remap(std::size_t cap) {
+  memory::Arena fresh(arena_name_, std::max<std::size_t>(cap, 1) * bytes_per_particle(), cfg_);
+  auto* d = static_cast<double*>(fresh.data());
+  auto* tg = reinterpret_cast<std::int64_t*>(d + std::size_t(nprop_) * cap);
+  auto* nd = reinterpret_cast<std::int32_t*>(tg + cap);
+  for (int q = 0; q < nprop_; ++q) std::copy(prop(q), prop(q) + n_, d + std::size_t(q) * cap);
+  std::copy(tag_, tag_ + n_, tg);
+  std::copy(node_, node_ + n_, nd);
+  arena_ = std::move(fresh);
+  data_ = d, tag_ = tg, node_ = nd, cap_ = cap;
+}
+
+void ParticleSet::reserve(std::size_t n) {
+  if (n <= cap_ && data_ != nullptr) return;
+  remap(std::max({n, cap_ + cap_ / 2, std::size_t(1024)}));
+}
+
+void ParticleSet::push(const double* values, std::int64_t t) {
+  reserve(n_ + 1);
+  for (int q = 0; q < nprop_; ++q) prop(q)[n_] = values[q];
+  tag_[n_] = t;
+  node_[n_] = -1;
+  ++n_;
+  first_.clear();
+}
+
+memory::ArenaReport ParticleSet::report() const {
+  if (arena_.data() == nullptr) {
+    memory::ArenaReport r;
+    r.name = arena_name_;
+    r.policy_requested = r.policy_achieved = cfg_.policy;
+    return r;
+  }
+  return arena_.report();
+}
+
+void ParticleSet::sort_canonical(int nnodes) {
+  // Counting sort by node (canonical tree order), then by tag inside each node.
+  first_.assign(std::size_t(nnodes) + 1, 0);
+  for (std::size_t i = 0; i < n_; ++i) ++first_[std::size_t(node_[i]) + 1];
+  std::partial_sum(first_.begin(), first_.end(), first_.begin());
+  std::vector<std::size_t> order(n_);
+  {
+    std::vector<std::size_t> next(first_.begin(), first_.end() - 1);
+    for (std::size_t i = 0; i < n_; ++i) order[next[std::size_t(node_[i])]++] = i;
+  }
+  for (int id = 0; id < nnodes; ++id) {
+    const auto b = order.begin() + long(first_[id]), e = order.begin() + long(first_[id + 1]);
+    if (e - b > 1) std::sort(b, e, [&](std::size_t x, std::size_t y) { return tag_[x] < tag_[y]; });
+  }
+  std::vector<double> tmp(n_);
+  for (int q = 0; q < nprop_; ++q) {
+    double* p = prop(q);
+    for (std::size_t i = 0; i < n_; ++i) tmp[i] = p[order[i]];
+    std::copy(tmp.begin(), tmp.end(), p);
+  }
+  std::vector<std::int64_t> tt(n_);
+  for (std::size_t i = 0; i < n_; ++i) tt[i] = tag_[order[i]];
+  std::copy(tt.begin(), tt.end(), tag_);
+  std::vector<std::int32_t> nn(n_);
+  for (std::size_t i = 0; i < n_; ++i) nn[i] = node_[order[i]];
+  std::copy(nn.begin(), nn.end(), node_);
+}
+
+MigrateStats ParticleSet::redistribute(const mesh::Mesh& m) {
+  TESSERA_REGION("particles/migrate");
+  const auto& t = m.tree();
+  const auto& g = t.geometry();
+  const int nd = g.ndim, self = m.rank(), nranks = m.nranks();
+  const MPI_Comm comm = m.comm();
+  // Step 1: boundaries, then the leaf and rank of every particle (-1: lost).
+  std::vector<int> dest(n_, -1);
+  long lost = 0;
+  double* pos[3] = {prop(POSX), prop(POSY), prop(POSZ)};
+  double* vel[3] = {prop(VELX), prop(VELY), prop(VELZ)};
+  for (std::size_t i = 0; i < n_; ++i) {
+    bool gone = false;
+    for (int a = 0; a < nd && !gone; ++a) {
+      double& x = pos[a][i];
+      if (x >= g.lo[a] && x < g.hi[a]) continue;
+      const int side = x >= g.hi[a] ? 1 : 0;
+      switch (m.boundary(a, side)) {
+        case mesh::Boundary::periodic: {
+          const double L = g.hi[a] - g.lo[a];
+          while (x < g.lo[a]) x += L;
+          while (x >= g.hi[a]) x -= L;
+          break;
+        }
+        case mesh::Boundary::reflecting:
+          x = side ? 2 * g.hi[a] - x : 2 * g.lo[a] - x;
+          if (x >= g.hi[a]) x = std::nextafter(g.hi[a], g.lo[a]);
+          if (x < g.lo[a]) x = g.lo[a];
+          vel[a][i] = -vel[a][i];
+          break;
+        case mesh::Boundary::outflow:
+          gone = true;
+          break;
+      }
+    }
+    if (gone || !std::isfinite(pos[0][i])) {
+      ++lost;
+      continue;
+    }
+    const int id = locate(t, {pos[0][i], pos[1][i], pos[2][i]});
+    if (id < 0) {
+      ++lost;
+      continue;
+    }
+    node_[i] = id;
+    dest[i] = t.node(id).owner;
+  }
+  // Step 2: which path. Neighbour-only exchange needs every destination among the ranks
+  // owning leaves next to ours; the decision is collective.
+  std::vector<long> nsend(std::size_t(nranks), 0);
+  for (std::size_t i = 0; i < n_; ++i)
+    if (dest[i] >= 0 && dest[i] != self) ++nsend[std::size_t(dest[i])];
+  std::set<int> nbrs;
+  if (nranks > 1) nbrs = neighbour_ranks(m);
+  long outside = 0, migrated = 0;
+  for (int r = 0; r < nranks; ++r) {
+    migrated += nsend[std::size_t(r)];
+    if (nsend[std::size_t(r)] > 0 && nbrs.count(r) == 0) ++outside;
+  }
+  long agg[3] = {lost, migrated, outside};
+  MPI_Allreduce(MPI_IN_PLACE, agg, 3, MPI_LONG, MPI_SUM, comm);
+  MigrateStats st;
+  st.lost = agg[0];
+  st.migrated = agg[1];
+  st.general = agg[2] > 0;
+  // Step 3: pack what leaves (nprop values, then the tag's bits as a double), keep the rest.
+  const int w = nprop_ + 1;
+  std::vector<std::vector<double>> out(static_cast<std::size_t>(nranks));
+  for (int r = 0; r < nranks; ++r) out[std::size_t(r)].reserve(std::size_t(nsend[r] * w));
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < n_; ++i) {
+    if (dest[i] < 0) continue;
+    if (dest[i] != self) {
+      auto& b = out[std::size_t(dest[i])];
+      for (int q = 0; q < nprop_; ++q) b.push_back(prop(q)[i]);
+      double bits;
+      std::memcpy(&bits, &tag_[i], sizeof bits);
+      b.push_back(bits);
+      continue;
+    }
+    if (kept != i) {
+      for (int q = 0; q < nprop_; ++q) prop(q)[kept] = prop(q)[i];
+      tag_[kept] = tag_[i];
+      node_[kept] = node_[i];
+    }
+    ++kept;
+  }
+  n_ = kept;
+  // Step 4: exchange.
+  std::vector<std::vector<double>> in(static_cast<std::size_t>(nranks));
+  if (st.migrated > 0 && !st.general) {
+    std::vector<long> nrecv(std::size_t(nranks), 0);
+    std::vector<MPI_Request> req;
+    for (int r : nbrs) {
+      req.emplace_back();
+      MPI_Irecv(&nrecv[std::size_t(r)], 1, MPI_LONG, r, 7301, comm, &req.back());
+      req.emplace_back();
+      MPI_Isend(&nsend[std::size_t(r)], 1, MPI_LONG, r, 7301, comm, &req.back());
+    }
+    MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE);
+    req.clear();
+    for (int r : nbrs) {
+      in[std::size_t(r)].resize(std::size_t(nrecv[std::size_t(r)] * w));
+      if (!in[std::size_t(r)].empty()) {
+        req.emplace_back();
+        MPI_Irecv(in[std::size_t(r)].data(), static_cast<int>(in[std::size_t(r)].size()),
+                  MPI_DOUBLE, r, 7302, comm, &req.back());
+      }
+      if (!out[std::size_t(r)].empty()) {
+        req.emplace_back();
+        MPI_Isend(out[std::size_t(r)].data(), static_cast<int>(out[std::size_t(r)].size()),
+                  MPI_DOUBLE, r, 7302, comm, &req.back());
+      }
+    }
+    MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE);
+  } else if (st.migrated > 0) {
+    std::vector<int> sc(static_cast<std::size_t>(nranks)), rc(static_cast<std::size_t>(nranks)),
+        sd(static_cast<std::size_t>(nranks)), rd(static_cast<std::size_t>(nranks));
+    for (int r = 0; r < nranks; ++r) sc[std::size_t(r)] = static_cast<int>(nsend[r] * w);
+    MPI_Alltoall(sc.data(), 1, MPI_INT, rc.data(), 1, MPI_INT, comm);
+    std::vector<double> sbuf, rbuf;
+    for (int r = 0; r < nranks; ++r) {
+      sd[std::size_t(r)] = static_cast<int>(sbuf.size());
+      sbuf.insert(sbuf.end(), out[std::size_t(r)].begin(), out[std::size_t(r)].end());
+    }
+    int total = 0;
+    for (int r = 0; r < nranks; ++r) {
+      rd[std::size_t(r)] = total;
+      total += rc[std::size_t(r)];
+    }
+    rbuf.resize(std::size_t(total));
+    MPI_Alltoallv(sbuf.data(), sc.data(), sd.data(), MPI_DOUBLE, rbuf.data(), rc.data(), rd.data(),
+                  MPI_DOUBLE, comm);
+    for (int r = 0; r < nranks; ++r)
+      in[std::size_t(r)].assign(rbuf.begin() + rd[std::size_t(r)],
+                                rbuf.begin() + rd[std::size_t(r)] + rc[std::size_t(r)]);
+  }
+  // Step 5: append what arrived (its leaf found again here: the same lookup), then sort.
+  std::size_t incoming = 0;
+  for (const auto& b : in) incoming += b.size() / std::size_t(w);
+  reserve(n_ + incoming);
+  for (const auto& b : in)
+    for (std::size_t at = 0; at + std::size_t(w) <= b.size(); at += std::size_t(w)) {
+      for (int q = 0; q < nprop_; ++q) prop(q)[n_] = b[at + std::size_t(q)];
+      std::memcpy(&tag_[n_], &b[at + std::size_t(nprop_)], sizeof(std::int64_t));
+      const int id = locate(t, {prop(POSX)[n_], prop(POSY)[n_], prop(POSZ)[n_]});
+      if (id < 0 || t.node(id).owner != self)
+        throw Error("particles: a particle sent here does not belong here (internal error)");
+      node_[n_] = id;
+      ++n_;
+    }
+  sort_canonical(t.size());
+  return st;
+}
+
+}  // namespace tessera::particles
