@@ -10,22 +10,26 @@
 #include "physics/flame/flame.hpp"
 #include "physics/gravity/gravity.hpp"
 #include "physics/hydro/hydro.hpp"
+#include "physics/tracers/flow.hpp"
+#include "physics/tracers/tracers.hpp"
 
 namespace tessera::driver {
 
 namespace {
-const char* const kOperators[] = {"hydro", "gravity", "flame", "burn"};
+const char* const kOperators[] = {"hydro", "flow", "gravity", "flame", "burn"};
 }
 
 void declare_unit_params(base::Params& p) {
   p.declare_string_list(
       "driver.operators", {"hydro"},
-      "physics operators applied each step, in this order (known: hydro, gravity, flame, "
-      "burn; burn after flame)");
+      "physics operators applied each step, in this order (known: hydro, flow, gravity, "
+      "flame, burn; burn after flame; flow: a prescribed velocity field, no hydro; "
+      "particles.tracers adds 'particles' after them all)");
   hydro::Hydro::declare_params(p);
   gravity::Gravity::declare_params(p);
   flame::Flame::declare_params(p);
   burn::Burn::declare_params(p);
+  tracers::Tracers::declare_params(p);
   eos::EosUnit::declare_params(p);
   composition::Composition::declare_params(p);
 }
@@ -39,6 +43,10 @@ physics::Units make_units(const base::Params& p, std::vector<physics::Unit*>* op
       throw Error("driver.operators lists '" + names[n] + "' twice");
     if (names[n] == "hydro") {
       units.add(std::make_unique<hydro::Hydro>(p));
+    } else if (names[n] == "flow") {
+      if (std::find(names.begin(), names.end(), "hydro") != names.end())
+        throw Error("driver.operators: 'flow' (a prescribed velocity) and 'hydro' exclude each other");
+      units.add(std::make_unique<tracers::Flow>());
     } else if (names[n] == "gravity") {
       if (n == 0) throw Error("driver.operators: 'gravity' needs 'hydro' before it");
       units.add(std::make_unique<gravity::Gravity>(p));
@@ -54,6 +62,11 @@ physics::Units make_units(const base::Params& p, std::vector<physics::Unit*>* op
       for (const char* k : kOperators) known += std::string(known.empty() ? "" : ", ") + k;
       throw Error("driver.operators: unknown operator '" + names[n] + "' (known: " + known + ")");
     }
+    if (operators) operators->push_back(units.all().back().get());
+  }
+  // Tracers move after the fluid (the mesh then holds t^{n+1}).
+  if (p.get_bool("particles.tracers")) {
+    units.add(std::make_unique<tracers::Tracers>(p));
     if (operators) operators->push_back(units.all().back().get());
   }
   // Services every operator may call.

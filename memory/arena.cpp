@@ -28,7 +28,7 @@ namespace {
 constexpr const char* kHugepagesDir = "/sys/kernel/mm/hugepages";
 constexpr const char* kThpDir = "/sys/kernel/mm/transparent_hugepage";
 // Arenas that have an override key memory.pages_<name>.
-constexpr const char* kArenaNames[] = {"unk", "flux", "scratch", "staging"};
+constexpr const char* kArenaNames[] = {"unk", "flux", "scratch", "staging", "particles"};
 
 std::size_t base_page() {
   static const std::size_t p = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
@@ -686,6 +686,8 @@ void declare_params(base::Params& p) {
                    "memory.pages");
   p.declare_string("memory.pages_staging", "", {},
                    "page policy of the I/O staging arena; empty: memory.pages");
+  p.declare_string("memory.pages_particles", "", {},
+                   "page policy of the particle arena; empty: memory.pages");
 }
 
 ArenaConfig config_for(const base::Params& p, const std::string& arena_name) {

@@ -375,7 +375,7 @@ void boundary_slab(const BlockView<L>& u, const BlockShape& s, int a, int side, 
 }
 }  // namespace
 
-void Mesh::apply_physical_bcs(int level) {
+void Mesh::apply_physical_bcs(int level, int nvar) {
   with_layout([&](auto tag) {
     for (int id : local_leaves_) {
       const Node& n = tree_.node(id);
@@ -386,19 +386,20 @@ void Mesh::apply_physical_bcs(int level) {
           const Boundary bc = bc_[a][side];
           if (bc == Boundary::periodic) continue;
           const int edge = side ? tree_.geometry().nblocks_at(a, level) - 1 : 0;
-          if (n.pos[a] == edge) boundary_slab(u, shape(), a, side, bc, vars_, nfill_);
+          if (n.pos[a] == edge) boundary_slab(u, shape(), a, side, bc, vars_, nvar);
         }
     }
   });
 }
 
-void Mesh::fill_guards() {
+void Mesh::fill_guards(int nvar) {
   TESSERA_REGION("guardcell");
-  execute(guard_stages_[0], storage_, comm_, 100, nfill_, geometry_);
-  apply_physical_bcs(0);
+  const int n = nvar < 0 ? nfill_ : std::min(nvar, nfill_);
+  execute(guard_stages_[0], storage_, comm_, 100, n, geometry_);
+  apply_physical_bcs(0, n);
   for (int L = 1; L < static_cast<int>(guard_stages_.size()); ++L) {
-    execute(guard_stages_[L], storage_, comm_, 100 + L, nfill_, geometry_);
-    apply_physical_bcs(L);
+    execute(guard_stages_[L], storage_, comm_, 100 + L, n, geometry_);
+    apply_physical_bcs(L, n);
   }
 }
 

@@ -131,8 +131,10 @@ class Mesh {
   std::array<double, 3> finest_dx() const;
 
   /// Collective: fill every local leaf's guard cells (same-level copy, restriction,
-  /// prolongation, then physical boundaries, coarse levels first).
-  void fill_guards();
+  /// prolongation, then physical boundaries, coarse levels first) of the guard-filled
+  /// variables, or of the first `nvar` of them (variables [0, nvar): a unit that reads
+  /// only hydro's dens and momenta fills those four).
+  void fill_guards(int nvar = -1);
 
   /// Collective: apply leaf flags (this rank's leaves' entries are read; others are
   /// gathered), balance 2:1, rebuild, redistribute and move data. Returns true if the
@@ -175,7 +177,7 @@ class Mesh {
   /// Radial position of op's first source cell (r_lo, r_dx) for curvilinear weights.
   void set_radial(TransferOp& op, int src_node) const;
   void build_guard_plan();
-  void apply_physical_bcs(int level);
+  void apply_physical_bcs(int level, int nvar);
   void check_maxblocks(const Tree& t) const;
 };
 

@@ -178,7 +178,6 @@ void ParticleSet::sort_canonical(int nnodes) {
 }
 
 MigrateStats ParticleSet::redistribute(const mesh::Mesh& m) {
-  TESSERA_REGION("particles/migrate");
   const auto& t = m.tree();
   const auto& g = t.geometry();
   const int nd = g.ndim, self = m.rank(), nranks = m.nranks();

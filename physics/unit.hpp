@@ -28,6 +28,10 @@
 #include "memory/arena.hpp"
 #include "mesh/mesh.hpp"
 
+namespace tessera::particles {
+class ParticleSet;
+}
+
 namespace tessera::physics {
 
 class Units;
@@ -125,6 +129,10 @@ class Unit {
   /// What summary.json records of this unit (null: nothing). Collective (a unit may
   /// reduce over ranks).
   virtual nlohmann::json summary(MPI_Comm /*comm*/) const { return nullptr; }
+
+  /// The particles the unit owns (null: none). The driver writes them to checkpoints and
+  /// particle files and loads them on restart (then calls after_restart).
+  virtual particles::ParticleSet* particle_set() { return nullptr; }
 };
 
 /// Implements Unit's per-layout overloads (derived, total_densities) from the templates

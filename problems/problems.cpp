@@ -363,13 +363,47 @@ class Advection final : public ProblemBase<Advection> {
   bool pair_ = false;
 };
 
+/// Solid-body rotation about (xctr, yctr) in the x-y plane, v = omega (-(y - yc), x - xc),
+/// uniform density and pressure: the prescribed flow of the tracer integrator test
+/// (problems/tracers_rotation_2d.toml, driver.operators = ["flow"]). Cell values are the
+/// field at the centre, which is the cell average of a linear field.
+class Rotation final : public ProblemBase<Rotation> {
+ public:
+  Rotation(const base::Params& p, const eos::Eos& eos)
+      : eos_(eos),
+        omega_(p.get_real("rotation.omega")),
+        xc_(p.get_real("rotation.xctr")),
+        yc_(p.get_real("rotation.yctr")),
+        rho_(p.get_real("rotation.rho")),
+        p_(p.get_real("rotation.p")) {}
+  std::string name() const override { return "rotation"; }
+  template <class View>
+  void init(const View& u, const mesh::BlockGeom& g, const mesh::BlockShape& s) const {
+    for_interior(s, [&](int i, int j, int k) {
+      const double vx = -omega_ * (g.y(j) - yc_), vy = omega_ * (g.x(i) - xc_);
+      set_state(u, s, i, j, k, rho_, vx, vy, 0.0, p_, eos_);
+    });
+  }
+
+ private:
+  const eos::Eos& eos_;
+  double omega_, xc_, yc_, rho_, p_;
+};
+
 }  // namespace
 
 void declare_params(base::Params& p) {
   p.declare_string(
       "problem.name", "sedov",
-      {"sedov", "sod", "sound_wave", "advection", "white_dwarf", "maclaurin", "flame_1d"},
+      {"sedov", "sod", "sound_wave", "advection", "white_dwarf", "maclaurin", "flame_1d",
+       "rotation"},
       "problem set-up");
+  p.declare_real("rotation.omega", 2 * std::numbers::pi, -1e300, 1e300,
+                 "angular velocity of the solid-body rotation (rad/s)");
+  p.declare_real("rotation.xctr", 0.5, -1e300, 1e300, "rotation axis, x");
+  p.declare_real("rotation.yctr", 0.5, -1e300, 1e300, "rotation axis, y");
+  p.declare_real("rotation.rho", 1.0, 1e-300, 1e300, "density of the rotating flow");
+  p.declare_real("rotation.p", 1.0, 1e-300, 1e300, "pressure of the rotating flow");
   declare_white_dwarf_params(p);
   declare_flame_params(p);
   p.declare_real("advection.rho", 1.0, 1e-300, 1e300, "density of the uniform flow");
@@ -420,6 +454,7 @@ std::unique_ptr<Problem> make(const base::Params& p, const eos::Eos& eos) {
   if (n == "white_dwarf") return make_white_dwarf(p, eos);
   if (n == "maclaurin") return make_maclaurin(p, eos);
   if (n == "flame_1d") return make_flame_1d(p, eos);
+  if (n == "rotation") return std::make_unique<Rotation>(p, eos);
   return std::make_unique<SoundWave>(p, eos);
 }
 

@@ -151,13 +151,17 @@ int Hydro::stages() const {
   }
 }
 
-std::vector<mesh::VarInfo> Hydro::variables() const {
+std::vector<mesh::VarInfo> Hydro::conserved_variables(const std::string& owner) {
   using mesh::VarKind;
-  return {{"dens", -1, VarKind::conserved, true, true, name()},
-          {"momx", 0, VarKind::conserved, true, false, name()},
-          {"momy", 1, VarKind::conserved, true, false, name()},
-          {"momz", 2, VarKind::conserved, true, false, name()},
-          {"etot", -1, VarKind::conserved, true, false, name()}};
+  return {{"dens", -1, VarKind::conserved, true, true, owner},
+          {"momx", 0, VarKind::conserved, true, false, owner},
+          {"momy", 1, VarKind::conserved, true, false, owner},
+          {"momz", 2, VarKind::conserved, true, false, owner},
+          {"etot", -1, VarKind::conserved, true, false, owner}};
+}
+
+std::vector<mesh::VarInfo> Hydro::variables() const {
+  return conserved_variables(name());
 }
 
 std::vector<std::string> Hydro::derived_names() const {

@@ -89,6 +89,9 @@ class Hydro final : public physics::UnitBase<Hydro> {
   std::string name() const override { return "hydro"; }
   const Options& options() const { return opt_; }
   /// dens, momx, momy, momz, etot: conserved, guard-filled.
+  /// dens, momx, momy, momz, etot (conserved, guard-filled; only dens plotted), owned by
+  /// `owner`: hydro's, and the prescribed flow's (physics/tracers/flow.hpp).
+  static std::vector<mesh::VarInfo> conserved_variables(const std::string& owner);
   std::vector<mesh::VarInfo> variables() const override;
   /// Guard zones the reconstruction needs.
   int nguard() const override { return opt_.recon == Recon::ppm ? 3 : 2; }

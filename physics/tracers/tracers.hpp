@@ -1,0 +1,66 @@
+#pragma once
+// The tracer-particle unit ("particles"): passive particles that follow the fluid, FLASH's
+// Particles unit with passive particles (verification.md §K). It is an operator applied
+// after every other one (so the mesh holds t^{n+1}), added to any run by
+// particles.tracers = true. The container, placement, mapping and the Heun integrator are
+// the physics-free particles/ layer; this unit reads the parameters, owns the set, and
+// hooks it into the step (advance, max_dt), the regrid (particles follow refinement,
+// derefinement and rebalancing) and summary.json.
+//
+// Each step (timer regions particles/advance and particles/migrate):
+//   fill the guard zones of dens and the momenta (the mesh's prefix fill: nothing else),
+//   Heun predictor + corrector (particles/tracers.hpp), migration to the leaves and ranks
+//   that now hold the particles, velocity mapped at the new positions.
+#include <memory>
+#include <string>
+
+#include "particles/particle_set.hpp"
+#include "particles/tracers.hpp"
+#include "physics/unit.hpp"
+
+namespace tessera::base {
+class Params;
+}
+
+namespace tessera::tracers {
+
+class Tracers final : public physics::Unit {
+ public:
+  /// particles.tracers, init, count, lattice_nx/ny/nz, xmin..zmax, mapping, seed,
+  /// dt_factor.
+  static void declare_params(base::Params& p);
+  explicit Tracers(const base::Params& p);
+
+  std::string name() const override { return "particles"; }
+  /// The mapping stencil at the predictor's position (at most dt_factor zones out).
+  int nguard() const override;
+  /// Finds dens and the momenta (guard-filled, a prefix of unk) and maps the arena.
+  void bind(mesh::Mesh& m, physics::Units& units) override;
+  /// Places the particles on the current mesh and maps their velocity (collective;
+  /// throws a one-line error if they would not fit in memory).
+  void initialise(mesh::Mesh& m) override;
+  /// The particles' own limit: dt_factor zones per step at their velocity.
+  double max_dt(mesh::Mesh& m) const override;
+  void advance(mesh::Mesh& m, double dt) override;
+  /// Particles follow the new tree (collective).
+  void after_regrid(mesh::Mesh& m) override;
+  /// After a restart loaded the particles into particle_set(): their leaves and order.
+  void after_restart(mesh::Mesh& m) override;
+  /// count, lost, migrated, bytes, pages (requested, achieved), init, mapping.
+  nlohmann::json summary(MPI_Comm comm) const override;
+  particles::ParticleSet* particle_set() override { return set_.get(); }
+
+ private:
+  particles::Placement place_;
+  particles::Mapping mapping_ = particles::Mapping::cic;
+  double dt_factor_ = 0.5;
+  memory::ArenaConfig cfg_;
+  std::string init_;
+  particles::VelocityVars vel_;
+  int nfill_ = 0;  ///< guard fill of variables [0, nfill_) covers dens and the momenta
+  std::unique_ptr<particles::ParticleSet> set_;
+  long lost_ = 0, migrated_ = 0, general_ = 0, redistributions_ = 0;
+  void count(const particles::MigrateStats& st);
+};
+
+}  // namespace tessera::tracers
