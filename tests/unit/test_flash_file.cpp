@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -997,6 +998,35 @@ TEST(FlashFileParticleRows, GivenARowWithParticlesThatNoRankReadsThenEveryRankFa
       error_of([&] { tessera::io::read_flash_particles(MPI_COMM_WORLD, meta, rows); });
   EXPECT_TRUE(tessera::testing_util::contains(what, "row 1 (3 particles) is read by 0 ranks"));
   remove_shared(path);
+}
+
+TEST(FlashFileParticles, WritesSampleFilesForThePythonReaderAndYt) {
+  // tests/python/test_particle_io.py runs this with TESSERA_PARTICLE_FILES_DIR set: a
+  // plotfile, its particle file (same number and time), a checkpoint with the same
+  // particles and one with none, written here, read by tessera.reader and yt.
+  const char* dir = std::getenv("TESSERA_PARTICLE_FILES_DIR");
+  if (dir == nullptr) GTEST_SKIP() << "TESSERA_PARTICLE_FILES_DIR is not set";
+  const std::string base = std::string(dir) + "/pair_hdf5_";
+  const auto owner = [](int b) { return b % world_size(); };
+  const FlashFileSpec plot = two_level_spec(base + "plt_cnt_0001", false, owner);
+  tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(plot, owner));
+  const FlashFileSpec part = particle_file(
+      with_particles(two_level_spec(base + "part_0001", true, owner), kCounts, owner));
+  tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(part, owner));
+  const FlashFileSpec chk =
+      with_particles(two_level_spec(base + "chk_0001", true, owner), kCounts, owner);
+  tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(chk, owner));
+  const FlashFileSpec none =
+      with_particles(two_level_spec(std::string(dir) + "/none_hdf5_chk_0001", true, owner),
+                     std::vector<int>(kN, 0), owner);
+  tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(none, owner));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) {
+    for (const auto* s : {&plot, &part, &chk, &none}) {
+      const auto c = tessera::io::check_flash_file(s->path);
+      EXPECT_TRUE(c.ok) << s->path << ": " << (c.problems.empty() ? "" : c.problems.front());
+    }
+  }
 }
 
 }  // namespace
