@@ -11,12 +11,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "base/error.hpp"
 #include "io/flash_file.hpp"
+#include "io/output_manager.hpp"
 #include "tests/unit/test_util.hpp"
 
 namespace {
@@ -1027,6 +1030,59 @@ TEST(FlashFileParticles, WritesSampleFilesForThePythonReaderAndYt) {
       EXPECT_TRUE(c.ok) << s->path << ": " << (c.problems.empty() ? "" : c.problems.front());
     }
   }
+}
+
+TEST(FlashFileOutputManager, ParticleFilesArePublishedWithTheirOwnStatsAndNeverRolled) {
+  // A third kind beside checkpoints and plotfiles: published under its final name, counted
+  // under "particles", and not a checkpoint for keep_checkpoints. With a staging
+  // directory the file is drained like the others.
+  const std::string dir = shared_path("om", "dir");
+  const std::string stage = dir + "_stage";
+  if (world_rank() == 0) std::filesystem::create_directories(dir);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto owner = [](int b) { return b % world_size(); };
+  const FlashFileSpec full = with_particles(two_level_spec("", true, owner), kCounts, owner);
+  {
+    tessera::io::OutputConfig cfg;
+    cfg.dir = dir;
+    cfg.stage_dir = stage;
+    cfg.keep_checkpoints = 1;
+    tessera::io::OutputManager out(MPI_COMM_WORLD, cfg);
+    for (int k = 0; k < 2; ++k) {
+      const std::string number = "000" + std::to_string(k);
+      out.write(
+          tessera::io::OutputKind::checkpoint, "om_hdf5_chk_" + number, 0,
+          [&] { return local_part(full, owner); }, false);
+      out.write(
+          tessera::io::OutputKind::particles, "om_hdf5_part_" + number, 0,
+          [&] { return local_part(particle_file(full), owner); }, false);
+    }
+    out.drain();
+    EXPECT_EQ(out.local_error(), "");
+    const nlohmann::json stats = out.stats_json(MPI_COMM_WORLD);
+    EXPECT_EQ(stats["particles"]["count"], 2);
+    EXPECT_EQ(stats["checkpoint"]["count"], 2);
+    EXPECT_EQ(stats["plotfile"]["count"], 0);
+    if (world_rank() == 0) {
+      EXPECT_GT(stats["particles"]["bytes"].get<std::uint64_t>(), 0u);
+      EXPECT_EQ(out.published(), (std::vector<std::string>{"om_hdf5_part_0000", "om_hdf5_chk_0001",
+                                                           "om_hdf5_part_0001"}));
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) {
+    for (const char* name : {"om_hdf5_part_0000", "om_hdf5_part_0001", "om_hdf5_chk_0001"}) {
+      const auto c = tessera::io::check_flash_file(dir + "/" + name);
+      EXPECT_TRUE(c.ok) << name << ": " << (c.problems.empty() ? "" : c.problems.front());
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir + "/om_hdf5_chk_0000")) << "rolled";
+    const FlashFileSpec got = tessera::io::read_flash_file(dir + "/om_hdf5_part_0001");
+    EXPECT_FALSE(got.grid);
+    EXPECT_EQ(bytes_of(got.particles), bytes_of(full.particles));
+    std::filesystem::remove_all(dir);
+    std::filesystem::remove_all(stage);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 }  // namespace
