@@ -1,11 +1,16 @@
 // `tessera check`: check_flash_file (io/flash_file.hpp) recomputes the CRC-32 of every
 // dataset a file's checksum manifest lists and compares, and reports datasets missing from
-// the file or from the manifest. Serial, read-only, and it never throws for a bad file.
+// the file or from the manifest (particle files and particle datasets alike); for a
+// plotfile it also compares the time of its particle file, which yt pairs with it by name.
+// Serial, read-only, and it never throws for a bad file.
 // It does not interpret the FLASH layout (io/flash_reader.cpp does) and writes nothing.
 #include <hdf5.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -77,6 +82,68 @@ bool dataset_crc(hid_t dset, std::uint32_t& crc_out, std::uint64_t& bytes_out, s
   }
   crc_out = static_cast<std::uint32_t>(crc);
   return true;
+}
+
+/// The value of the first row of `real scalars` (the time; yt pairs a plotfile with its
+/// particle file by it). Returns false (and sets why) if it cannot be read.
+bool first_real_scalar(const std::string& path, double& value, std::string& why) {
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (file.get() < 0) {
+    why = "HDF5 cannot open it";
+    return false;
+  }
+  if (H5Lexists(file.get(), "real scalars", H5P_DEFAULT) <= 0) {
+    why = "it has no 'real scalars'";
+    return false;
+  }
+  Handle dset(H5Dopen2(file.get(), "real scalars", H5P_DEFAULT), H5Dclose);
+  Handle space(dset.get() >= 0 ? H5Dget_space(dset.get()) : -1, H5Sclose);
+  Handle mem(H5Tcreate(H5T_COMPOUND, sizeof(double)), H5Tclose);
+  const hsize_t one = 1, first = 0;
+  Handle mspace(H5Screate_simple(1, &one, nullptr), H5Sclose);
+  if (space.get() < 0 || mem.get() < 0 || mspace.get() < 0 ||
+      H5Sget_simple_extent_npoints(space.get()) < 1 ||
+      H5Tinsert(mem.get(), "value", 0, H5T_NATIVE_DOUBLE) < 0 ||
+      H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &first, nullptr, &one, nullptr) < 0 ||
+      H5Dread(dset.get(), mem.get(), mspace.get(), space.get(), H5P_DEFAULT, &value) < 0) {
+    why = "its first 'real scalars' row cannot be read";
+    return false;
+  }
+  return true;
+}
+
+/// Shortest text that reads back as x.
+std::string number(double x) {
+  std::array<char, 32> buf{};
+  const auto r = std::to_chars(buf.data(), buf.data() + buf.size(), x);
+  return std::string(buf.data(), r.ptr);
+}
+
+/// A plotfile's particle file (yt's name: "plt_cnt" -> "part" in the same directory) must
+/// have the plotfile's time, or yt ignores it without an error (reference §1).
+void check_particle_file_time(const std::string& path, std::vector<std::string>& problems) {
+  if (H5Fis_hdf5(path.c_str()) <= 0) return;  // check_file said why
+  const std::filesystem::path p(path);
+  std::string name = p.filename().string();
+  if (name.find("hdf5_plt_cnt") == std::string::npos) return;
+  for (std::size_t at = name.find("plt_cnt"); at != std::string::npos;
+       at = name.find("plt_cnt", at + 4)) {
+    name.replace(at, 7, "part");
+  }
+  const std::string part = (p.parent_path() / name).string();
+  std::error_code ec;
+  if (!std::filesystem::exists(part, ec)) return;
+  double t_plot = 0.0, t_part = 0.0;
+  std::string why;
+  if (!first_real_scalar(part, t_part, why)) {
+    problems.push_back("particle file '" + name + "': " + why);
+  } else if (!first_real_scalar(path, t_plot, why)) {
+    problems.push_back("cannot compare the time with particle file '" + name + "': " + why);
+  } else if (!(std::abs(t_part - t_plot) <= 1e-8 + 1e-5 * std::abs(t_plot))) {
+    // numpy.isclose(part, plot) with its default tolerances, as yt compares them.
+    problems.push_back("particle file '" + name + "' has time " + number(t_part) +
+                       ", its plotfile " + number(t_plot));
+  }
 }
 
 }  // namespace
@@ -172,8 +239,11 @@ FileCheck detail::check_file(const std::string& path,
 FileCheck check_flash_file(const std::string& path) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   std::vector<ManifestEntry> entries;
-  return detail::check_file(
+  FileCheck out = detail::check_file(
       path, [](const std::string&) { return false; }, entries);
+  check_particle_file_time(path, out.problems);
+  out.ok = out.problems.empty();
+  return out;
 }
 
 }  // namespace tessera::io

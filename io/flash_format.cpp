@@ -59,6 +59,14 @@ const char* list_dataset_name(ListKind kind, bool runtime) {
   return kNames[static_cast<std::size_t>(kind)][runtime ? 1 : 0];
 }
 
+std::vector<std::uint64_t> particle_offsets(const std::vector<int>& localnp) {
+  std::vector<std::uint64_t> at(localnp.size() + 1, 0);
+  for (std::size_t b = 0; b < localnp.size(); ++b) {
+    at[b + 1] = at[b] + static_cast<std::uint64_t>(std::max(localnp[b], 0));
+  }
+  return at;
+}
+
 const std::set<std::string>& reserved_names() {
   static const std::set<std::string> kNames{"bounding box",
                                             "refine level",

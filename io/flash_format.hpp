@@ -19,9 +19,10 @@
 namespace tessera::io::detail {
 
 inline constexpr int kFileFormatVersion = 9;
-inline constexpr std::size_t kStringLen = 80;       // FLASH MAX_STRING_LENGTH (§3 S80)
-inline constexpr std::size_t kLongStringLen = 400;  // sim info setup call / cflags / fflags (§2)
-inline constexpr std::size_t kUnknownNameLen = 4;   // `unknown names` string size (§5)
+inline constexpr std::size_t kStringLen = 80;        // FLASH MAX_STRING_LENGTH (§3 S80)
+inline constexpr std::size_t kLongStringLen = 400;   // sim info setup call / cflags / fflags (§2)
+inline constexpr std::size_t kUnknownNameLen = 4;    // `unknown names` string size (§5)
+inline constexpr std::size_t kParticleNameLen = 24;  // `particle names` string size (§6)
 
 enum class ListKind { Integer, Real, String, Logical };
 
@@ -131,6 +132,11 @@ inline constexpr std::array<SimInfoMember, 11> kSimInfo{{
 
 /// Datasets the writer owns; a variable may not take one of these names.
 const std::set<std::string>& reserved_names();
+
+/// Where each block's particles start in `tracer particles`: N + 1 prefix sums of the
+/// global `localnp` (the last one is the number of particles). Rows are grouped by block
+/// in file order (§6).
+std::vector<std::uint64_t> particle_offsets(const std::vector<int>& localnp);
 
 /// Columns of `gid`: 2*ndim neighbours, the parent, 2^ndim children (§4).
 inline int gid_columns(int ndim) {

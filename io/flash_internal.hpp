@@ -16,8 +16,10 @@ FileCheck check_file(const std::string& path,
                      const std::function<bool(const std::string&)>& deferred,
                      std::vector<ManifestEntry>& entries);
 
-/// read_flash_file without the variables' values: var_names set, local_rows and data
-/// empty, double_precision from the stored types. Serial; throws tessera::Error.
+/// read_flash_file without the variables' values and the particles: var_names,
+/// particle_names and localnp (all rows) set, local_rows, data and particles empty,
+/// double_precision from the stored types.
+/// Serial; throws tessera::Error.
 /// (io/flash_reader.cpp)
 FlashFileSpec read_flash_file_without_data(const std::string& path);
 

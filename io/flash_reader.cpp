@@ -1,6 +1,7 @@
 // FLASH HDF5 file format version 9, the serial reader: read_flash_file
 // (io/flash_file.hpp), the whole file on the calling rank, for tools and tests; and the
-// same without the variables' values for the restart read (io/flash_internal.hpp). It
+// same without the variables' values and the particles for the restart read
+// (io/flash_internal.hpp). Checkpoints, plotfiles and particle files (no tree). It
 // checks the format version, shapes and types as it reads, but not the checksums: that is
 // io/flash_check.cpp. The distributed read of a checkpoint is io/flash_restart_read.cpp.
 #include <hdf5.h>
@@ -40,9 +41,16 @@ class Reader {
     FlashFileSpec s;
     s.path = path_;
     read_version();
-    read_tree(s);
+    // A particle file has no tree (yt's test for a particle-only dataset, §1).
+    s.grid = exists("bounding box") || !exists("localnp");
+    if (s.grid) read_tree(s);
     read_lists(s);
-    read_variables(s);
+    if (s.grid) {
+      read_variables(s);
+    } else {
+      read_particle_file_shape(s);
+    }
+    read_particles(s);
     c_.check(file_.close(), "H5Fclose");
     return s;
   }
@@ -225,6 +233,80 @@ class Reader {
                 s.data.begin() + static_cast<std::ptrdiff_t>(v * count));
       if (v == 0) s.double_precision = real_size(s.var_names[v]) == 8;
     }
+  }
+
+  /// A particle file: zones per block and dimensionality from the scalars when present
+  /// (as yt does), no variables; the tree vectors stay empty.
+  void read_particle_file_shape(FlashFileSpec& s) const {
+    const auto scalar = [&](const char* key, int fallback) {
+      for (const auto& [k, v] : s.int_scalars) {
+        if (k == key) return v;
+      }
+      return fallback;
+    };
+    s.nxb = scalar("nxb", 1);
+    s.nyb = scalar("nyb", 1);
+    s.nzb = scalar("nzb", 1);
+    s.ndim = scalar("dimensionality", s.nzb > 1 ? 3 : (s.nyb > 1 ? 2 : 1));
+  }
+
+  /// `particle names`, `localnp` and (with data) `tracer particles`, if the file has
+  /// particles; all rows. N is the tree's, or localnp's length in a particle file.
+  void read_particles(FlashFileSpec& s) const {
+    s.particle_names.clear();
+    s.localnp.clear();
+    s.particles.clear();
+    const std::string tracer = "tracer particles";
+    if (!exists("particle names") && !exists(tracer)) return;
+
+    // Names: (nprop,1) fixed-length strings (FLASH: size 24, space-padded).
+    const std::string names = "particle names";
+    Handle dset = open(names);
+    const std::vector<hsize_t> dims = dims_of(dset, names);
+    if (dims.empty() || dims.size() > 2 || (dims.size() == 2 && dims[1] != 1)) {
+      c_.fail("dataset 'particle names' is not of shape (nprop,1)");
+    }
+    Handle ftype = c_.check(H5Dget_type(dset.get()), H5Tclose, "H5Dget_type" + quoted(names));
+    if (H5Tget_class(ftype.get()) != H5T_STRING || H5Tis_variable_str(ftype.get()) != 0) {
+      c_.fail("dataset 'particle names' does not hold fixed-length strings");
+    }
+    const std::size_t size = H5Tget_size(ftype.get());
+    if (size == 0) c_.fail("H5Tget_size 'particle names' failed");
+    Handle mem = string_type(c_, size);
+    std::vector<unsigned char> buf(dims[0] * size);
+    if (!buf.empty()) {
+      c_.check(H5Dread(dset.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()),
+               "H5Dread" + quoted(names));
+    }
+    for (std::size_t q = 0; q < dims[0]; ++q) {
+      s.particle_names.push_back(get_string(buf.data() + q * size, size));
+    }
+    const hsize_t nprop = dims[0];
+
+    if (s.grid) {
+      s.localnp = read_all<int>("localnp", H5T_NATIVE_INT, {s.refine_level.size()});
+    } else {
+      Handle lnp = open("localnp");
+      const std::vector<hsize_t> ldims = dims_of(lnp, "localnp");
+      if (ldims.size() != 1) c_.fail("dataset 'localnp' is not 1-D");
+      s.localnp = read_all<int>("localnp", H5T_NATIVE_INT, ldims);
+      if (with_data_) {
+        s.local_rows.resize(ldims[0]);
+        for (hsize_t r = 0; r < ldims[0]; ++r) s.local_rows[r] = static_cast<int>(r);
+      }
+    }
+    for (std::size_t b = 0; b < s.localnp.size(); ++b) {
+      if (s.localnp[b] < 0) c_.fail("dataset 'localnp' is negative in row " + std::to_string(b));
+    }
+    // Every particle belongs to a block: FLASH's blockless particles (rows after
+    // sum(localnp)) are not supported.
+    const hsize_t npart = particle_offsets(s.localnp).back();
+    Handle tp = open(tracer);
+    expect_dims(dims_of(tp, tracer), {npart, nprop}, tracer);
+    if (real_size(tracer) != 8) c_.fail("dataset 'tracer particles' is not f64");
+    if (!with_data_) return;
+    const std::vector<double> values = read_all<double>(tracer, H5T_NATIVE_DOUBLE, {npart, nprop});
+    s.particles.assign(values.begin(), values.end());
   }
 
   /// Bytes per element of a floating-point dataset.

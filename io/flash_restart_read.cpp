@@ -2,7 +2,8 @@
 // rank the small part of a file, checked against the checksum manifest on rank 0 (with
 // io/flash_check.cpp and io/flash_reader.cpp); read_flash_rows then reads each rank's own
 // rows of the variables with collective MPI-IO and verifies them against the manifest as
-// they arrive. It writes nothing, and it never holds the whole file on one rank.
+// they arrive; read_flash_particles does the same for its rows' particles. It writes nothing, and
+// it never holds the whole file on one rank.
 #include <hdf5.h>
 
 #include <algorithm>
@@ -120,7 +121,11 @@ void fields(Ar& ar, FlashFileMeta& m) {
   ar(s.log_scalars);
   ar(s.log_runtime);
   ar(s.var_names);
+  ar(s.grid);
+  ar(s.particle_names);
+  ar(s.localnp);
   ar(m.variables);
+  ar(m.particles);
 }
 
 /// The first problem, and how many more there are.
@@ -134,6 +139,14 @@ std::string first_problem(const std::vector<std::string>& problems) {
 /// A manifest entry that is not one of the writer's own datasets is a variable.
 bool is_variable(const std::string& name) {
   return name != kManifestName && reserved_names().count(name) == 0;
+}
+
+constexpr const char* kTracer = "tracer particles";
+
+/// What read_flash_metadata leaves to the distributed reads: the variables and the
+/// particles (rank 0 checks only that they are there).
+bool is_bulk(const std::string& name) {
+  return is_variable(name) || name == kTracer;
 }
 
 /// read_flash_rows: one collective H5Dread per variable into a buffer of this rank's rows,
@@ -324,6 +337,174 @@ class RowReader {
   Handle dxpl_;
 };
 
+/// read_flash_particles: one collective H5Dread of this rank's rows' particles, the
+/// CRC-32 of each row's particles taken from the buffer, chained on rank 0.
+class ParticleReader {
+ public:
+  ParticleReader(MPI_Comm comm, const FlashFileMeta& meta, const std::vector<int>& rows,
+                 const std::vector<std::pair<std::string, std::string>>& hints)
+      : comm_(comm),
+        meta_(meta),
+        s_(meta.spec),
+        rows_(rows),
+        hints_(hints),
+        c_("cannot read FLASH file '" + meta.spec.path + "': "),
+        n_(meta.spec.localnp.size()),
+        nprop_(meta.spec.particle_names.size()),
+        first_(particle_offsets(meta.spec.localnp)) {
+    MPI_Comm_rank(comm, &rank_);
+  }
+
+  std::vector<double> run() {
+    agree(comm_, check_rows());
+    std::vector<double> buf(count_ * nprop_);
+    open_file();
+    dxpl_ = c_.check(H5Pcreate(H5P_DATASET_XFER), H5Pclose, "H5Pcreate");
+    c_.check(H5Pset_dxpl_mpio(dxpl_.get(), H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
+    std::string problem = read(buf);
+    dxpl_.close();
+    agree(comm_, file_.close() < 0 ? c_.message("H5Fclose failed") : std::string());
+    agree(comm_, problem);  // a checksum mismatch is known on rank 0, the lowest
+    return buf;
+  }
+
+ private:
+  /// Collective: this rank's rows ascending and inside the file; every row with particles
+  /// read by exactly one rank (rows without any may be read by any number).
+  std::string check_rows() {
+    std::string why;
+    for (std::size_t r = 0; r < rows_.size() && why.empty(); ++r) {
+      if (rows_[r] < 0 || static_cast<std::size_t>(rows_[r]) >= n_) {
+        why = c_.message("row " + std::to_string(rows_[r]) + " is outside 0.." +
+                         std::to_string(n_ - 1));
+      } else if (r > 0 && rows_[r] <= rows_[r - 1]) {
+        why = c_.message("rows are not strictly ascending");
+      }
+    }
+    agree(comm_, why);
+    for (const int row : rows_) count_ += static_cast<std::size_t>(s_.localnp[row]);
+    std::vector<int> readers(n_, 0);
+    for (const int row : rows_) ++readers[static_cast<std::size_t>(row)];
+    MPI_Reduce(rank_ == 0 ? MPI_IN_PLACE : readers.data(), readers.data(), static_cast<int>(n_),
+               MPI_INT, MPI_SUM, 0, comm_);
+    if (rank_ != 0) return {};
+    for (std::size_t row = 0; row < n_; ++row) {
+      if (s_.localnp[row] > 0 && readers[row] != 1) {
+        return c_.message("row " + std::to_string(row) + " (" + std::to_string(s_.localnp[row]) +
+                          " particles) is read by " + std::to_string(readers[row]) +
+                          " ranks, expected 1");
+      }
+    }
+    return {};
+  }
+
+  void open_file() {
+    std::string why;
+    try {
+      Handle fapl = c_.check(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate");
+      set_fapl_mpio(c_, fapl.get(), comm_, hints_);
+      file_ = c_.check(H5Fopen(s_.path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose,
+                       "H5Fopen (MPI-IO)");
+    } catch (const Error& e) {
+      why = e.what();
+    }
+    agree(comm_, why);
+  }
+
+  /// Collective: read and checksum this rank's particles. Returns the problem (the same
+  /// on every rank, or on rank 0 for a checksum mismatch); throws on every rank if the read
+  /// itself fails.
+  std::string read(std::vector<double>& buf) {
+    const std::string dataset = std::string("dataset '") + kTracer + "'";
+    const std::size_t row_bytes = nprop_ * sizeof(double);
+    const hsize_t npart = first_[n_];
+
+    // Type, shape and size as stored: little-endian f64 of (sum of localnp, nprop).
+    Handle dset(H5Dopen2(file_.get(), kTracer, H5P_DEFAULT), H5Dclose);
+    Handle ftype(dset.get() >= 0 ? H5Dget_type(dset.get()) : H5I_INVALID_HID, H5Tclose);
+    Handle fspace(dset.get() >= 0 ? H5Dget_space(dset.get()) : H5I_INVALID_HID, H5Sclose);
+    std::string local;
+    std::array<hsize_t, 2> got{};
+    if (dset.get() < 0 || ftype.get() < 0 || fspace.get() < 0) {
+      local = dataset + " cannot be opened";
+    } else if (H5Tequal(ftype.get(), H5T_IEEE_F64LE) <= 0) {
+      local = dataset + " is not stored as little-endian f64";
+    } else if (H5Sget_simple_extent_ndims(fspace.get()) != 2 ||
+               H5Sget_simple_extent_dims(fspace.get(), got.data(), nullptr) < 0 ||
+               got != std::array<hsize_t, 2>{npart, nprop_}) {
+      local = dataset + " is not of shape (" + std::to_string(npart) + "," +
+              std::to_string(nprop_) + ")";
+    } else if (meta_.particles.bytes != npart * row_bytes) {
+      local = dataset + " holds " + std::to_string(npart * row_bytes) + " bytes, manifest says " +
+              std::to_string(meta_.particles.bytes);
+    }
+    if (auto [first, text] = parallel::first_message(comm_, local); first >= 0) return text;
+
+    // Collective read of this rank's rows' particles (nothing where it has none; no read
+    // at all when the file holds no particles), as stored: native doubles here.
+    std::string why;
+    if (npart > 0) {
+      try {
+        std::vector<std::pair<hsize_t, hsize_t>> ranges;
+        for (const int row : rows_) {
+          const auto b = static_cast<std::size_t>(row);
+          ranges.emplace_back(first_[b], first_[b + 1] - first_[b]);
+        }
+        select_row_ranges(c_, fspace, ranges, nprop_, kTracer);
+        const std::size_t count = buf.size();
+        const hsize_t mdim = std::max<hsize_t>(count, 1);
+        Handle mspace = c_.check(H5Screate_simple(1, &mdim, nullptr), H5Sclose,
+                                 std::string("H5Screate_simple '") + kTracer + "'");
+        if (count == 0) {
+          c_.check(H5Sselect_none(mspace.get()), std::string("H5Sselect_none '") + kTracer + "'");
+        }
+        double no_data = 0.0;  // collective reads want a valid pointer
+        if (H5Dread(dset.get(), H5T_IEEE_F64LE, mspace.get(), fspace.get(), dxpl_.get(),
+                    count == 0 ? &no_data : buf.data()) < 0) {
+          why = dataset + ": HDF5 cannot read the particles of rank " + std::to_string(rank_) +
+                " (damaged data or metadata)";
+        }
+      } catch (const Error& e) {
+        why = dataset + ": " + e.what();
+      }
+    }
+    agree(comm_, why);
+
+    // Each block's particles are one piece of the chain; a block without any is empty.
+    std::vector<std::uint32_t> crc(n_, 0);
+    std::size_t at = 0;
+    for (const int row : rows_) {
+      const auto b = static_cast<std::size_t>(row);
+      const std::size_t bytes = (first_[b + 1] - first_[b]) * row_bytes;
+      crc[b] = crc_of_bytes(buf.data() + at, bytes);
+      at += bytes / sizeof(double);
+    }
+    MPI_Reduce(rank_ == 0 ? MPI_IN_PLACE : crc.data(), crc.data(), static_cast<int>(n_),
+               MPI_UINT32_T, MPI_SUM, 0, comm_);
+    if (rank_ != 0) return {};
+    std::vector<std::uint64_t> bytes(n_);
+    for (std::size_t b = 0; b < n_; ++b) bytes[b] = (first_[b + 1] - first_[b]) * row_bytes;
+    const std::uint32_t computed = chain_crcs(crc, bytes);
+    if (computed == meta_.particles.crc32) return {};
+    char hex[64];
+    std::snprintf(hex, sizeof hex, "stored %08x, computed %08x", meta_.particles.crc32, computed);
+    return dataset + ": checksum mismatch (" + hex + ")";
+  }
+
+  MPI_Comm comm_;
+  const FlashFileMeta& meta_;
+  const FlashFileSpec& s_;
+  const std::vector<int>& rows_;
+  const std::vector<std::pair<std::string, std::string>>& hints_;
+  Context c_;
+  std::size_t n_, nprop_;
+  std::vector<std::uint64_t> first_;  ///< where each block's particles start (N + 1)
+  std::size_t count_ = 0;             ///< this rank's particles
+  int rank_ = 0;
+  Handle file_;  // declared before dxpl_ so it is closed after it
+  Handle dxpl_;
+};
+
 }  // namespace
 
 FlashFileMeta read_flash_metadata(MPI_Comm comm, const std::string& path) {
@@ -334,7 +515,7 @@ FlashFileMeta read_flash_metadata(MPI_Comm comm, const std::string& path) {
   if (parallel::rank(comm) == 0) {
     try {
       std::vector<ManifestEntry> entries;
-      why = first_problem(detail::check_file(path, is_variable, entries).problems);
+      why = first_problem(detail::check_file(path, is_bulk, entries).problems);
       if (why.empty()) {
         meta.spec = detail::read_flash_file_without_data(path);
         const auto& names = meta.spec.var_names;
@@ -346,6 +527,15 @@ FlashFileMeta read_flash_metadata(MPI_Comm comm, const std::string& path) {
             break;
           }
           meta.variables.push_back(*e);
+        }
+        if (why.empty() && !meta.spec.particle_names.empty()) {
+          const auto e = std::find_if(entries.begin(), entries.end(),
+                                      [](const ManifestEntry& m) { return m.name == kTracer; });
+          if (e == entries.end()) {
+            why = std::string("dataset '") + kTracer + "' is not in the checksum manifest";
+          } else {
+            meta.particles = *e;
+          }
         }
         for (const auto& e : entries) {
           if (why.empty() && is_variable(e.name) &&
@@ -390,6 +580,14 @@ void read_flash_rows(MPI_Comm comm, const FlashFileMeta& meta,
                 "read_flash_rows reads little-endian f64 into doubles without conversion");
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   RowReader(comm, meta, rows, hints).run(names, sink);
+}
+
+std::vector<double> read_flash_particles(
+    MPI_Comm comm, const FlashFileMeta& meta, const std::vector<int>& rows,
+    const std::vector<std::pair<std::string, std::string>>& hints) {
+  if (meta.spec.particle_names.empty()) return {};  // every rank has the same meta
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  return ParticleReader(comm, meta, rows, hints).run();
 }
 
 }  // namespace tessera::io

@@ -1,14 +1,16 @@
 // FLASH HDF5 file format version 9, the writer: write_flash_file (io/flash_file.hpp).
 // The layout is shared/reference/flash-hdf5-format.md (yt frontends/flash, VisIt
 // avtFLASHFileFormat.C, Flash-X IO/IOMain/hdf5); § below refers to that note. It checks the
-// spec, writes the tree, the parameter lists, `sim info`, `unknown names` and the
-// variables, and the checksum manifest last (io/manifest.hpp). It reads nothing back:
+// spec, writes the tree (not in a particle file), the parameter lists, `sim info`, `unknown
+// names`, the variables and the particles (§6), and the checksum manifest last
+// (io/manifest.hpp). It reads nothing back:
 // reading is io/flash_reader.cpp and io/flash_restart_read.cpp, checking io/flash_check.cpp.
 //
 // Parallel pattern (HDF5 1.10 rules): every rank creates every dataset and attribute
 // (metadata operations are collective); replicated metadata is written by rank 0 inside
 // a collective H5Dwrite in which the other ranks select nothing; each rank writes its own
-// rows of the variables in one collective H5Dwrite per variable.
+// rows of the variables in one collective H5Dwrite per variable, and its blocks' rows of
+// `tracer particles` in one more.
 #include <hdf5.h>
 
 #include <algorithm>
@@ -92,6 +94,17 @@ std::string check_global(const FlashFileSpec& s) {
     if (reserved_names().count(v) != 0) return "variable name '" + v + "' is a FLASH dataset";
     if (!seen.insert(v).second) return "variable name '" + v + "' appears twice";
   }
+  std::set<std::string> props;
+  for (const auto& p : s.particle_names) {
+    if (p.empty() || p.size() >= kParticleNameLen) {
+      return "particle property name '" + p + "' must have 1 to 23 characters";
+    }
+    if (!props.insert(p).second) return "particle property name '" + p + "' appears twice";
+  }
+  if (!s.grid) {
+    if (!s.var_names.empty()) return "a particle file (grid false) holds no variables";
+    if (s.particle_names.empty()) return "a particle file (grid false) needs particle names";
+  }
   return {};
 }
 
@@ -110,6 +123,27 @@ std::string check_local(const FlashFileSpec& s) {
   if (s.data.size() != want) {
     return "data has " + std::to_string(s.data.size()) + " values, expected " +
            std::to_string(want);
+  }
+  if (s.particle_names.empty()) {
+    if (!s.localnp.empty() || !s.particles.empty()) {
+      return "localnp or particles given without particle names";
+    }
+    return {};
+  }
+  if (s.localnp.size() != s.local_rows.size()) {
+    return "localnp has " + std::to_string(s.localnp.size()) + " entries, expected " +
+           std::to_string(s.local_rows.size()) + " (one per local row)";
+  }
+  std::size_t count = 0;
+  for (std::size_t r = 0; r < s.localnp.size(); ++r) {
+    if (s.localnp[r] < 0)
+      return "localnp of row " + std::to_string(s.local_rows[r]) + " is negative";
+    count += static_cast<std::size_t>(s.localnp[r]);
+  }
+  if (s.particles.size() != count * s.particle_names.size()) {
+    return "particles has " + std::to_string(s.particles.size()) + " values, expected " +
+           std::to_string(count * s.particle_names.size()) + " (sum of localnp x " +
+           std::to_string(s.particle_names.size()) + " properties)";
   }
   return {};
 }
@@ -133,11 +167,12 @@ class Writer {
     create_file();
     dxpl_ = c_.check(H5Pcreate(H5P_DATASET_XFER), H5Pclose, "H5Pcreate");
     c_.check(H5Pset_dxpl_mpio(dxpl_.get(), H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
-    write_tree();
+    if (s_.grid) write_tree();
     write_lists();
     write_sim_info();
     write_unknown_names();
     for (std::size_t v = 0; v < s_.var_names.size(); ++v) write_variable(v);
+    if (!s_.particle_names.empty()) write_particles();
     write_manifest();
     dxpl_.close();
     agreed(file_.close(), "H5Fclose");
@@ -396,6 +431,74 @@ class Writer {
     MPI_Reduce(rank_ == 0 ? MPI_IN_PLACE : row_crc.data(), row_crc.data(), static_cast<int>(n),
                MPI_UINT32_T, MPI_SUM, 0, comm_);
     if (rank_ == 0) manifest_.push_back({name, chain_row_crcs(row_crc, row_bytes), row_bytes * n});
+  }
+
+  /// Collective: `particle names`, `localnp` (every rank's counts gathered into file
+  /// order) and `tracer particles`, which each rank writes its blocks' rows of in one
+  /// collective H5Dwrite (a union of hyperslabs; a rank without particles selects none).
+  void write_particles() const {
+    const std::size_t n = s_.refine_level.size();
+    const std::size_t nprop = s_.particle_names.size();
+
+    Handle name_type = string_type(c_, kParticleNameLen);
+    std::vector<unsigned char> names(nprop * kParticleNameLen, 0);
+    for (std::size_t q = 0; q < nprop; ++q) {
+      put_string(names.data() + q * kParticleNameLen, kParticleNameLen, s_.particle_names[q]);
+    }
+    Handle names_dset = create_dataset("particle names", name_type.get(), {nprop, 1});
+    write_from_root(names_dset, "particle names", name_type.get(), names.data());
+
+    // One contributor per row (check_rows), so the sum is every rank's counts in place.
+    std::vector<int> localnp(n, 0);
+    for (std::size_t r = 0; r < s_.local_rows.size(); ++r) {
+      localnp[static_cast<std::size_t>(s_.local_rows[r])] = s_.localnp[r];
+    }
+    MPI_Allreduce(MPI_IN_PLACE, localnp.data(), static_cast<int>(n), MPI_INT, MPI_SUM, comm_);
+    write_ints("localnp", localnp, {n});
+
+    const std::string name = "tracer particles";
+    const std::vector<std::uint64_t> first = particle_offsets(localnp);
+    const std::size_t row_bytes = nprop * sizeof(double);
+    // No particles at all: a (0, nprop) dataset, which HDF5 creates and h5py and yt read;
+    // there is nothing to write (every rank knows, the total is global).
+    Handle dset = create_dataset(name, H5T_IEEE_F64LE, {first[n], nprop});
+    if (first[n] > 0) {
+      Handle fspace = c_.check(H5Dget_space(dset.get()), H5Sclose, "H5Dget_space" + quoted(name));
+      std::vector<std::pair<hsize_t, hsize_t>> ranges;
+      for (std::size_t r = 0; r < s_.local_rows.size(); ++r) {
+        ranges.emplace_back(first[static_cast<std::size_t>(s_.local_rows[r])],
+                            static_cast<hsize_t>(s_.localnp[r]));
+      }
+      select_row_ranges(c_, fspace, ranges, nprop, name);
+      const std::size_t count = s_.particles.size();
+      const hsize_t mdim = std::max<hsize_t>(count, 1);
+      Handle mspace = c_.check(H5Screate_simple(1, &mdim, nullptr), H5Sclose,
+                               "H5Screate_simple" + quoted(name));
+      if (count == 0) c_.check(H5Sselect_none(mspace.get()), "H5Sselect_none" + quoted(name));
+      static const double kNoData = 0.0;  // collective writes want a valid pointer
+      agreed(H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, mspace.get(), fspace.get(), dxpl_.get(),
+                      count == 0 ? &kNoData : s_.particles.data()),
+             "H5Dwrite" + quoted(name));
+    }
+
+    // Checksum in file order without gathering the particles: each rank checksums its
+    // blocks' particles, the block checksums are summed onto rank 0 (one contributor per
+    // row, 0 for a block without particles) and chained there with each block's length.
+    std::vector<std::uint32_t> crc(n, 0);
+    std::size_t at = 0;
+    for (std::size_t r = 0; r < s_.local_rows.size(); ++r) {
+      const std::size_t bytes = static_cast<std::size_t>(s_.localnp[r]) * row_bytes;
+      crc[static_cast<std::size_t>(s_.local_rows[r])] =
+          crc_of_bytes(s_.particles.data() + at, bytes);
+      at += static_cast<std::size_t>(s_.localnp[r]) * nprop;
+    }
+    MPI_Reduce(rank_ == 0 ? MPI_IN_PLACE : crc.data(), crc.data(), static_cast<int>(n),
+               MPI_UINT32_T, MPI_SUM, 0, comm_);
+    if (rank_ == 0) {
+      std::vector<std::uint64_t> bytes(n);
+      for (std::size_t b = 0; b < n; ++b) bytes[b] = (first[b + 1] - first[b]) * row_bytes;
+      manifest_.push_back({name, chain_crcs(crc, bytes), first[n] * row_bytes});
+    }
   }
 
   void select_rows(const Handle& fspace, const std::string& name) const {

@@ -30,6 +30,33 @@ void select_rows(const Context& c, const Handle& fspace, const std::vector<int>&
   }
 }
 
+hsize_t select_row_ranges(const Context& c, const Handle& fspace,
+                          const std::vector<std::pair<hsize_t, hsize_t>>& ranges, hsize_t ncols,
+                          const std::string& name) {
+  c.check(H5Sselect_none(fspace.get()), "H5Sselect_none" + quoted(name));
+  hsize_t total = 0;
+  H5S_seloper_t op = H5S_SELECT_SET;
+  for (std::size_t begin = 0; begin < ranges.size();) {
+    if (ranges[begin].second == 0) {
+      ++begin;
+      continue;
+    }
+    const hsize_t first = ranges[begin].first;
+    hsize_t count = ranges[begin].second;
+    std::size_t end = begin + 1;
+    for (; end < ranges.size() && ranges[end].first == first + count; ++end) {
+      count += ranges[end].second;
+    }
+    const std::array<hsize_t, 2> start{first, 0}, block{count, ncols};
+    c.check(H5Sselect_hyperslab(fspace.get(), op, start.data(), nullptr, block.data(), nullptr),
+            "H5Sselect_hyperslab" + quoted(name));
+    op = H5S_SELECT_OR;
+    total += count;
+    begin = end;
+  }
+  return total;
+}
+
 void set_fapl_mpio(const Context& c, hid_t fapl, MPI_Comm comm,
                    const std::vector<std::pair<std::string, std::string>>& hints) {
   MPI_Info info = MPI_INFO_NULL;

@@ -86,4 +86,12 @@ void set_fapl_mpio(const Context& c, hid_t fapl, MPI_Comm comm,
 void select_rows(const Context& c, const Handle& fspace, const std::vector<int>& rows,
                  const std::array<int, 3>& zyx, const std::string& name);
 
+/// Selects, of a 2-D (rows, ncols) file space, rows [first, first + count) for each
+/// {first, count} of `ranges` (ascending, not overlapping) as a union of hyperslabs:
+/// ranges that touch are merged, empty ones skipped, nothing selected if all are empty.
+/// Returns the number of rows selected. (The particles of a set of blocks.)
+hsize_t select_row_ranges(const Context& c, const Handle& fspace,
+                          const std::vector<std::pair<hsize_t, hsize_t>>& ranges, hsize_t ncols,
+                          const std::string& name);
+
 }  // namespace tessera::io::detail

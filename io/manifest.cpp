@@ -47,4 +47,15 @@ std::uint32_t chain_row_crcs(const std::vector<std::uint32_t>& by_row, std::size
   return static_cast<std::uint32_t>(chained);
 }
 
+std::uint32_t chain_crcs(const std::vector<std::uint32_t>& by_piece,
+                         const std::vector<std::uint64_t>& bytes) {
+  uLong chained = crc32_z(0L, Z_NULL, 0);
+  for (std::size_t i = 0; i < by_piece.size() && i < bytes.size(); ++i) {
+    // zlib before 1.2.12 returns crc1 for a zero length anyway; skip it to be explicit.
+    if (bytes[i] == 0) continue;
+    chained = crc32_combine(chained, by_piece[i], static_cast<z_off_t>(bytes[i]));
+  }
+  return static_cast<std::uint32_t>(chained);
+}
+
 }  // namespace tessera::io

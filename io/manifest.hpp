@@ -41,4 +41,11 @@ std::uint32_t crc_of_bytes(const void* buf, std::size_t bytes);
 /// (how the manifest checksums distributed variables, independent of the rank count).
 std::uint32_t chain_row_crcs(const std::vector<std::uint32_t>& by_row, std::size_t row_bytes);
 
+/// The same for pieces of different lengths: the CRC-32 of the concatenation of pieces
+/// whose CRCs are by_piece[i] and whose lengths are bytes[i] (same size), in that order.
+/// An empty piece (0 bytes, CRC 0) leaves the chain unchanged. How the manifest
+/// checksums `tracer particles` (one piece per block: its localnp rows).
+std::uint32_t chain_crcs(const std::vector<std::uint32_t>& by_piece,
+                         const std::vector<std::uint64_t>& bytes);
+
 }  // namespace tessera::io

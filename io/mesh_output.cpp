@@ -16,6 +16,10 @@ int bc_code(mesh::Boundary b) {
 }
 }  // namespace
 
+memory::ArenaAllocator<double> staging_allocator(const base::Params& p) {
+  return memory::ArenaAllocator<double>("staging", memory::config_for(p, "staging"));
+}
+
 std::size_t snapshot_bytes(const mesh::Mesh& m, std::size_t nvars) {
   std::size_t rows = 0;
   for (const auto& n : m.tree().nodes()) rows += n.owner == m.rank();
@@ -140,8 +144,7 @@ FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool do
   for (int b = 0; b < N; ++b)
     if (t.node(b).owner == m.rank()) f.local_rows.push_back(b);
   for (const auto& v : vars) f.var_names.push_back(v.name);
-  f.data = memory::ArenaVector<double>(
-      memory::ArenaAllocator<double>("staging", memory::config_for(p, "staging")));
+  f.data = memory::ArenaVector<double>(staging_allocator(p));
   f.data.resize(vars.size() * f.local_rows.size() * cells);
   for (std::size_t v = 0; v < vars.size(); ++v)
     for (std::size_t r = 0; r < f.local_rows.size(); ++r)

@@ -7,6 +7,7 @@
 
 #include "base/params.hpp"
 #include "io/flash_file.hpp"
+#include "memory/arena.hpp"
 #include "mesh/mesh.hpp"
 
 namespace tessera::io {
@@ -33,6 +34,11 @@ struct OutputInfo {
 /// it makes is what an asynchronous write holds on to.
 FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool double_precision,
                              const std::vector<OutputVar>& vars, const OutputInfo& info);
+
+/// The allocator of every staging buffer of a snapshot (FlashFileSpec::data and
+/// ::particles): arena "staging" with memory.pages_staging's page policy. The driver
+/// allocates `particles` with it, as mesh_file_spec does `data`.
+memory::ArenaAllocator<double> staging_allocator(const base::Params& p);
 
 /// Bytes of the variable data this rank's snapshot holds for `nvars` variables.
 std::size_t snapshot_bytes(const mesh::Mesh& m, std::size_t nvars);

@@ -26,6 +26,19 @@ namespace {
 double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
+
+/// The I/O thread's timer region of a kind (string literals: regions keep the pointer).
+const char* region_of(OutputKind kind) {
+  switch (kind) {
+    case OutputKind::checkpoint:
+      return "io_thread/checkpoint";
+    case OutputKind::plotfile:
+      return "io_thread/plotfile";
+    case OutputKind::particles:
+      return "io_thread/particles";
+  }
+  return "io_thread/output";
+}
 }  // namespace
 
 OutputManager::OutputManager(MPI_Comm comm, OutputConfig cfg) : cfg_(std::move(cfg)) {
@@ -87,8 +100,7 @@ void OutputManager::loop() {
     }
     try {
       if (job.type == Job::write) {
-        TESSERA_REGION(job.kind == OutputKind::checkpoint ? "io_thread/checkpoint"
-                                                          : "io_thread/plotfile");
+        TESSERA_REGION(region_of(job.kind));
         execute(job);
       } else {
         do_drain(job.staged, job.name, job.kind);
@@ -119,15 +131,19 @@ void OutputManager::execute(Job& job) {
     prepare(job.spec);
   }
   // The largest snapshot's arena as the kernel backs it now, before it is written and
-  // freed (smaps is read only for a snapshot larger than the one already reported).
-  const std::size_t bytes = job.spec.data.size() * sizeof(double);
+  // freed (smaps is read only for a snapshot larger than the one already reported). A
+  // particle file's snapshot is its particles, a grid file's its variables.
+  const bool by_particles = job.spec.particles.size() > job.spec.data.size();
+  const double* snapshot = by_particles ? job.spec.particles.data() : job.spec.data.data();
+  const std::size_t bytes =
+      (by_particles ? job.spec.particles.size() : job.spec.data.size()) * sizeof(double);
   bool larger = false;
   {
     std::lock_guard<std::mutex> lk(m_);
     larger = bytes > 0 && (!staging_ || bytes > staging_->bytes);
   }
   if (larger) {
-    auto r = memory::report_of(job.spec.data.data());
+    auto r = memory::report_of(snapshot);
     std::lock_guard<std::mutex> lk(m_);
     if (r && (!staging_ || r->bytes > staging_->bytes)) staging_ = std::move(r);
   }
@@ -271,15 +287,14 @@ std::optional<memory::ArenaReport> OutputManager::staging_report() const {
 }
 
 nlohmann::json OutputManager::stats_json(MPI_Comm comm) const {
-  OutputStats s[2];
+  OutputStats s[kOutputKinds];
   {
     std::lock_guard<std::mutex> lk(m_);
-    s[0] = stats_[0];
-    s[1] = stats_[1];
+    std::copy(std::begin(stats_), std::end(stats_), std::begin(s));
   }
   nlohmann::json j;
-  const char* names[2] = {"checkpoint", "plotfile"};
-  for (int k = 0; k < 2; ++k) {
+  const char* names[kOutputKinds] = {"checkpoint", "plotfile", "particles"};
+  for (int k = 0; k < kOutputKinds; ++k) {
     double t[3] = {s[k].blocked_seconds, s[k].write_seconds, s[k].drain_seconds};
     MPI_Allreduce(MPI_IN_PLACE, t, 3, MPI_DOUBLE, MPI_MAX, comm);
     const double hidden = t[1] > 0 ? std::clamp(1.0 - t[0] / t[1], 0.0, 1.0) : 0.0;

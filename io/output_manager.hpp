@@ -31,7 +31,10 @@
 
 namespace tessera::io {
 
-enum class OutputKind { checkpoint = 0, plotfile = 1 };
+/// Checkpoints, plotfiles and particle files (FlashFileSpec::grid false), each with its
+/// own in-flight slot and statistics, under the one staging budget.
+enum class OutputKind { checkpoint = 0, plotfile = 1, particles = 2 };
+inline constexpr int kOutputKinds = 3;
 
 struct OutputConfig {
   std::string dir;        ///< run directory (final names)
@@ -80,8 +83,8 @@ class OutputManager {
   std::vector<std::string> published() const;
   bool async() const { return cfg_.async; }
   std::string async_note() const { return note_; }  ///< why async fell back, if it did
-  /// Collective: {"checkpoint": {...}, "plotfile": {...}, "async": bool, ...}; blocked and
-  /// write seconds are the maximum over ranks.
+  /// Collective: {"checkpoint": {...}, "plotfile": {...}, "particles": {...}, "async":
+  /// bool, ...}; blocked and write seconds are the maximum over ranks.
   nlohmann::json stats_json(MPI_Comm comm) const;
   /// The largest staging snapshot written so far (its arena, "staging", as smaps showed
   /// it just before it was written and released); nullopt before the first output.
@@ -109,14 +112,14 @@ class OutputManager {
   std::condition_variable cv_;
   std::deque<Job> queue_;
   bool stop_ = false;
-  bool in_flight_[2] = {false, false};
+  bool in_flight_[kOutputKinds] = {false, false, false};
   std::size_t held_bytes_ = 0;
   std::uint64_t next_id_ = 1, done_id_ = 0;
   int submitted_ = 0;
   std::string error_;
   std::vector<std::string> published_;
   std::deque<std::string> kept_checkpoints_;  ///< io.checkpoint_keep: published, oldest first
-  OutputStats stats_[2];
+  OutputStats stats_[kOutputKinds];
   std::optional<memory::ArenaReport> staging_;
   std::vector<perf::TimerTree::Row> io_rows_;
   std::thread thread_;

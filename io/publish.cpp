@@ -23,14 +23,17 @@ std::string errno_text() {
 }
 
 /// Bytes the file will take: every dataset as stored plus room for HDF5's metadata.
-std::uint64_t expected_bytes(const FlashFileSpec& s) {
+/// `particle_values`: every rank's particles together (f64 values).
+std::uint64_t expected_bytes(const FlashFileSpec& s, std::uint64_t particle_values) {
   const std::uint64_t n = s.refine_level.size();
   const std::uint64_t cells = std::uint64_t(s.nxb) * s.nyb * s.nzb;
   const std::uint64_t elem = s.double_precision ? 8 : 4;
   const std::uint64_t vars = n * cells * elem * s.var_names.size();
   const std::uint64_t tree =
       n * (4 * (s.gid.size() / std::max<std::uint64_t>(n, 1) + 3) + elem * (6 + 3 + 3));
-  const std::uint64_t data = vars + tree;
+  const std::uint64_t particles =
+      s.particle_names.empty() ? 0 : 8 * particle_values + 4 * n + 24 * s.particle_names.size();
+  const std::uint64_t data = vars + tree + particles;
   return data + data / 100 + (std::uint64_t(64) << 10);
 }
 
@@ -63,13 +66,17 @@ std::string write_and_publish(MPI_Comm comm, FlashFileSpec& spec, const std::str
   spec.path = tmp;
   std::string why;
   // A full disk must be found before writing: HDF5 1.10 may fail inside H5Fclose on one
-  // rank only and leave the others waiting in its collective flush.
+  // rank only and leave the others waiting in its collective flush. Rank 0 decides, so it
+  // needs every rank's particles.
+  std::uint64_t particle_values = spec.particles.size();
+  MPI_Reduce(rank == 0 ? MPI_IN_PLACE : &particle_values, &particle_values, 1, MPI_UINT64_T,
+             MPI_SUM, 0, comm);
   if (rank == 0) {
     struct statvfs fs_info {};
     const std::string dir = fs::path(tmp).parent_path().empty()
                                 ? std::string(".")
                                 : fs::path(tmp).parent_path().string();
-    const std::uint64_t need = expected_bytes(spec);
+    const std::uint64_t need = expected_bytes(spec, particle_values);
     if (::statvfs(dir.c_str(), &fs_info) == 0) {
       const std::uint64_t have = std::uint64_t(fs_info.f_bavail) * fs_info.f_frsize;
       if (have < need)

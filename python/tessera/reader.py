@@ -11,6 +11,14 @@ Typical use::
     for b in ds.leaves():
         x, y, z = ds.cell_centers(b)
         rho = ds.field("dens")[b]
+
+Particles (reference section 6) are read from a checkpoint itself, from a particle file
+``*_hdf5_part_NNNN`` (a Dataset without blocks), or, for a plotfile
+``*_hdf5_plt_cnt_NNNN``, from its particle file of the same name with ``plt_cnt`` ->
+``part`` in the same directory, as yt pairs them::
+
+    ds = read("runs/x/x_hdf5_plt_cnt_0003")
+    ds.particle_count, ds.particles["posx"]
 """
 
 from __future__ import annotations
@@ -84,6 +92,13 @@ class Dataset:
     var_names: list
     double_precision: bool = True
     geometry: str = "cartesian"
+    #: Particle property names as stored (stripped), in column order; [] without particles.
+    particle_names: list = dc_field(default_factory=list)
+    #: Particles per block (``localnp``), one per row of the file holding the particles.
+    localnp: np.ndarray = dc_field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: The file the particles are read from: this one (checkpoint, particle file), the
+    #: plotfile's particle file, or None without particles.
+    particle_path: str | None = None
     _cache: dict = dc_field(default_factory=dict, repr=False)
 
     # ---------------------------------------------------------------- fields
@@ -100,6 +115,29 @@ class Dataset:
     def has_field(self, name: str) -> bool:
         """True if the file holds variable ``name``."""
         return name in self.var_names
+
+    # ---------------------------------------------------------------- particles
+    @property
+    def particle_count(self) -> int:
+        """Number of particles (rows of ``tracer particles``); 0 without particles."""
+        if self.particle_path is None:
+            return 0
+        with h5py.File(self.particle_path, "r") as f:
+            return int(f["tracer particles"].shape[0])
+
+    @property
+    def particles(self) -> dict:
+        """Property name -> float64 array of every particle, in file order (grouped by
+        block: ``localnp`` gives the counts); {} without particles."""
+        if self.particle_path is None:
+            return {}
+        if "__particles__" not in self._cache:
+            with h5py.File(self.particle_path, "r") as f:
+                table = np.asarray(f["tracer particles"][()], dtype=np.float64)
+            table = table.reshape(-1, len(self.particle_names))
+            self._cache["__particles__"] = {
+                name: table[:, q].copy() for q, name in enumerate(self.particle_names)}
+        return self._cache["__particles__"]
 
     # ---------------------------------------------------------------- tree
     @property
@@ -121,8 +159,11 @@ class Dataset:
 
         Falls back to the union of the block bounding boxes if they are missing.
         """
-        lo = self.bbox[:, :, 0].min(axis=0)
-        hi = self.bbox[:, :, 1].max(axis=0)
+        if self.n_blocks:
+            lo = self.bbox[:, :, 0].min(axis=0)
+            hi = self.bbox[:, :, 1].max(axis=0)
+        else:  # a particle file has no blocks
+            lo, hi = np.zeros(3), np.ones(3)
         out = np.stack([lo, hi], axis=1).astype(float)
         for a, c in enumerate("xyz"):
             if f"{c}min" in self.params and f"{c}max" in self.params:
@@ -190,10 +231,52 @@ def _ndim(f: h5py.File, ints: dict, nyb: int, nzb: int) -> int:
     return 1 if nyb == 1 and nzb == 1 else (2 if nzb == 1 else 3)
 
 
+def _first_real_scalar(f: h5py.File) -> float:
+    """Row 0 of ``real scalars`` (the time): what yt compares to pair a plotfile with its
+    particle file."""
+    return float(np.atleast_1d(f["real scalars"][()])[0]["value"])
+
+
+def _particle_source(f: h5py.File, path: str):
+    """The file holding this file's particles, or None: the file itself if it has them;
+    for a plotfile, its particle file (``plt_cnt`` -> ``part`` in the file name, same
+    directory, as yt pairs them) if it exists. Raises ValueError if that particle file's
+    time differs from the plotfile's (yt would silently ignore it)."""
+    if "tracer particles" in f or "particle names" in f:
+        return path
+    name = os.path.basename(path)
+    if "hdf5_plt_cnt" not in name:
+        return None
+    part = os.path.join(os.path.dirname(path), name.replace("plt_cnt", "part"))
+    if not os.path.isfile(part):
+        return None
+    with h5py.File(part, "r") as p:
+        t_part = _first_real_scalar(p)
+    t_plot = _first_real_scalar(f)
+    if not np.isclose(t_part, t_plot):  # yt's test, argument order included
+        raise ValueError(f"particle file {part!r} has time {t_part}, its plotfile {t_plot} "
+                         "(yt would ignore it)")
+    return part
+
+
+def _particle_header(path):
+    """(names, localnp) of the file holding the particles."""
+    if path is None:
+        return [], np.zeros(0, dtype=np.int64)
+    with h5py.File(path, "r") as f:
+        names = [_text(s) for s in np.asarray(f["particle names"][()]).ravel()]
+        localnp = np.asarray(f["localnp"][()], dtype=np.int64).ravel()
+    return names, localnp
+
+
 def read(path) -> Dataset:
-    """Read the tree and parameters of a Tessera/FLASH file (fields are read lazily)."""
+    """Read the tree and parameters of a Tessera/FLASH file (fields and particles are read
+    lazily).  A particle file (no ``bounding box``, has ``localnp``) gives a Dataset without
+    blocks.  A plotfile's particle file is paired with it as yt does; ValueError if its
+    time differs from the plotfile's."""
     path = os.fspath(path)
     with h5py.File(path, "r") as f:
+        particle_path = _particle_source(f, path)
         lists = {name: _read_list(f, name) for name in _LISTS}
         params = {}
         for name in _LISTS:  # scalars first; runtime parameters overwrite (as yt does)
@@ -207,13 +290,19 @@ def read(path) -> Dataset:
         names = []
         if "unknown names" in f:
             names = [_text(s) for s in np.asarray(f["unknown names"][()]).ravel()]
-        bbox = np.asarray(f["bounding box"][()], dtype=np.float64)
+        if "bounding box" in f:
+            bbox = np.asarray(f["bounding box"][()], dtype=np.float64)
+        else:  # a particle file: no tree
+            bbox = np.zeros((0, 3, 2))
         if bbox.shape[1] < 3:  # FFV 8: (N, ndim, 2); pad the unused axes
             pad = np.zeros((bbox.shape[0], 3 - bbox.shape[1], 2))
             pad[:, :, 1] = 1.0
             bbox = np.concatenate([bbox, pad], axis=1)
         n = bbox.shape[0]
-        refine = np.asarray(f["refine level"][()], dtype=np.int64).ravel() - 1
+        if "refine level" in f:
+            refine = np.asarray(f["refine level"][()], dtype=np.int64).ravel() - 1
+        else:
+            refine = np.zeros(0, dtype=np.int64)
         if "node type" in f:
             node_type = np.asarray(f["node type"][()], dtype=np.int64).ravel()
         else:
@@ -224,13 +313,15 @@ def read(path) -> Dataset:
         double = True
         if names and names[0] in f:
             double = f[names[0]].dtype == np.float64
+    particle_names, localnp = _particle_header(particle_path)
     return Dataset(
         path=path, ndim=ndim, nxb=nxb, nyb=nyb, nzb=nzb,
         time=float(reals.get("time", params.get("time", 0.0))),
         step=int(ints.get("nstep", 0)),
         params=params, refine_level=refine, node_type=node_type, bbox=bbox, gid=gid,
         var_names=names, double_precision=double,
-        geometry=_text(params.get("geometry", "cartesian")).strip().lower())
+        geometry=_text(params.get("geometry", "cartesian")).strip().lower(),
+        particle_names=particle_names, localnp=localnp, particle_path=particle_path)
 
 
 class Outputs(NamedTuple):

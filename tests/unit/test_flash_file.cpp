@@ -9,12 +9,17 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "base/error.hpp"
 #include "io/flash_file.hpp"
+#include "io/output_manager.hpp"
 #include "tests/unit/test_util.hpp"
 
 namespace {
@@ -124,7 +129,53 @@ FlashFileSpec local_part(const FlashFileSpec& full, const std::function<int(int)
       s.data.insert(s.data.end(), first, first + kCells);
     }
   }
+  // Particles (full.localnp has every row): this rank's rows' counts and particles.
+  s.localnp.clear();
+  s.particles.clear();
+  if (!full.particle_names.empty()) {
+    const std::size_t nprop = full.particle_names.size();
+    std::vector<std::size_t> first(kN + 1, 0);
+    for (int b = 0; b < kN; ++b) first[b + 1] = first[b] + full.localnp[b];
+    for (const int b : s.local_rows) {
+      s.localnp.push_back(full.localnp[b]);
+      s.particles.insert(
+          s.particles.end(), full.particles.begin() + static_cast<std::ptrdiff_t>(first[b] * nprop),
+          full.particles.begin() + static_cast<std::ptrdiff_t>(first[b + 1] * nprop));
+    }
+  }
   return s;
+}
+
+/// FLASH's property columns (sorted; yt needs blk posx posy posz, posz even in 2-D).
+const std::vector<std::string> kProps{"blk", "posx", "posy", "posz", "proc",
+                                      "tag", "velx", "vely", "velz"};
+
+/// `full` with particles: counts[b] in block b (all rows), in file order, each inside its
+/// block, proc = owner(b), tag a global id; values not exact in f32.
+FlashFileSpec with_particles(FlashFileSpec full, const std::vector<int>& counts,
+                             const std::function<int(int)>& owner) {
+  full.particle_names = kProps;
+  full.localnp = counts;
+  full.particles.clear();
+  int tag = 0;
+  for (int b = 0; b < kN; ++b) {
+    const double* bb = &full.bounding_box[6 * b];
+    for (int p = 0; p < counts[b]; ++p, ++tag) {
+      const double u = (p + 0.3) / (counts[b] + 0.1), w = std::sqrt(0.17 + 0.11 * tag);
+      const double x = bb[0] + u * (bb[1] - bb[0]), y = bb[2] + (1.0 - u) * (bb[3] - bb[2]);
+      full.particles.insert(full.particles.end(), {double(b + 1), x, y, 0.5, double(owner(b)),
+                                                   double(tag + 1), w, -w / 3.0, 0.0});
+    }
+  }
+  return full;
+}
+
+/// Particles as bytes, so that comparisons are bitwise.
+template <class V>
+std::vector<unsigned char> bytes_of(const V& v) {
+  std::vector<unsigned char> out(v.size() * sizeof(double));
+  if (!out.empty()) std::memcpy(out.data(), v.data(), out.size());
+  return out;
 }
 
 /// What a value becomes after a trip through an f32 dataset.
@@ -165,6 +216,10 @@ void expect_round_trip(const FlashFileSpec& got, const FlashFileSpec& want) {
   EXPECT_EQ(got.log_runtime, want.log_runtime);
   EXPECT_EQ(got.var_names, want.var_names);
   EXPECT_EQ(got.local_rows, want.local_rows);
+  EXPECT_TRUE(got.grid);
+  EXPECT_EQ(got.particle_names, want.particle_names);
+  EXPECT_EQ(got.localnp, want.localnp);
+  EXPECT_EQ(bytes_of(got.particles), bytes_of(want.particles)) << "particles, bitwise";
   ASSERT_EQ(got.data.size(), want.data.size());
   const std::vector<double> data = reals(std::vector<double>(want.data.begin(), want.data.end()));
   for (std::size_t i = 0; i < data.size(); ++i) {
@@ -628,6 +683,406 @@ TEST(FlashFileRows, GivenAMissingFileThenTheMetadataReadSaysSoOnEveryRank) {
   const std::string what = error_of(
       [&] { tessera::io::read_flash_metadata(MPI_COMM_WORLD, "/nonexistent-tessera/x_chk"); });
   EXPECT_EQ(what, "no such file");
+}
+
+// --- Particles (reference §6) ---------------------------------------------------------------
+
+using tessera::io::crc_of_bytes;
+
+/// Counts per block: none in the root (a parent), none in one leaf, some in the others.
+const std::vector<int> kCounts{0, 3, 1, 0, 4};
+
+/// Write `full` (with particles) split by owner(); then it reads back serially on every
+/// rank, bitwise, particles in file order; the file verifies; and the manifest's CRC of
+/// `tracer particles` is the CRC of all particles in file order, whatever the split.
+void check_particle_round_trip(const std::string& tag, const std::function<int(int)>& owner) {
+  const std::string path = shared_path(tag, "chk");
+  const FlashFileSpec full = with_particles(two_level_spec(path, true, owner), kCounts, owner);
+  tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(full, owner));
+  MPI_Barrier(MPI_COMM_WORLD);
+  expect_round_trip(tessera::io::read_flash_file(path), full);
+  const auto check = tessera::io::check_flash_file(path);
+  EXPECT_TRUE(check.ok) << (check.problems.empty() ? "" : check.problems.front());
+  EXPECT_EQ(check.datasets_checked, 22);  // 19 without particles
+  const FlashFileMeta meta = tessera::io::read_flash_metadata(MPI_COMM_WORLD, path);
+  EXPECT_EQ(meta.particles.name, "tracer particles");
+  EXPECT_EQ(meta.particles.bytes, 8u * 9u * 8u);
+  EXPECT_EQ(meta.particles.crc32, crc_of_bytes(full.particles.data(), meta.particles.bytes));
+  remove_shared(path);
+}
+
+TEST(FlashFileParticles, CheckpointRoundTripsBitwiseWithRowsInterleavedAcrossRanks) {
+  check_particle_round_trip("p_interleaved", [](int b) { return b % world_size(); });
+}
+
+TEST(FlashFileParticles, CheckpointRoundTripsWhenOneRankHoldsAllParticles) {
+  // On 2+ ranks rank 0 holds the root and the two leaves without particles, so it
+  // writes none; on 4 ranks ranks 2 and 3 hold no rows at all.
+  check_particle_round_trip("p_one_rank", [](int b) {
+    return (b == 0 || kCounts[b] == 0) ? 0 : world_size() > 1 ? 1 : 0;
+  });
+}
+
+TEST(FlashFileParticles, CheckpointStoresTheDatasetsYtAndVisItRead) {
+  const std::string path = shared_path("p_layout", "chk");
+  const auto owner = [](int b) { return (b + 1) % world_size(); };
+  const FlashFileSpec full = with_particles(two_level_spec(path, true, owner), kCounts, owner);
+  tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(full, owner));
+  MPI_Barrier(MPI_COMM_WORLD);
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  EXPECT_EQ(H5Lexists(f, "file format version", H5P_DEFAULT), 0) << "VisIt would assume v8";
+  const hid_t names = H5Dopen2(f, "particle names", H5P_DEFAULT);
+  EXPECT_EQ(dims_of(names), (std::vector<hsize_t>{9, 1}));
+  EXPECT_EQ(type_of(names).cls, H5T_STRING);
+  EXPECT_EQ(type_of(names).size, 24u);
+  std::vector<char> raw(9 * 24);
+  const hid_t nt = H5Dget_type(names);
+  H5Dread(names, nt, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data());
+  EXPECT_EQ(std::string(raw.data() + 24), "posx");
+  H5Tclose(nt);
+  H5Dclose(names);
+  const hid_t localnp = H5Dopen2(f, "localnp", H5P_DEFAULT);
+  EXPECT_EQ(dims_of(localnp), (std::vector<hsize_t>{kN}));
+  EXPECT_EQ(type_of(localnp).cls, H5T_INTEGER);
+  EXPECT_EQ(type_of(localnp).size, 4u);
+  std::vector<int> counts(kN);
+  H5Dread(localnp, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, counts.data());
+  EXPECT_EQ(counts, kCounts);
+  H5Dclose(localnp);
+  const hid_t tracer = H5Dopen2(f, "tracer particles", H5P_DEFAULT);
+  EXPECT_EQ(dims_of(tracer), (std::vector<hsize_t>{8, 9}));
+  EXPECT_EQ(type_of(tracer).cls, H5T_FLOAT);
+  EXPECT_EQ(type_of(tracer).size, 8u);
+  H5Dclose(tracer);
+  H5Fclose(f);
+  remove_shared(path);
+}
+
+TEST(FlashFileParticles, ABitFlippedInAParticleIsAChecksumMismatch) {
+  const std::string path = shared_path("p_bad", "chk");
+  const auto owner = [](int b) { return b % world_size(); };
+  tessera::io::write_flash_file(
+      MPI_COMM_WORLD,
+      local_part(with_particles(two_level_spec(path, true, owner), kCounts, owner), owner));
+  MPI_Barrier(MPI_COMM_WORLD);
+  corrupt(path, "tracer particles", 6, 2);  // block 5's third particle, posy
+  if (world_rank() == 0) {
+    const auto c = tessera::io::check_flash_file(path);
+    EXPECT_FALSE(c.ok);
+    ASSERT_EQ(c.problems.size(), 1u);
+    EXPECT_EQ(c.problems[0].rfind("dataset 'tracer particles': checksum mismatch (stored ", 0), 0u)
+        << c.problems[0];
+  }
+  remove_shared(path);
+}
+
+/// `full` as a particle file: no variables, grid false.
+FlashFileSpec particle_file(FlashFileSpec full) {
+  full.grid = false;
+  full.var_names.clear();
+  full.data.clear();
+  return full;
+}
+
+TEST(FlashFileParticles, ParticleFileHasNoTreeAndRoundTrips) {
+  const std::string path = shared_path("p_part", "part");
+  const auto owner = [](int b) { return b % world_size(); };
+  const FlashFileSpec full =
+      particle_file(with_particles(two_level_spec(path, true, owner), kCounts, owner));
+  tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(full, owner));
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  // yt's particle-only dataset: no `bounding box`, but `localnp` (reference §1).
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  for (const char* absent : {"bounding box", "gid", "refine level", "node type", "coordinates",
+                             "block size", "processor number", "unknown names", "dens"}) {
+    EXPECT_EQ(H5Lexists(f, absent, H5P_DEFAULT), 0) << absent;
+  }
+  for (const char* present : {"sim info", "integer scalars", "real scalars",
+                              "real runtime parameters", "localnp", "tracer particles"}) {
+    EXPECT_GT(H5Lexists(f, present, H5P_DEFAULT), 0) << present;
+  }
+  H5Fclose(f);
+
+  const FlashFileSpec got = tessera::io::read_flash_file(path);
+  EXPECT_FALSE(got.grid);
+  EXPECT_TRUE(got.refine_level.empty());
+  EXPECT_TRUE(got.bounding_box.empty());
+  EXPECT_TRUE(got.var_names.empty());
+  EXPECT_TRUE(got.data.empty());
+  EXPECT_EQ(got.ndim, 2);
+  EXPECT_EQ(got.nxb, kNxb);
+  EXPECT_EQ(got.local_rows, (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(got.real_scalars, full.real_scalars);
+  EXPECT_EQ(got.str_runtime, full.str_runtime);
+  EXPECT_EQ(got.particle_names, kProps);
+  EXPECT_EQ(got.localnp, kCounts);
+  EXPECT_EQ(bytes_of(got.particles), bytes_of(full.particles));
+  const auto c = tessera::io::check_flash_file(path);
+  EXPECT_TRUE(c.ok) << (c.problems.empty() ? "" : c.problems.front());
+  EXPECT_EQ(c.datasets_checked, 12);  // sim info, 8 lists and 3 particle datasets
+  remove_shared(path);
+}
+
+TEST(FlashFileParticles, ZeroParticlesGiveAnEmptyDatasetThatReadsBack) {
+  const std::string path = shared_path("p_zero", "chk");
+  const auto owner = [](int b) { return b % world_size(); };
+  const FlashFileSpec full =
+      with_particles(two_level_spec(path, true, owner), std::vector<int>(kN, 0), owner);
+  ASSERT_TRUE(full.particles.empty());
+  tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(full, owner));
+  MPI_Barrier(MPI_COMM_WORLD);
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  const hid_t tracer = H5Dopen2(f, "tracer particles", H5P_DEFAULT);
+  EXPECT_EQ(dims_of(tracer), (std::vector<hsize_t>{0, 9}));
+  H5Dclose(tracer);
+  H5Fclose(f);
+  expect_round_trip(tessera::io::read_flash_file(path), full);
+  const auto c = tessera::io::check_flash_file(path);
+  EXPECT_TRUE(c.ok) << (c.problems.empty() ? "" : c.problems.front());
+  const FlashFileMeta meta = tessera::io::read_flash_metadata(MPI_COMM_WORLD, path);
+  EXPECT_EQ(meta.spec.localnp, std::vector<int>(kN, 0));
+  EXPECT_EQ(meta.particles.bytes, 0u);
+  EXPECT_TRUE(tessera::io::read_flash_particles(MPI_COMM_WORLD, meta, rows_of(owner)).empty());
+  remove_shared(path);
+}
+
+TEST(FlashFileParticles, InvalidParticlesAreRejectedBeforeTheFileIsCreated) {
+  const std::string path = shared_path("p_invalid", "chk");
+  const auto owner = [](int b) { return b % world_size(); };
+  const FlashFileSpec full = with_particles(two_level_spec(path, true, owner), kCounts, owner);
+  const FlashFileSpec good = local_part(full, owner);
+  const auto write = [&](const FlashFileSpec& s) {
+    return error_of([&] { tessera::io::write_flash_file(MPI_COMM_WORLD, s); });
+  };
+  using tessera::testing_util::contains;
+
+  FlashFileSpec long_name = good;
+  long_name.particle_names[8] = std::string(24, 'v');
+  EXPECT_TRUE(contains(write(long_name), "must have 1 to 23 characters"));
+  FlashFileSpec twice = good;
+  twice.particle_names[8] = "velx";
+  EXPECT_TRUE(contains(write(twice), "particle property name 'velx' appears twice"));
+  FlashFileSpec short_localnp = good;  // on the last rank only: every rank must throw
+  if (world_rank() == world_size() - 1) short_localnp.localnp.pop_back();
+  EXPECT_TRUE(contains(write(short_localnp), "localnp has "));
+  FlashFileSpec short_particles = good;
+  if (world_rank() == world_size() - 1) {
+    short_particles.localnp.back() += 1;  // one more particle than given
+  }
+  EXPECT_TRUE(contains(write(short_particles), "particles has "));
+  FlashFileSpec negative = good;
+  if (world_rank() == 0) negative.localnp.front() = -1;
+  EXPECT_TRUE(contains(write(negative), "is negative"));
+  FlashFileSpec unnamed = good;
+  unnamed.particle_names.clear();
+  EXPECT_TRUE(contains(write(unnamed), "without particle names"));
+  FlashFileSpec part_with_vars = good;
+  part_with_vars.grid = false;
+  EXPECT_TRUE(contains(write(part_with_vars), "a particle file (grid false) holds no variables"));
+  EXPECT_TRUE(contains(write(short_localnp), path)) << "the error names the file";
+
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_NE(access(path.c_str(), F_OK), 0) << "no file is created for an invalid spec";
+}
+
+TEST(FlashFileParticles, CheckSaysWhenAPlotfilesParticleFileHasAnotherTime) {
+  // yt pairs X_hdf5_plt_cnt_0000 with X_hdf5_part_0000 and drops the particle file
+  // without an error when the first `real scalars` rows differ.
+  const std::string plot = shared_path("p_pair", "plt_cnt");
+  const std::string part = shared_path("p_pair", "part");
+  const std::string part_name = part.substr(part.rfind('/') + 1);
+  const auto owner = [](int b) { return b % world_size(); };
+  FlashFileSpec plot_spec = two_level_spec(plot, false, owner);
+  plot_spec.real_scalars[0].second = 0.2;
+  tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(plot_spec, owner));
+  FlashFileSpec part_spec =
+      particle_file(with_particles(two_level_spec(part, true, owner), kCounts, owner));
+  part_spec.real_scalars[0].second = 0.25;
+  tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(part_spec, owner));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) {
+    auto c = tessera::io::check_flash_file(plot);
+    EXPECT_FALSE(c.ok);
+    ASSERT_EQ(c.problems.size(), 1u);
+    EXPECT_EQ(c.problems[0], "particle file '" + part_name + "' has time 0.25, its plotfile 0.2");
+    EXPECT_TRUE(tessera::io::check_flash_file(part).ok) << "the particle file itself is sound";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  part_spec.real_scalars[0].second = 0.2 * (1.0 + 1e-9);  // np.isclose: the same time
+  tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(part_spec, owner));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) {
+    const auto c = tessera::io::check_flash_file(plot);
+    EXPECT_TRUE(c.ok) << (c.problems.empty() ? "" : c.problems.front());
+  }
+  remove_shared(part);
+  remove_shared(plot);
+}
+
+/// Then `got` is exactly the particles of `rows` of `full`, in row order.
+void expect_particles_of_rows(const std::vector<double>& got, const FlashFileSpec& full,
+                              const std::vector<int>& rows) {
+  std::vector<std::size_t> first(kN + 1, 0);
+  for (int b = 0; b < kN; ++b) first[b + 1] = first[b] + full.localnp[b];
+  std::vector<double> want;
+  for (const int b : rows) {
+    want.insert(want.end(), full.particles.begin() + static_cast<std::ptrdiff_t>(first[b] * 9),
+                full.particles.begin() + static_cast<std::ptrdiff_t>(first[b + 1] * 9));
+  }
+  EXPECT_EQ(bytes_of(got), bytes_of(want)) << "rank " << world_rank();
+}
+
+TEST(FlashFileParticleRows, GivenAFileWrittenOnOneSplitWhenEachRankReadsAnotherThenItGetsItsRows) {
+  const auto writer = [](int b) { return b % world_size(); };
+  const auto reader = [](int b) { return (world_size() - 1 - b % world_size()); };
+  for (const bool grid : {true, false}) {
+    const std::string path = shared_path("p_rows", grid ? "chk" : "part");
+    FlashFileSpec full = with_particles(two_level_spec(path, true, writer), kCounts, writer);
+    if (!grid) full = particle_file(std::move(full));
+    tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(full, writer));
+    MPI_Barrier(MPI_COMM_WORLD);
+    const FlashFileMeta meta = tessera::io::read_flash_metadata(MPI_COMM_WORLD, path);
+    EXPECT_EQ(meta.spec.grid, grid);
+    EXPECT_EQ(meta.spec.particle_names, kProps);
+    EXPECT_EQ(meta.spec.localnp, kCounts);
+    EXPECT_TRUE(meta.spec.particles.empty());
+    const std::vector<int> rows = rows_of(reader);
+    expect_particles_of_rows(tessera::io::read_flash_particles(MPI_COMM_WORLD, meta, rows), full,
+                             rows);
+    remove_shared(path);
+  }
+}
+
+TEST(FlashFileParticleRows, GivenABitFlippedInAParticleOfTheLastRankThenEveryRankFails) {
+  const std::string path = shared_path("p_rows_bad", "chk");
+  const auto owner = [](int b) { return b % world_size(); };
+  tessera::io::write_flash_file(
+      MPI_COMM_WORLD,
+      local_part(with_particles(two_level_spec(path, true, owner), kCounts, owner), owner));
+  MPI_Barrier(MPI_COMM_WORLD);
+  corrupt(path, "tracer particles", 7, 6);  // block 5's last particle, read by the last rank
+  const auto reader = [](int b) { return b == kN - 1 ? world_size() - 1 : 0; };
+  // The metadata verifies (the particles are checked as they are read) ...
+  const FlashFileMeta meta = tessera::io::read_flash_metadata(MPI_COMM_WORLD, path);
+  // ... and reading them fails on every rank with the line `tessera check` prints.
+  const std::string what =
+      error_of([&] { tessera::io::read_flash_particles(MPI_COMM_WORLD, meta, rows_of(reader)); });
+  EXPECT_EQ(what.rfind("dataset 'tracer particles': checksum mismatch (stored ", 0), 0u) << what;
+  EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  if (world_rank() == 0) {
+    const auto c = tessera::io::check_flash_file(path);
+    ASSERT_EQ(c.problems.size(), 1u);
+    EXPECT_EQ(c.problems[0], what);
+  }
+  remove_shared(path);
+}
+
+TEST(FlashFileParticleRows, GivenARowWithParticlesThatNoRankReadsThenEveryRankFails) {
+  const std::string path = shared_path("p_rows_gap", "chk");
+  const auto owner = [](int b) { return b % world_size(); };
+  tessera::io::write_flash_file(
+      MPI_COMM_WORLD,
+      local_part(with_particles(two_level_spec(path, true, owner), kCounts, owner), owner));
+  MPI_Barrier(MPI_COMM_WORLD);
+  const FlashFileMeta meta = tessera::io::read_flash_metadata(MPI_COMM_WORLD, path);
+  // Rows without particles need no reader: row 0 (none) is skipped without complaint.
+  std::vector<int> rows = rows_of(owner);
+  if (world_rank() == 0) rows.erase(rows.begin());
+  expect_particles_of_rows(tessera::io::read_flash_particles(MPI_COMM_WORLD, meta, rows),
+                           with_particles(two_level_spec(path, true, owner), kCounts, owner), rows);
+  // Row 1 (3 particles) unread.
+  rows = rows_of(owner);
+  rows.erase(std::remove(rows.begin(), rows.end(), 1), rows.end());
+  const std::string what =
+      error_of([&] { tessera::io::read_flash_particles(MPI_COMM_WORLD, meta, rows); });
+  EXPECT_TRUE(tessera::testing_util::contains(what, "row 1 (3 particles) is read by 0 ranks"));
+  remove_shared(path);
+}
+
+TEST(FlashFileParticles, WritesSampleFilesForThePythonReaderAndYt) {
+  // tests/python/test_particle_io.py runs this with TESSERA_PARTICLE_FILES_DIR set: a
+  // plotfile, its particle file (same number and time), a checkpoint with the same
+  // particles and one with none, written here, read by tessera.reader and yt.
+  const char* dir = std::getenv("TESSERA_PARTICLE_FILES_DIR");
+  if (dir == nullptr) GTEST_SKIP() << "TESSERA_PARTICLE_FILES_DIR is not set";
+  const std::string base = std::string(dir) + "/pair_hdf5_";
+  const auto owner = [](int b) { return b % world_size(); };
+  const FlashFileSpec plot = two_level_spec(base + "plt_cnt_0001", false, owner);
+  tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(plot, owner));
+  const FlashFileSpec part = particle_file(
+      with_particles(two_level_spec(base + "part_0001", true, owner), kCounts, owner));
+  tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(part, owner));
+  const FlashFileSpec chk =
+      with_particles(two_level_spec(base + "chk_0001", true, owner), kCounts, owner);
+  tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(chk, owner));
+  const FlashFileSpec none =
+      with_particles(two_level_spec(std::string(dir) + "/none_hdf5_chk_0001", true, owner),
+                     std::vector<int>(kN, 0), owner);
+  tessera::io::write_flash_file(MPI_COMM_WORLD, local_part(none, owner));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) {
+    for (const auto* s : {&plot, &part, &chk, &none}) {
+      const auto c = tessera::io::check_flash_file(s->path);
+      EXPECT_TRUE(c.ok) << s->path << ": " << (c.problems.empty() ? "" : c.problems.front());
+    }
+  }
+}
+
+TEST(FlashFileOutputManager, ParticleFilesArePublishedWithTheirOwnStatsAndNeverRolled) {
+  // A third kind beside checkpoints and plotfiles: published under its final name, counted
+  // under "particles", and not a checkpoint for keep_checkpoints. With a staging
+  // directory the file is drained like the others.
+  const std::string dir = shared_path("om", "dir");
+  const std::string stage = dir + "_stage";
+  if (world_rank() == 0) std::filesystem::create_directories(dir);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto owner = [](int b) { return b % world_size(); };
+  const FlashFileSpec full = with_particles(two_level_spec("", true, owner), kCounts, owner);
+  {
+    tessera::io::OutputConfig cfg;
+    cfg.dir = dir;
+    cfg.stage_dir = stage;
+    cfg.keep_checkpoints = 1;
+    tessera::io::OutputManager out(MPI_COMM_WORLD, cfg);
+    for (int k = 0; k < 2; ++k) {
+      const std::string number = "000" + std::to_string(k);
+      out.write(
+          tessera::io::OutputKind::checkpoint, "om_hdf5_chk_" + number, 0,
+          [&] { return local_part(full, owner); }, false);
+      out.write(
+          tessera::io::OutputKind::particles, "om_hdf5_part_" + number, 0,
+          [&] { return local_part(particle_file(full), owner); }, false);
+    }
+    out.drain();
+    EXPECT_EQ(out.local_error(), "");
+    const nlohmann::json stats = out.stats_json(MPI_COMM_WORLD);
+    EXPECT_EQ(stats["particles"]["count"], 2);
+    EXPECT_EQ(stats["checkpoint"]["count"], 2);
+    EXPECT_EQ(stats["plotfile"]["count"], 0);
+    if (world_rank() == 0) {
+      EXPECT_GT(stats["particles"]["bytes"].get<std::uint64_t>(), 0u);
+      EXPECT_EQ(out.published(), (std::vector<std::string>{"om_hdf5_part_0000", "om_hdf5_chk_0001",
+                                                           "om_hdf5_part_0001"}));
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) {
+    for (const char* name : {"om_hdf5_part_0000", "om_hdf5_part_0001", "om_hdf5_chk_0001"}) {
+      const auto c = tessera::io::check_flash_file(dir + "/" + name);
+      EXPECT_TRUE(c.ok) << name << ": " << (c.problems.empty() ? "" : c.problems.front());
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir + "/om_hdf5_chk_0000")) << "rolled";
+    const FlashFileSpec got = tessera::io::read_flash_file(dir + "/om_hdf5_part_0001");
+    EXPECT_FALSE(got.grid);
+    EXPECT_EQ(bytes_of(got.particles), bytes_of(full.particles));
+    std::filesystem::remove_all(dir);
+    std::filesystem::remove_all(stage);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 }  // namespace

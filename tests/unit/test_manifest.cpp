@@ -59,4 +59,23 @@ TEST(Manifest, GivenRowChecksumsThenTheirChainIsTheChecksumOfTheWholeDataset) {
             tessera::io::crc_of_bytes(data.data(), data.size()));
 }
 
+TEST(Manifest, GivenPiecesOfDifferentLengthsThenTheirChainIsTheChecksumOfTheWholeDataset) {
+  // Pieces of 24, 0, 40 and 8 bytes (a block without particles is an empty piece).
+  std::vector<unsigned char> data(72);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<unsigned char>(i * 53 + 7);
+  const std::vector<std::uint64_t> bytes{24, 0, 40, 8};
+  std::vector<std::uint32_t> crcs;
+  std::size_t at = 0;
+  for (const std::uint64_t n : bytes) {
+    crcs.push_back(tessera::io::crc_of_bytes(data.data() + at, n));
+    at += n;
+  }
+  EXPECT_EQ(tessera::io::chain_crcs(crcs, bytes),
+            tessera::io::crc_of_bytes(data.data(), data.size()));
+  // Equal lengths: the same as chain_row_crcs.
+  EXPECT_EQ(tessera::io::chain_crcs({crcs[0], crcs[0]}, {24, 24}),
+            tessera::io::chain_row_crcs({crcs[0], crcs[0]}, 24));
+  EXPECT_EQ(tessera::io::chain_crcs({}, {}), tessera::io::crc_of_bytes(nullptr, 0));
+}
+
 }  // namespace
