@@ -26,6 +26,8 @@
 #include "mesh/lohner.hpp"
 #include "mesh/mesh.hpp"
 #include "parallel/comm.hpp"
+#include "particles/particle_io.hpp"
+#include "particles/particle_set.hpp"
 #include "perf/counters.hpp"
 #include "perf/timers.hpp"
 #include "physics/composition/composition.hpp"
@@ -98,6 +100,11 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
     // Services (composition, eos) first: operators look up what they declared.
     for (auto* u : services_first_) u->bind(*mesh_, units_);
   }
+  for (const auto& u : units_.all())
+    if (auto* ps = u->particle_set()) {
+      if (particles_ != nullptr) throw Error("two units own particles; one particle set per run");
+      particles_ = ps;
+    }
   problem_->bind(*mesh_);
   if (const auto d = problem_->describe(); !d.empty()) log(d);
   for (const auto& v : p.get_string_list("io.plot_vars"))
@@ -413,6 +420,23 @@ void Simulation::restore(const io::FlashFileMeta& m) {
     // unk is the checkpoint's: units rebuild only what they keep outside it.
     for (auto* u : services_first_) u->after_restart(*mesh_);
   }
+  // Particles last (a unit's initialise above may have placed fresh ones): this rank's
+  // blocks' particles, verified against the manifest, then their leaves and order.
+  if (particles_ != nullptr) {
+    if (f.particle_names.empty())
+      throw Error(what + "it holds no particles, but particles.tracers is on");
+    std::vector<double> values;
+    try {
+      values = io::read_flash_particles(comm_, m, rows, hints_);
+    } catch (const Error& e) {
+      throw Error("refusing to restart from '" + opt_.restart_path + "': " + e.what());
+    }
+    particles_->clear();
+    particles::from_file(*particles_, f.particle_names, values);
+    particles_->redistribute(*mesh_);
+  } else if (!f.particle_names.empty()) {
+    log("restart: the checkpoint's particles are not used (particles.tracers is false)");
+  }
 }
 
 void Simulation::write(bool checkpoint, bool force_sync) {
@@ -492,8 +516,9 @@ void Simulation::write(bool checkpoint, bool force_sync) {
     f.data = std::move(data);
   };
   const auto& base = p_.get_string("io.basename");
-  const std::string fname = checkpoint ? fmt::format("{}_hdf5_chk_{:04d}", base, chk_count_++)
-                                       : fmt::format("{}_hdf5_plt_cnt_{:04d}", base, plot_count_++);
+  const int number = checkpoint ? chk_count_++ : plot_count_++;
+  const std::string fname = checkpoint ? fmt::format("{}_hdf5_chk_{:04d}", base, number)
+                                       : fmt::format("{}_hdf5_plt_cnt_{:04d}", base, number);
   // Everything a restart needs besides the tree, the fields and the parameters.
   io::OutputInfo info;
   info.time = time_;
@@ -507,19 +532,39 @@ void Simulation::write(bool checkpoint, bool force_sync) {
     info.real_state.emplace_back(total_names_[t] + "_initial", totals0_[t]);
   if (!eos_->table_sha256().empty()) info.str_state = {{"eos_table_sha256", eos_->table_sha256()}};
   const int deflate = checkpoint ? 0 : static_cast<int>(p_.get_int("io.plotfile_deflate"));
+  // Particles go into checkpoints, and into a particle file of the plotfile's number and
+  // time (yt pairs _plt_cnt_NNNN with _part_NNNN by name and time).
+  const std::size_t particle_bytes =
+      particles_ ? particles_->size() * particles::file_columns(*particles_).size() * sizeof(double)
+                 : 0;
   out_->write(
       checkpoint ? io::OutputKind::checkpoint : io::OutputKind::plotfile, fname,
-      io::snapshot_bytes(*mesh_, std::max(names.size(), stored.size())),
+      io::snapshot_bytes(*mesh_, std::max(names.size(), stored.size())) +
+          (checkpoint ? particle_bytes : 0),
       [&] {
         mesh_->restrict_parents();
         io::FlashFileSpec f = io::mesh_file_spec(*mesh_, p_, checkpoint, stored, info);
         f.hints = hints_;
         f.deflate = deflate;
         f.prepare = prepare;
+        if (checkpoint && particles_) particles::to_file(*particles_, *mesh_, f);
         return f;
       },
       force_sync);
   log(fmt::format("  {} {}", out_->async() && !force_sync ? "queued" : "wrote", fname));
+  if (checkpoint || particles_ == nullptr) return;
+  const std::string pname = fmt::format("{}_hdf5_part_{:04d}", base, number);
+  out_->write(
+      io::OutputKind::particles, pname, particle_bytes,
+      [&] {
+        io::FlashFileSpec f = io::mesh_file_spec(*mesh_, p_, true, {}, info);
+        f.grid = false;
+        f.hints = hints_;
+        particles::to_file(*particles_, *mesh_, f);
+        return f;
+      },
+      force_sync);
+  log(fmt::format("  {} {}", out_->async() && !force_sync ? "queued" : "wrote", pname));
 }
 
 void Simulation::raise_io_errors() {

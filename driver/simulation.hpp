@@ -24,6 +24,9 @@ class EosUnit;
 namespace tessera::problems {
 class Problem;
 }
+namespace tessera::particles {
+class ParticleSet;
+}
 namespace tessera::io {
 class OutputManager;
 enum class OutputKind;
@@ -65,6 +68,9 @@ class Simulation {
   physics::Units units_;                   ///< operators (driver.operators), then services
   std::vector<physics::Unit*> operators_;  ///< applied each step in this order
   eos::EosUnit* eos_ = nullptr;
+  /// The particles a unit owns (tracers), written to checkpoints and particle files; null
+  /// without particles.
+  particles::ParticleSet* particles_ = nullptr;
   std::unique_ptr<eos::Eos> setup_eos_;  ///< the EOS with composition.initial, for set-ups
   std::unique_ptr<problems::Problem> problem_;
   std::unique_ptr<mesh::Mesh> mesh_;

@@ -45,7 +45,8 @@ physics::Units make_units(const base::Params& p, std::vector<physics::Unit*>* op
       units.add(std::make_unique<hydro::Hydro>(p));
     } else if (names[n] == "flow") {
       if (std::find(names.begin(), names.end(), "hydro") != names.end())
-        throw Error("driver.operators: 'flow' (a prescribed velocity) and 'hydro' exclude each other");
+        throw Error(
+            "driver.operators: 'flow' (a prescribed velocity) and 'hydro' exclude each other");
       units.add(std::make_unique<tracers::Flow>());
     } else if (names[n] == "gravity") {
       if (n == 0) throw Error("driver.operators: 'gravity' needs 'hydro' before it");

@@ -393,11 +393,10 @@ class Rotation final : public ProblemBase<Rotation> {
 }  // namespace
 
 void declare_params(base::Params& p) {
-  p.declare_string(
-      "problem.name", "sedov",
-      {"sedov", "sod", "sound_wave", "advection", "white_dwarf", "maclaurin", "flame_1d",
-       "rotation"},
-      "problem set-up");
+  p.declare_string("problem.name", "sedov",
+                   {"sedov", "sod", "sound_wave", "advection", "white_dwarf", "maclaurin",
+                    "flame_1d", "rotation"},
+                   "problem set-up");
   p.declare_real("rotation.omega", 2 * std::numbers::pi, -1e300, 1e300,
                  "angular velocity of the solid-body rotation (rad/s)");
   p.declare_real("rotation.xctr", 0.5, -1e300, 1e300, "rotation axis, x");

@@ -60,9 +60,10 @@ Tracers::Tracers(const base::Params& p)
     place_.lo[a] = std::max(dlo, p.get_real("particles." + ax + "min"));
     place_.hi[a] = std::min(dhi, p.get_real("particles." + ax + "max"));
     if (a < nd && !(place_.lo[a] < place_.hi[a]))
-      throw Error(fmt::format("particles: the placement box is empty along {} ([{}, {}] within "
-                              "the domain [{}, {}])",
-                              ax, place_.lo[a], place_.hi[a], dlo, dhi));
+      throw Error(
+          fmt::format("particles: the placement box is empty along {} ([{}, {}] within "
+                      "the domain [{}, {}])",
+                      ax, place_.lo[a], place_.hi[a], dlo, dhi));
     place_.lattice[a] = a < nd ? p.get_int("particles.lattice_n" + ax) : 1;
     any |= a < nd && place_.lattice[a] > 0;
   }
@@ -102,8 +103,8 @@ void Tracers::bind(mesh::Mesh& m, physics::Units& /*units*/) {
       throw Error("particles: '" + m.vars()[std::size_t(v)].name + "' is not guard-filled");
     nfill_ = std::max(nfill_, v + 1);
   }
-  set_ = std::make_unique<particles::ParticleSet>(particles::ParticleType{"tracer", {}, name()},
-                                                  cfg_);
+  set_ =
+      std::make_unique<particles::ParticleSet>(particles::ParticleType{"tracer", {}, name()}, cfg_);
 }
 
 void Tracers::initialise(mesh::Mesh& m) {
@@ -165,12 +166,6 @@ void Tracers::after_regrid(mesh::Mesh& m) {
   TESSERA_REGION("particles");
   TESSERA_REGION("migrate");
   count(set_->redistribute(m));
-}
-
-void Tracers::after_restart(mesh::Mesh& m) {
-  TESSERA_REGION("particles");
-  TESSERA_REGION("migrate");
-  set_->redistribute(m);
 }
 
 nlohmann::json Tracers::summary(MPI_Comm comm) const {

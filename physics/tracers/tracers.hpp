@@ -44,8 +44,6 @@ class Tracers final : public physics::Unit {
   void advance(mesh::Mesh& m, double dt) override;
   /// Particles follow the new tree (collective).
   void after_regrid(mesh::Mesh& m) override;
-  /// After a restart loaded the particles into particle_set(): their leaves and order.
-  void after_restart(mesh::Mesh& m) override;
   /// count, lost, migrated, bytes, pages (requested, achieved), init, mapping.
   nlohmann::json summary(MPI_Comm comm) const override;
   particles::ParticleSet* particle_set() override { return set_.get(); }
