@@ -136,6 +136,10 @@ void Simulation::sync_units() {
   for (auto* u : services_first_) u->sync(*mesh_);
 }
 
+void Simulation::finish_units() {
+  for (auto* u : services_first_) u->finish(*mesh_);
+}
+
 void Simulation::fill_guards() {
   sync_units();  // refinement marking may read any variable
   mesh_->fill_guards();
@@ -440,6 +444,7 @@ void Simulation::restore(const io::FlashFileMeta& m) {
 }
 
 void Simulation::write(bool checkpoint, bool force_sync) {
+  finish_units();  // particles complete their move (outside the output's region)
   TESSERA_REGION(checkpoint ? "io/checkpoint" : "io/plotfile");
   sync_units();
   std::vector<std::string> names;
@@ -726,6 +731,7 @@ nlohmann::json Simulation::run() {
     if (plot_due) write(false);
     if (chk_due) write(true);
   }
+  finish_units();  // the last step's deferred work belongs to the loop
   const double loop_seconds = std::chrono::duration<double>(Clock::now() - t_loop).count();
   const auto c1 = totals();
   // The final outputs stand for every schedule point up to now: the checkpoint must carry

@@ -100,6 +100,8 @@ class Simulation {
   void initialise_units();
   /// Every unit's sync (deferred updates of unk: before outputs, marking, operators).
   void sync_units();
+  /// Every unit's finish (deferred work outside unk: before outputs, at the end).
+  void finish_units();
   /// Guard zones of every variable after the units' sync: the mesh fills the guard-filled
   /// ones, the units the rest (collective).
   void fill_guards();

@@ -401,6 +401,16 @@ void Mesh::fill_guards(int nvar) {
     execute(guard_stages_[L], storage_, comm_, 100 + L, n, geometry_);
     apply_physical_bcs(L, n);
   }
+  if (after_fill_ && n >= after_fill_nvar_) {
+    auto f = std::move(after_fill_);
+    after_fill_ = nullptr;
+    f();
+  }
+}
+
+void Mesh::after_next_fill(int nvar, std::function<void()> f) {
+  after_fill_nvar_ = std::min(nvar, nfill_);
+  after_fill_ = std::move(f);
 }
 
 bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_move) {

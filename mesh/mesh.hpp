@@ -135,6 +135,14 @@ class Mesh {
   /// variables, or of the first `nvar` of them (variables [0, nvar): a unit that reads
   /// only hydro's dens and momenta fills those four).
   void fill_guards(int nvar = -1);
+  /// Run f once, right after the next fill_guards that fills at least variables
+  /// [0, nvar) (whoever calls it), and forget it. One at a time: a second call replaces the
+  /// first. A unit that needs the guard zones of the current state but not now (the
+  /// tracers' move) takes them from the next fill someone does anyway. f runs on every
+  /// rank (fills are collective), so it may be collective too.
+  void after_next_fill(int nvar, std::function<void()> f);
+  /// Forget a pending after_next_fill.
+  void cancel_after_fill() { after_fill_ = nullptr; }
 
   /// Collective: apply leaf flags (this rank's leaves' entries are read; others are
   /// gathered), balance 2:1, rebuild, redistribute and move data. Returns true if the
@@ -172,6 +180,8 @@ class Mesh {
   // Guard fill: stage 0 (copies + restrictions), then one prolongation stage per level.
   std::vector<TransferPlan> guard_stages_;
   std::unique_ptr<FluxRegister> fluxreg_;
+  std::function<void()> after_fill_;
+  int after_fill_nvar_ = 0;
 
   void after_tree_change();  ///< local lists, plans
   /// Radial position of op's first source cell (r_lo, r_dx) for curvilinear weights.

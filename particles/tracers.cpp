@@ -148,18 +148,28 @@ void heun_move(mesh::Mesh& m, Mapping mp, const VelocityVars& vv, double dt, Par
   });
 }
 
-double max_dt(const mesh::Mesh& m, const ParticleSet& s, double factor) {
+double max_dt(mesh::Mesh& m, const VelocityVars& vv, double factor) {
   double dt = std::numeric_limits<double>::max();
-  const int nd = m.ndim();
-  const double* vel[3] = {s.prop(VELX), s.prop(VELY), s.prop(VELZ)};
-  for (int id : m.local_leaves()) {
-    const auto geom = m.geom(id);
-    for (std::size_t i = s.begin(id); i < s.end(id); ++i)
-      for (int a = 0; a < nd; ++a) {
-        const double v = std::abs(vel[a][i]);
-        if (v > 0) dt = std::min(dt, factor * geom.dx[a] / v);
-      }
-  }
+  const auto& sh = m.shape();
+  const int i0 = sh.g(0), n = sh.ni(0);
+  std::vector<double> row(static_cast<std::size_t>(n));
+  m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom& geom) {
+    double rate = 0;  // max over zones and axes of |v_a| / dx_a
+    for (int a = 0; a < sh.ndim; ++a) {
+      if (vv.mom[a] < 0) continue;
+      double vmax = 0;
+      for (int k = sh.g(2); k < sh.g(2) + sh.ni(2); ++k)
+        for (int j = sh.g(1); j < sh.g(1) + sh.ni(1); ++j) {
+          const auto mom = u.row(vv.mom[a], j, k) + i0;
+          const auto dens = u.row(vv.dens, j, k) + i0;
+          // The quotients first (a loop GCC vectorises), then their maximum.
+          for (int i = 0; i < n; ++i) row[i] = std::abs(mom[i]) / dens[i];
+          for (int i = 0; i < n; ++i) vmax = std::max(vmax, row[i]);
+        }
+      rate = std::max(rate, vmax / geom.dx[a]);
+    }
+    if (rate > 0) dt = std::min(dt, factor / rate);
+  });
   return dt;
 }
 

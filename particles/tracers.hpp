@@ -56,8 +56,11 @@ void map_velocity(mesh::Mesh& m, Mapping mp, const VelocityVars& vv, ParticleSet
 /// t^{n+1}): positions to x^{n+1}. Call redistribute, then map_velocity, after it.
 void heun_move(mesh::Mesh& m, Mapping mp, const VelocityVars& vv, double dt, ParticleSet& s);
 
-/// Largest dt with which no local particle moves more than `factor` zones of its block
-/// along any axis at its carried velocity (FLASH's pt_dtFactor).
-double max_dt(const mesh::Mesh& m, const ParticleSet& s, double factor);
+/// Largest dt with which nothing moving with the fluid crosses more than `factor` zones
+/// along any axis: factor * min over this rank's leaf zones of dx_a / |mom_a / dens|
+/// (FLASH's pt_dtFactor limit, taken on the fluid the tracers follow rather than on their
+/// carried velocities: it then depends on unk alone, which a checkpoint holds, and not on
+/// whether the last move is complete).
+double max_dt(mesh::Mesh& m, const VelocityVars& vv, double factor);
 
 }  // namespace tessera::particles

@@ -92,6 +92,34 @@ void TimerTree::pop() {
   current_ = current_->parent;
 }
 
+void TimerTree::push_detached(const char* name) {
+  detached_from_.push_back(current_);
+  current_ = &root_;
+  push(name);
+}
+
+void TimerTree::pop_detached() {
+  if (detached_from_.empty()) return;  // unmatched (a reset() in between)
+  TimerNode* n = current_;
+  const double before = n->seconds;
+  const std::vector<std::uint64_t> counts_before = n->counts;
+  pop();
+  TimerNode* from = detached_from_.back();
+  detached_from_.pop_back();
+  current_ = from;
+  // The interrupted regions start later by the detached time (and counts), so their pops
+  // leave it out.
+  const auto shift = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(n->seconds - before));
+  for (TimerNode* a = from; a != nullptr && a != &root_; a = a->parent) {
+    a->started += shift;
+    if (counters_ != nullptr && a->counts_started.size() == n->counts.size() &&
+        counts_before.size() == n->counts.size())
+      for (std::size_t i = 0; i < n->counts.size(); ++i)
+        a->counts_started[i] += n->counts[i] - counts_before[i];
+  }
+}
+
 void TimerTree::start_counts(TimerNode& n) {
   if (n.counts.size() != reading_.size()) {  // first push since the counters were attached
     n.counts.assign(reading_.size(), 0);

@@ -48,6 +48,11 @@ class TimerTree {
   static TimerTree& local();
   void push(const char* name);
   void pop();
+  /// A top-level region opened inside others (work one unit runs inside another's: the
+  /// tracers' deferred move inside hydro's guard fill): timed as a child of the root, and
+  /// its time (and counter deltas) left out of every region it interrupted.
+  void push_detached(const char* name);
+  void pop_detached();
   /// Forgets every region; attached counters stay attached and restart from zero.
   void reset();
   const TimerNode& root() const { return root_; }
@@ -80,7 +85,8 @@ class TimerTree {
   TimerNode root_{"total", 0.0, 0, std::chrono::steady_clock::now(), nullptr, {}, {}, {}};
   TimerNode* current_ = &root_;
   CounterSource* counters_ = nullptr;
-  std::vector<std::uint64_t> reading_;  // scratch for pop(), sized at attach
+  std::vector<std::uint64_t> reading_;     // scratch for pop(), sized at attach
+  std::vector<TimerNode*> detached_from_;  // the open region each detached one interrupted
 
   void start_counts(TimerNode& n);
   void stop_counts(TimerNode& n);
@@ -93,6 +99,15 @@ class Region {
   ~Region() { TimerTree::local().pop(); }
   Region(const Region&) = delete;
   Region& operator=(const Region&) = delete;
+};
+
+/// RAII detached region (TimerTree::push_detached).
+class DetachedRegion {
+ public:
+  explicit DetachedRegion(const char* name) { TimerTree::local().push_detached(name); }
+  ~DetachedRegion() { TimerTree::local().pop_detached(); }
+  DetachedRegion(const DetachedRegion&) = delete;
+  DetachedRegion& operator=(const DetachedRegion&) = delete;
 };
 
 /// Collective over comm: merges every rank's tree by path (a region missing on a rank
@@ -133,3 +148,7 @@ std::vector<std::vector<char>> allgather_bytes(MPI_Comm comm, const std::vector<
 #define TESSERA_CONCAT(a, b) TESSERA_CONCAT_IMPL(a, b)
 /// Time the rest of the enclosing scope as region `name` (a string literal).
 #define TESSERA_REGION(name) ::tessera::perf::Region TESSERA_CONCAT(tessera_region_, __LINE__)(name)
+/// Time the rest of the enclosing scope as top-level region `name`, excluded from the
+/// regions open around it (TimerTree::push_detached).
+#define TESSERA_DETACHED_REGION(name) \
+  ::tessera::perf::DetachedRegion TESSERA_CONCAT(tessera_detached_, __LINE__)(name)

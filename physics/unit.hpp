@@ -90,6 +90,10 @@ class Unit {
   /// before outputs, before refinement marking and before every other operator's advance;
   /// nothing to do when nothing was deferred (collective).
   virtual void sync(mesh::Mesh& /*m*/) {}
+  /// Complete work the unit deferred outside unk (the tracers' move of the last step,
+  /// waiting for the next guard fill): before outputs and at the end of the run
+  /// (collective). sync() does not, so that an operator's own fill can still serve it.
+  virtual void finish(mesh::Mesh& /*m*/) {}
   /// After the driver filled guard zones for its own use (refinement marking): fill the
   /// guard zones of the unit's variables that guard fills skip, from those it fills.
   virtual void fill_guard_state(mesh::Mesh& /*m*/) {}

@@ -137,7 +137,7 @@ void Tracers::initialise(mesh::Mesh& m) {
 }
 
 double Tracers::max_dt(mesh::Mesh& m) const {
-  return particles::max_dt(m, *set_, dt_factor_);
+  return particles::max_dt(m, vel_, dt_factor_);
 }
 
 void Tracers::count(const particles::MigrateStats& st) {
@@ -148,11 +148,25 @@ void Tracers::count(const particles::MigrateStats& st) {
 }
 
 void Tracers::advance(mesh::Mesh& m, double dt) {
-  TESSERA_REGION("particles");
+  if (pending_) complete(m, true);  // nobody filled guards since the last move
+  pending_ = true;
+  pending_dt_ = dt;
+  m.after_next_fill(nfill_, [this, &m] { complete(m, false); });
+}
+
+void Tracers::finish(mesh::Mesh& m) {
+  if (pending_) complete(m, true);
+}
+
+void Tracers::complete(mesh::Mesh& m, bool fill) {
+  pending_ = false;
+  m.cancel_after_fill();
+  TESSERA_DETACHED_REGION("particles");
   {
     TESSERA_REGION("advance");
-    m.fill_guards(nfill_);  // the fluid at t^{n+1}: dens and momenta only
-    particles::heun_move(m, mapping_, vel_, dt, *set_);
+    if (fill) m.fill_guards(nfill_);  // the fluid at t^{n+1}: dens and momenta only
+    ++(fill ? own_fills_ : borrowed_fills_);
+    particles::heun_move(m, mapping_, vel_, pending_dt_, *set_);
   }
   {
     TESSERA_REGION("migrate");
@@ -180,6 +194,8 @@ nlohmann::json Tracers::summary(MPI_Comm comm) const {
   j["migrated"] = migrated_;
   j["redistributions"] = redistributions_;
   j["general_exchanges"] = general_;
+  j["moves_with_own_guard_fill"] = own_fills_;
+  j["moves_with_shared_guard_fill"] = borrowed_fills_;
   j["bytes"] = bytes;
   j["bytes_per_particle"] = set_->bytes_per_particle();
   j["arena"] = rep.name;

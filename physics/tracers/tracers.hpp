@@ -7,10 +7,16 @@
 // hooks it into the step (advance, max_dt), the regrid (particles follow refinement,
 // derefinement and rebalancing) and summary.json.
 //
-// Each step (timer regions particles/advance and particles/migrate):
-//   fill the guard zones of dens and the momenta (the mesh's prefix fill: nothing else),
-//   Heun predictor + corrector (particles/tracers.hpp), migration to the leaves and ranks
-//   that now hold the particles, velocity mapped at the new positions.
+// Each step's move (timer regions particles/advance and particles/migrate): Heun
+// predictor + corrector (particles/tracers.hpp) with the guard zones of dens and the
+// momenta at t^{n+1}, migration to the leaves and ranks that now hold the particles,
+// velocity mapped at the new positions. The move is deferred to the next guard fill that
+// somebody does anyway (Mesh::after_next_fill: the next step's hydro fill, or refinement
+// marking's), which holds exactly the t^{n+1} state the move needs, so tracers cost no
+// guard fill of their own; before outputs and at the end (finish) and before a move
+// whose predecessor is still waiting (runs without hydro) it fills what it needs itself.
+// The same bits either way: the fill of dens and the momenta does not depend on who asks
+// for it. Its time is a top-level region "particles", left out of the region it ran in.
 #include <memory>
 #include <string>
 
@@ -39,9 +45,12 @@ class Tracers final : public physics::Unit {
   /// Places the particles on the current mesh and maps their velocity (collective;
   /// throws a one-line error if they would not fit in memory).
   void initialise(mesh::Mesh& m) override;
-  /// The particles' own limit: dt_factor zones per step at their velocity.
+  /// dt_factor zones per step at the fluid's velocity (particles::max_dt).
   double max_dt(mesh::Mesh& m) const override;
+  /// Defers the move over dt to the next guard fill (see above).
   void advance(mesh::Mesh& m, double dt) override;
+  /// Completes a deferred move (collective).
+  void finish(mesh::Mesh& m) override;
   /// Particles follow the new tree (collective).
   void after_regrid(mesh::Mesh& m) override;
   /// count, lost, migrated, bytes, pages (requested, achieved), init, mapping.
@@ -58,7 +67,12 @@ class Tracers final : public physics::Unit {
   int nfill_ = 0;  ///< guard fill of variables [0, nfill_) covers dens and the momenta
   std::unique_ptr<particles::ParticleSet> set_;
   long lost_ = 0, migrated_ = 0, general_ = 0, redistributions_ = 0;
+  long own_fills_ = 0, borrowed_fills_ = 0;  ///< moves completed with own fill / another's
+  bool pending_ = false;
+  double pending_dt_ = 0;
   void count(const particles::MigrateStats& st);
+  /// The deferred move; `fill`: fill the guard zones first (else they are fresh).
+  void complete(mesh::Mesh& m, bool fill);
 };
 
 }  // namespace tessera::tracers

@@ -73,6 +73,29 @@ TEST_F(TimersTest, AParentTakesAtLeastAsLongAsItsChildrenAndTotalAtLeastAsLongAs
   EXPECT_GE(row(rows, "total").seconds, row(rows, "total/a").seconds);
 }
 
+// Given a detached region opened inside two others (the tracers' deferred move inside
+// hydro's guard fill), then it is a child of the root and its time is left out of both.
+TEST_F(TimersTest, ADetachedRegionIsTopLevelAndLeftOutOfTheRegionsItInterrupted) {
+  {
+    TESSERA_REGION("hydro");
+    TESSERA_REGION("guardcell");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    {
+      TESSERA_DETACHED_REGION("particles");
+      TESSERA_REGION("advance");
+      std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const auto rows = TimerTree::local().rows();
+  EXPECT_EQ(paths(rows), (std::vector<std::string>{"total", "total/hydro", "total/hydro/guardcell",
+                                                   "total/particles", "total/particles/advance"}));
+  EXPECT_GE(row(rows, "total/particles/advance").seconds, 0.040);
+  EXPECT_GE(row(rows, "total/hydro/guardcell").seconds, 0.010);
+  EXPECT_LT(row(rows, "total/hydro").seconds, 0.035);  // 10 ms of its own, not 50
+  EXPECT_GE(row(rows, "total/hydro").seconds, row(rows, "total/hydro/guardcell").seconds);
+}
+
 TEST_F(TimersTest, AnOpenRegionCountsItsTimeSoFar) {
   TESSERA_REGION("running");
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
