@@ -52,6 +52,9 @@ void Gravity::declare_params(base::Params& p) {
                    "energy source: flux (hydro's face mass fluxes times the time-centred "
                    "potential difference: etot + egrav conserved) or momentum (g . time-centred "
                    "momentum: the kinetic energy change)");
+  p.declare_real("gravity.ambient_density", 0.0, 0.0, 1e300,
+                 "flux energy source: zones below this density take the momentum form instead "
+                 "(ambient gas next to a star; 0: none)");
 }
 
 Gravity::Gravity(const base::Params& p) {
@@ -70,6 +73,7 @@ Gravity::Gravity(const base::Params& p) {
   cfl_ = p.get_real("gravity.cfl");
   energy_ = p.get_string("gravity.energy_source") == "momentum" ? EnergySource::momentum
                                                                 : EnergySource::flux;
+  ambient_density_ = p.get_real("gravity.ambient_density");
   ndim_ = int(p.get_int("mesh.ndim"));
   const auto& geo = p.get_string("mesh.geometry");
   geometry_ = geo == "cylindrical"
@@ -436,9 +440,9 @@ void Gravity::solve(mesh::Mesh& m, double dt) {
             // The field at mid-step: the mean of the field of the density before this
             // step's hydro (the last solve's, still in gac*) and after it (this solve's).
             const std::size_t z = ((std::size_t(k) * ny + j) * nx + i) * std::size_t(ndim_);
+            double wk = 0.0;  // the momentum form's energy source
             if (dt > 0.0) {
               const double rho = u(idens_, I, J, K);
-              double wk = 0.0;
               for (int a = 0; a < ndim_; ++a) {
                 const double gm = 0.5 * (u(igac_[a], I, J, K) + gv[a]);
                 const double p0 = u(kMomx + a, I, J, K), p1 = p0 + dt * rho * gm;
@@ -459,6 +463,15 @@ void Gravity::solve(mesh::Mesh& m, double dt) {
                 const double chi = curved && a == 0 ? ahi[std::size_t(i)] : 1.0 / g.dx[a];
                 de += clo * mf[lo] * (0.5 * (pold[lo] + face[lo]) - pc) -
                       chi * mf[hi] * (0.5 * (pold[hi] + face[hi]) - pc);
+              }
+              // Ambient material (Castro's caveat for its grav_source_type 4): the flux
+              // form ties a zone's energy to the mass through its faces, which next to a
+              // dense zone can exceed a near-empty zone's whole thermal energy; below
+              // gravity.ambient_density the momentum form (the kinetic energy change) is
+              // used.
+              if (u(idens_, I, J, K) < ambient_density_) {
+                de = wk;
+                ++ambient_;
               }
               u(kEtot, I, J, K) += dt * de;
             }
@@ -505,6 +518,11 @@ nlohmann::json Gravity::summary(MPI_Comm comm) const {
   MPI_Allreduce(MPI_IN_PLACE, sec, 2, MPI_DOUBLE, MPI_MAX, comm);
   j["solves"] = solves_;
   j["egrav_regrid_change"] = regrid_change_;
+  if (energy_ == EnergySource::flux) {
+    long amb = ambient_;
+    MPI_Allreduce(MPI_IN_PLACE, &amb, 1, MPI_LONG, MPI_SUM, comm);
+    j["ambient_zone_steps"] = amb;  // zone-steps that took the momentum form (ambient)
+  }
   j["energy_source"] = energy_ == EnergySource::flux ? "flux" : "momentum";
   j["seconds_max_rank"] = sec[0];
   if (kind_ == Kind::constant) {

@@ -82,7 +82,7 @@ class Gravity final : public physics::UnitBase<Gravity> {
  public:
   /// gravity.type, grav_const, constant_g, direction, mpole_lmax, mpole_symmetric,
   /// mpole_bin_width, mpole_inner_zone_size, mpole_inner_zone_resolution,
-  /// mpole_uniform_bins, cfl, energy_source.
+  /// mpole_uniform_bins, cfl, energy_source, ambient_density.
   static void declare_params(base::Params& p);
   /// Reads the parameters; throws tessera::Error on a geometry the type cannot handle.
   explicit Gravity(const base::Params& p);
@@ -183,8 +183,10 @@ class Gravity final : public physics::UnitBase<Gravity> {
   /// next step's phi^n; and hydro's face mass fluxes of the step.
   std::vector<std::vector<double>> phif_, mflux_;
   bool fluxes_fresh_ = false;
-  double egrav_before_ = 0.0;   ///< potential_energy() before the regrid under way
-  double regrid_change_ = 0.0;  ///< egrav's change over the run's regrids (summary)
+  double egrav_before_ = 0.0;     ///< potential_energy() before the regrid under way
+  double regrid_change_ = 0.0;    ///< egrav's change over the run's regrids (summary)
+  long ambient_ = 0;              ///< flux source: zone-steps that took the momentum form (summary)
+  double ambient_density_ = 0.0;  ///< gravity.ambient_density
   int maxblocks_ = 0;
   double dt_limit_ = 0.0;  ///< min sqrt(dx / |g|) over local zones at the last solve
   long solves_ = 0;
