@@ -33,6 +33,8 @@
 //   binning, face-averaged gpot), not to the truncation error of a kinetic-energy source.
 //   "momentum": etot += dt g . (mom_old + mom_new) / 2, the time-centred momentum making
 //   the energy change exactly the kinetic energy change, so eint is untouched.
+//   gravity.ambient_density > 0: zones below it take the momentum form under "flux" too
+//   (Castro's safeguard for ambient gas; off by default, the total then not exact).
 // Reductions are rank-count independent: per-leaf partial moments (only each leaf's own
 // range of bins) are gathered and summed in canonical tree order, as the driver's totals
 // are, so gpot is bitwise identical on any number of ranks.
