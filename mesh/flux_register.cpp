@@ -66,7 +66,7 @@ void FluxRegister::build(const Tree& t, const std::vector<int>& slot_of, int me,
 }
 
 void FluxRegister::correct(BlockStorage& storage, const Tree& t, MPI_Comm comm, double dt_weight,
-                           const std::vector<int>& vars) {
+                           const std::vector<int>& vars, bool store_applied) {
   TESSERA_REGION("flux_correction");
   const int nd = shape_.ndim, nx = shape_.nx, ng = shape_.ng;
   const int nvar = static_cast<int>(vars.size());
@@ -127,7 +127,7 @@ void FluxRegister::correct(BlockStorage& storage, const Tree& t, MPI_Comm comm, 
         coef = dt_weight * geometry::radial_area(geo_, rf) /
                geometry::shell_volume(geo_, r0, r0 + dx) * (op.coarse_side ? 1.0 : -1.0);
       }
-      const double* Fc = face(op.coarse_slot, 2 * op.axis + op.coarse_side);
+      double* Fc = face(op.coarse_slot, 2 * op.axis + op.coarse_side);
       const auto U = storage.view(op.coarse_slot, tag);
       int t1, t2;
       transverse(op.axis, t1, t2);
@@ -144,6 +144,7 @@ void FluxRegister::correct(BlockStorage& storage, const Tree& t, MPI_Comm comm, 
             if (t2 < nd) idx[t2] = ng + c2;
             // +face: U -= dt/dx (F_fine - F_coarse); -face: U += dt/dx (F_fine - F_coarse).
             U(vars[v], idx[0], idx[1], idx[2]) -= coef * (ff - fc);
+            if (store_applied) Fc[std::size_t(v) * (per_var()) + std::size_t(c2) * ft1 + c1] = ff;
           }
     }
   });

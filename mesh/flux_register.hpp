@@ -41,9 +41,11 @@ class FluxRegister {
   /// Collective: correct coarse cells of `storage` next to finer faces, exactly the
   /// variables `vars` (flux f of the register corrects unk variable vars[f]) that the
   /// calling operator stored. `dt_weight` is the factor the stage applied to its flux
-  /// divergence (dt for a plain step).
+  /// divergence (dt for a plain step). With `store_applied`, each corrected coarse face
+  /// cell's entry in the register is then replaced by the area-averaged fine flux it now
+  /// carries, so that every leaf's boundary faces hold the fluxes actually applied.
   void correct(BlockStorage& storage, const Tree& t, MPI_Comm comm, double dt_weight,
-               const std::vector<int>& vars);
+               const std::vector<int>& vars, bool store_applied = false);
 
  private:
   struct FaceOp {

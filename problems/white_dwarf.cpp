@@ -270,6 +270,13 @@ class WhiteDwarf final : public ProblemBase<WhiteDwarf> {
           dens[z] = sd / sw;
           temp[z] = st / sd;
           fl[z] = sf / sd;  // a mass fraction
+          // The front's tail below the sKPP threshold is what the flame's first steps
+          // remove (its reaction drives phi < eps0 to 0): zero from the start. Otherwise the
+          // initial refinement on flam (a scale-free Loehner error) refines the star's body
+          // on a 1e-30 tail instead of the front, and the first regrid derefines the body
+          // (snia_2d: 32 -> 64 km, egrav changing by 2.1e47 erg) and refines the front by
+          // prolonging it to twice the ADR width (doubling the burn rate thereafter).
+          if (fl[z] < flame::AdrModel{}.eps0) fl[z] = 0.0;
         }
     eos::Pencil pc;
     pc.n = nz;

@@ -10,6 +10,7 @@
 
 #include "base/error.hpp"
 #include "base/params.hpp"
+#include "mesh/flux_register.hpp"
 #include "perf/timers.hpp"
 
 namespace tessera::gravity {
@@ -47,6 +48,13 @@ void Gravity::declare_params(base::Params& p) {
                 "multipole: bins of mpole_bin_width before the widths grow geometrically");
   p.declare_real("gravity.cfl", 0.5, 0.0, 10.0,
                  "time-step limit cfl * min sqrt(dx / |g|) over the zones (0: none)");
+  p.declare_string("gravity.energy_source", "flux", {"flux", "momentum"},
+                   "energy source: flux (hydro's face mass fluxes times the time-centred "
+                   "potential difference: etot + egrav conserved) or momentum (g . time-centred "
+                   "momentum: the kinetic energy change)");
+  p.declare_real("gravity.ambient_density", 0.0, 0.0, 1e300,
+                 "flux energy source: zones below this density take the momentum form instead "
+                 "(ambient gas next to a star; 0: none)");
 }
 
 Gravity::Gravity(const base::Params& p) {
@@ -63,6 +71,9 @@ Gravity::Gravity(const base::Params& p) {
   inner_res_ = p.get_real("gravity.mpole_inner_zone_resolution");
   uniform_bins_ = int(p.get_int("gravity.mpole_uniform_bins"));
   cfl_ = p.get_real("gravity.cfl");
+  energy_ = p.get_string("gravity.energy_source") == "momentum" ? EnergySource::momentum
+                                                                : EnergySource::flux;
+  ambient_density_ = p.get_real("gravity.ambient_density");
   ndim_ = int(p.get_int("mesh.ndim"));
   const auto& geo = p.get_string("mesh.geometry");
   geometry_ = geo == "cylindrical"
@@ -92,9 +103,15 @@ std::vector<physics::ArenaNeed> Gravity::memory_needs(const std::vector<mesh::Va
   if (kind_ == Kind::none) return {};
   // Heap, not an arena (config ""): the planner takes the bytes as they are, so the upper
   // bound (every slot in use) is given.
-  // The last solve's field is in unk (gac*). With hydro coupled (set in hydro's bind,
-  // after the planner asks) the momentum at the start of the step is kept: counted always,
-  // an upper bound.
+  // The last solve's field is in unk (gac*). Flux source: the face potentials of the last
+  // solve and hydro's face mass fluxes. Momentum source with hydro coupled (set in hydro's
+  // bind, after the planner asks): the momentum at the start of the step, counted always
+  // (an upper bound).
+  if (energy_ == EnergySource::flux) {
+    const double per_slot = 2.0 * double(FaceLayout(s).size()) * sizeof(double);
+    return {{"gravity faces (heap)", "", per_slot * double(maxblocks), 0.0,
+             "M*2*faces*8: face potentials and face mass fluxes per block slot in use"}};
+  }
   const double per_slot = double(s.interior_cells()) * s.ndim * sizeof(double);
   return {{"gravity momentum (heap)", "", per_slot * double(maxblocks), 0.0,
            "M*I*ndim*8: the step's starting momentum per block slot in use (upper bound)"}};
@@ -115,6 +132,8 @@ void Gravity::bind(mesh::Mesh& m, physics::Units& /*units*/) {
   ietot_ = m.var_index("etot");
   igpot_ = m.var_index("gpot");
   for (int a = 0; a < 3; ++a) igac_[a] = m.var_index(std::string("gac") + "xyz"[a]);
+  faces_ = FaceLayout(m.shape());
+  maxblocks_ = m.storage().maxblocks();
   if (idens_ != 0 || imom_ != kMomx || ietot_ != kEtot)
     throw Error("gravity: needs hydro's conserved variables (dens, momx..momz, etot) in unk");
 }
@@ -124,12 +143,45 @@ std::vector<std::string> Gravity::total_names() const {
   return {"egrav"};
 }
 
+double* Gravity::mass_fluxes(int slot) {
+  mflux_.resize(std::size_t(maxblocks_));
+  auto& f = mflux_[std::size_t(slot)];
+  f.resize(faces_.size(), 0.0);
+  return f.data();
+}
+
 void Gravity::initialise(mesh::Mesh& m) {
   solve(m, 0.0);
+  regrid_change_ = 0.0;  // the initial refinement's regrids are not the run's
+}
+
+double Gravity::potential_energy(mesh::Mesh& m) const {
+  const auto& s = m.shape();
+  const int n = m.tree().size();
+  std::vector<double> part(std::size_t(n), 0.0);
+  m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& g) {
+    double acc = 0.0;
+    mesh::for_each_zone(s, [&](int i, int j, int k) {
+      double e = 0.0;
+      totals_impl(u, i, j, k, &e);
+      acc += e * g.volume(i - s.g(0));
+    });
+    part[std::size_t(id)] = acc;
+  });
+  // One rank holds each leaf's entry (the others 0): exact; added in canonical order.
+  MPI_Allreduce(MPI_IN_PLACE, part.data(), n, MPI_DOUBLE, MPI_SUM, m.comm());
+  double w = 0.0;
+  for (double x : part) w += x;
+  return w;
+}
+
+void Gravity::before_regrid(mesh::Mesh& m) {
+  if (kind_ != Kind::none) egrav_before_ = potential_energy(m);
 }
 
 void Gravity::after_regrid(mesh::Mesh& m) {
   solve(m, 0.0);
+  if (kind_ != Kind::none) regrid_change_ += potential_energy(m) - egrav_before_;
 }
 
 void Gravity::after_restart(mesh::Mesh& m) {
@@ -310,23 +362,27 @@ void Gravity::solve(mesh::Mesh& m, double dt) {
                              (z - centre_[2]) / scale_);
   };
   const int nx = s.ni(0), ny = s.ni(1), nz = s.ni(2);
-  // Face potentials of one block's interior zones: face f of axis a lies below zone f.
-  std::vector<double> face[3];
-  for (int a = 0; a < ndim_; ++a)
-    face[a].assign(std::size_t(nx + (a == 0)) * (ny + (a == 1)) * (nz + (a == 2)), 0.0);
-  auto fidx = [&](int a, int i, int j, int k) {
-    const int fx = nx + (a == 0), fy = ny + (a == 1);
-    return (std::size_t(k) * fy + j) * fx + i;
-  };
+  // Face potentials of one block's interior zones (FaceLayout).
+  const FaceLayout& FL = faces_;
+  std::vector<double> face(FL.size(), 0.0);
+  const bool flux = energy_ == EnergySource::flux;
+  // The flux source needs hydro's fluxes of this step; without them no mass moved.
+  const bool work = flux && dt > 0.0 && fluxes_fresh_;
+  auto& fr = m.flux_register();
+  if (flux) phif_.resize(std::size_t(m.storage().maxblocks()));
+  // Curvilinear: A/V of a zone's low and high radial faces, per zone along axis 0.
+  const bool curved = cyl || sph;
+  std::vector<double> alo(std::size_t(nx), 0.0), ahi(std::size_t(nx), 0.0);
   double limit = std::numeric_limits<double>::max();
   {
     TESSERA_REGION("potential");
     const std::size_t ncell = s.interior_cells();
     m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& g) {
-      double* pn = nullptr;  // coupled: mom^n of this block
-      if (coupled_) {
+      const int slot = m.slot(id);
+      double* pn = nullptr;  // coupled momentum source: mom^n of this block
+      if (coupled_ && !flux) {
         pprev_.resize(std::size_t(m.storage().maxblocks()));
-        auto& pp = pprev_[std::size_t(m.slot(id))];
+        auto& pp = pprev_[std::size_t(slot)];
         pp.resize(ncell * std::size_t(ndim_), 0.0);
         pn = pp.data();
       }
@@ -339,24 +395,43 @@ void Gravity::solve(mesh::Mesh& m, double dt) {
               const double x = a == 0 ? g.lo[0] + i * g.dx[0] : g.x(i);
               const double y = ndim_ < 2 ? 0.0 : (a == 1 ? g.lo[1] + j * g.dx[1] : g.y(j));
               const double z = ndim_ < 3 ? 0.0 : (a == 2 ? g.lo[2] + k * g.dx[2] : g.z(k));
-              face[a][fidx(a, i, j, k)] = phi_at(x, y, z);
+              face[FL.index(a, i, j, k)] = phi_at(x, y, z);
             }
       }
+      // The flux source: the last solve's face potentials (phi^n) and hydro's fluxes.
+      const double* pold = nullptr;
+      const double* mf = nullptr;
+      if (flux) {
+        auto& pf = phif_[std::size_t(slot)];
+        if (pf.size() != face.size()) pf = face;  // a slot never solved: no time centring
+        pold = pf.data();
+        if (work && std::size_t(slot) < mflux_.size() &&
+            mflux_[std::size_t(slot)].size() == face.size())
+          mf = mflux_[std::size_t(slot)].data();
+        if (mf && curved)
+          for (int i = 0; i < nx; ++i) {
+            const double r0 = g.lo[0] + i * g.dx[0], r1 = r0 + g.dx[0];
+            const double vol = mesh::geometry::shell_volume(geometry_, r0, r1);
+            alo[std::size_t(i)] = mesh::geometry::radial_area(geometry_, r0) / vol;
+            ahi[std::size_t(i)] = mesh::geometry::radial_area(geometry_, r1) / vol;
+          }
+      }
       // Step 2: gpot is the mean of the zone's faces, g the difference of opposite faces;
-      // the source terms with the time-centred momentum.
+      // the source terms.
       for (int k = 0; k < nz; ++k)
         for (int j = 0; j < ny; ++j)
           for (int i = 0; i < nx; ++i) {
             const int I = i + s.g(0), J = j + s.g(1), K = k + s.g(2);
             double sum = 0.0, gv[3] = {0, 0, 0}, g2 = 0.0;
             for (int a = 0; a < ndim_; ++a) {
-              const double lo = face[a][fidx(a, i, j, k)];
-              const double hi = face[a][fidx(a, i + (a == 0), j + (a == 1), k + (a == 2))];
+              const double lo = face[FL.index(a, i, j, k)];
+              const double hi = face[FL.index(a, i + (a == 0), j + (a == 1), k + (a == 2))];
               sum += lo + hi;
               gv[a] = kind_ == Kind::constant ? (a == dir_ ? g0_ : 0.0) : -(hi - lo) / g.dx[a];
               g2 += gv[a] * gv[a];
             }
-            u(igpot_, I, J, K) = sum / (2 * ndim_);
+            const double phi_old = u(igpot_, I, J, K), phi_new = sum / (2 * ndim_);
+            u(igpot_, I, J, K) = phi_new;
             if (g2 > 0.0) {
               double dx = g.dx[0];
               for (int a = 1; a < ndim_; ++a) dx = std::min(dx, g.dx[a]);
@@ -365,23 +440,71 @@ void Gravity::solve(mesh::Mesh& m, double dt) {
             // The field at mid-step: the mean of the field of the density before this
             // step's hydro (the last solve's, still in gac*) and after it (this solve's).
             const std::size_t z = ((std::size_t(k) * ny + j) * nx + i) * std::size_t(ndim_);
+            double wk = 0.0;  // the momentum form's energy source
             if (dt > 0.0) {
               const double rho = u(idens_, I, J, K);
-              double work = 0.0;
               for (int a = 0; a < ndim_; ++a) {
                 const double gm = 0.5 * (u(igac_[a], I, J, K) + gv[a]);
                 const double p0 = u(kMomx + a, I, J, K), p1 = p0 + dt * rho * gm;
                 u(kMomx + a, I, J, K) = p1;
-                work += 0.5 * ((pn ? pn[z + a] : p0) + p1) * gm;
+                wk += 0.5 * ((pn ? pn[z + a] : p0) + p1) * gm;
               }
-              u(kEtot, I, J, K) += dt * work;
+              if (!flux) u(kEtot, I, J, K) += dt * wk;
+            }
+            if (mf) {
+              // The work of the mass through each face against the time-centred
+              // potential difference between the face and the zone.
+              const double pc = 0.5 * (phi_old + phi_new);
+              double de = 0.0;
+              for (int a = 0; a < ndim_; ++a) {
+                const std::size_t lo = FL.index(a, i, j, k);
+                const std::size_t hi = FL.index(a, i + (a == 0), j + (a == 1), k + (a == 2));
+                const double clo = curved && a == 0 ? alo[std::size_t(i)] : 1.0 / g.dx[a];
+                const double chi = curved && a == 0 ? ahi[std::size_t(i)] : 1.0 / g.dx[a];
+                de += clo * mf[lo] * (0.5 * (pold[lo] + face[lo]) - pc) -
+                      chi * mf[hi] * (0.5 * (pold[hi] + face[hi]) - pc);
+              }
+              // Ambient material (Castro's caveat for its grav_source_type 4): the flux
+              // form ties a zone's energy to the mass through its faces, which next to a
+              // dense zone can exceed a near-empty zone's whole thermal energy; below
+              // gravity.ambient_density the momentum form (the kinetic energy change) is
+              // used.
+              if (u(idens_, I, J, K) < ambient_density_) {
+                de = wk;
+                ++ambient_;
+              }
+              u(kEtot, I, J, K) += dt * de;
             }
             for (int a = 0; a < ndim_; ++a) u(igac_[a], I, J, K) = gv[a];
             if (pn)
               for (int a = 0; a < ndim_; ++a) pn[z + a] = u(kMomx + a, I, J, K);
           }
+      if (mf) {
+        // The potential-weighted mass flux G = F phi_f of the block's boundary faces into
+        // the flux register (dens's slot, [t2][t1] per face): correct() below gives the
+        // coarse side of a fine/coarse face the fine faces' area average in place of its
+        // own, so the face terms cancel there too.
+        for (int a = 0; a < ndim_; ++a) {
+          const int t1 = a == 0 ? 1 : 0, t2 = a == 2 ? 1 : 2;
+          for (int side = 0; side < 2; ++side) {
+            double* R = fr.face(slot, 2 * a + side);
+            int idx[3] = {0, 0, 0};
+            idx[a] = side ? s.ni(a) : 0;
+            for (int c2 = 0; c2 < s.ni(t2); ++c2)
+              for (int c1 = 0; c1 < s.ni(t1); ++c1) {
+                idx[t1] = c1;
+                idx[t2] = c2;
+                const std::size_t f = FL.index(a, idx[0], idx[1], idx[2]);
+                R[std::size_t(c2) * s.ni(t1) + c1] = mf[f] * (0.5 * (pold[f] + face[f]));
+              }
+          }
+        }
+      }
+      if (flux) std::copy(face.begin(), face.end(), phif_[std::size_t(slot)].begin());
     });
   }
+  if (work) fr.correct(m.storage(), m.tree(), m.comm(), dt, {kEtot});
+  if (dt > 0.0) fluxes_fresh_ = false;
   dt_limit_ = limit < std::numeric_limits<double>::max() ? limit : 0.0;
   ++solves_;
   seconds_ += std::chrono::duration<double>(Clock::now() - t0).count();
@@ -394,6 +517,13 @@ nlohmann::json Gravity::summary(MPI_Comm comm) const {
   double sec[2] = {seconds_, moment_seconds_};
   MPI_Allreduce(MPI_IN_PLACE, sec, 2, MPI_DOUBLE, MPI_MAX, comm);
   j["solves"] = solves_;
+  j["egrav_regrid_change"] = regrid_change_;
+  if (energy_ == EnergySource::flux) {
+    long amb = ambient_;
+    MPI_Allreduce(MPI_IN_PLACE, &amb, 1, MPI_LONG, MPI_SUM, comm);
+    j["ambient_zone_steps"] = amb;  // zone-steps that took the momentum form (ambient)
+  }
+  j["energy_source"] = energy_ == EnergySource::flux ? "flux" : "momentum";
   j["seconds_max_rank"] = sec[0];
   if (kind_ == Kind::constant) {
     j["constant_g"] = g0_;

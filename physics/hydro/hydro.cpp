@@ -186,6 +186,25 @@ struct BoundaryFluxes {
   std::size_t per_var;  // doubles per variable on one face
 };
 
+// Where a block's interior face mass fluxes go (the gravity unit's flux energy source), or
+// nowhere (f null). Runge-Kutta stages add w F (the stage's weight in the step's
+// effective flux); a single stage sets them (w = 1). The boundary faces come from the
+// flux register after correction (Hydro::store_boundary_mass_fluxes).
+struct MassFluxOut {
+  double* f = nullptr;
+  const gravity::FaceLayout* layout = nullptr;
+  double w = 1.0;
+  bool add = false;
+  // n faces of axis a from face (i, j, k) on, consecutive along x (interior numbering).
+  void put(int a, int i, int j, int k, const double* __restrict F, int n) const {
+    double* __restrict d = f + layout->index(a, i, j, k);
+    if (add)
+      for (int t = 0; t < n; ++t) d[t] += w * F[t];
+    else
+      for (int t = 0; t < n; ++t) d[t] = w * F[t];
+  }
+};
+
 // ---- Per-block kernels. Each takes a view and never knows the layout: it indexes
 // u(v, i, j, k) or walks rows with u.row(v, j, k). Cells are numbered
 // c = i + n0 (j + n1 k) in both layouts, so row(v, 0, 0)[c] walks a whole block. The
@@ -645,7 +664,8 @@ struct NoRowHook {
 template <int NRC, Layout L, class RowDone>
 void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::BlockGeom& bg,
                     const Options& opt, const Indices& at, double dt, bool predictor,
-                    Hydro::Scratch& S, const BoundaryFluxes& out, const double* G, RowDone done) {
+                    Hydro::Scratch& S, const BoundaryFluxes& out, const MassFluxOut& mo,
+                    const double* G, RowDone done) {
   const int nd = s.ndim, ng = s.ng, nx = s.nx;
   const int n0 = s.n(0), n1 = s.n(1);
   const std::size_t N = s.cells();
@@ -827,6 +847,8 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
           out.face[0][v * out.per_var + fo] = Fv[v][0];
           out.face[1][v * out.per_var + fo] = Fv[v][nx];
         }
+        if (mo.f && nx > 1)
+          mo.put(0, 1, nd > 1 ? j - ng : 0, nd > 2 ? k - ng : 0, Fv[0] + 1, nx - 1);
       }
       // y and z: faces between row m-1 and row m along axis a (m = j or k).
       auto across = [&](int a, int m, double* hi_prev, double* hi_now) {
@@ -845,6 +867,9 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
             for (int t = 0; t < nx; ++t) dst[t] = Fv[v][t];
           }
         }
+        if (mo.f && m > ng && m < ng + nx)
+          mo.put(a, 0, a == 1 ? m - ng : j - ng, a == 2 ? m - ng : (nd > 2 ? k - ng : 0), Fv[0],
+                 nx);
       };
       // High-face states kept: y by row parity, z by plane parity and row.
       if (do_y) across(1, j, S.hi_y + ((j - 1) & 1) * R, S.hi_y + (j & 1) * R);
@@ -863,12 +888,12 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
 template <Layout L, class RowDone = NoRowHook>
 void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockGeom& bg,
                   const Options& opt, const Indices& at, double dt, bool predictor,
-                  Hydro::Scratch& S, const BoundaryFluxes& out, const double* G = nullptr,
-                  RowDone done = {}) {
+                  Hydro::Scratch& S, const BoundaryFluxes& out, const MassFluxOut& mo = {},
+                  const double* G = nullptr, RowDone done = {}) {
   if (S.nr == 5)
-    update_block_n<5>(u, s, bg, opt, at, dt, predictor, S, out, G, done);
+    update_block_n<5>(u, s, bg, opt, at, dt, predictor, S, out, mo, G, done);
   else
-    update_block_n<0>(u, s, bg, opt, at, dt, predictor, S, out, G, done);
+    update_block_n<0>(u, s, bg, opt, at, dt, predictor, S, out, mo, G, done);
 }
 
 // First zone of the block's interior (k, j, i order) with a NaN or non-positive density
@@ -955,6 +980,8 @@ void Hydro::bind(mesh::Mesh& m, physics::Units& units) {
     at_.rwall = m.tree().geometry().hi[0];
   grav_ = nullptr;
   gfield_.clear();
+  mflux_ = nullptr;
+  if (auto* g = units.find<gravity::Gravity>(); g != nullptr && g->wants_mass_fluxes()) mflux_ = g;
   if (auto* g = units.find<gravity::Gravity>(); g != nullptr && g->kind() != gravity::Kind::none &&
                                                 opt_.integrator == Integrator::hancock &&
                                                 opt_.gravity != GravityCoupling::split) {
@@ -1142,15 +1169,27 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
     }
     return gfield_.data();
   };
-  auto sweep = [&](bool predictor) {
+  // The gravity unit's face mass fluxes of a block (stage weight w, added or set).
+  auto mass_out = [&](int slot, double w, bool add) {
+    MassFluxOut mo;
+    if (mflux_ == nullptr) return mo;
+    mo.f = mflux_->mass_fluxes(slot);
+    mo.layout = &mflux_->face_layout();
+    mo.w = w;
+    mo.add = add;
+    return mo;
+  };
+  auto sweep = [&](bool predictor, double w, bool add) {
     m.fill_guards();
     m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& bg) {
       const int slot = m.slot(id);
       BoundaryFluxes out{{}, fr.per_var()};
       for (int f = 0; f < 6; ++f) out.face[f] = fr.face(slot, f);
-      update_block(u, s, bg, opt_, at_, dt, predictor, *scratch_, out, field(u));
+      update_block(u, s, bg, opt_, at_, dt, predictor, *scratch_, out, mass_out(slot, w, add),
+                   field(u));
     });
-    fr.correct(m.storage(), m.tree(), m.comm(), dt, at_.flux);
+    fr.correct(m.storage(), m.tree(), m.comm(), dt, at_.flux, mflux_ != nullptr);
+    if (mflux_) store_boundary_mass_fluxes(m, w, add);
   };
   // The EOS after the last stage sees X again (normalised species). A uniform-gamma
   // EOS's state waits for sync(): the kernels do not read it.
@@ -1163,8 +1202,9 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
       refresh_thermo(m);
   };
   if (opt_.integrator == Integrator::hancock && at_.uniform) {
-    sweep(true);
+    sweep(true, 1.0, false);
     finish();
+    if (mflux_) mflux_->mass_fluxes_written();
     return;
   }
   if (opt_.integrator == Integrator::hancock && at_.scalars.empty()) {
@@ -1177,10 +1217,14 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
       const int slot = m.slot(id);
       BoundaryFluxes out{{}, fr.per_var()};
       for (int f = 0; f < 6; ++f) out.face[f] = fr.face(slot, f);
-      update_block(u, s, bg, opt_, at_, dt, true, *scratch_, out, field(u),
-                   [&](int j, int k) { refresh_row(u, s, id, j, k); });
+      update_block(u, s, bg, opt_, at_, dt, true, *scratch_, out, mass_out(slot, 1.0, false),
+                   field(u), [&](int j, int k) { refresh_row(u, s, id, j, k); });
     });
-    fr.correct(m.storage(), m.tree(), m.comm(), dt, at_.flux);
+    fr.correct(m.storage(), m.tree(), m.comm(), dt, at_.flux, mflux_ != nullptr);
+    if (mflux_) {
+      store_boundary_mass_fluxes(m, 1.0, false);
+      mflux_->mass_fluxes_written();
+    }
     if (!fr.corrected_slots().empty()) {
       TESSERA_REGION("eos");
       m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
@@ -1192,8 +1236,9 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
     return;
   }
   if (opt_.integrator == Integrator::hancock) {
-    sweep(true);
+    sweep(true, 1.0, false);
     finish();
+    if (mflux_) mflux_->mass_fluxes_written();
     return;
   }
   // SSP Runge-Kutta: U^(s) = a_s U^n + b_s (U^(s-1) + dt L(U^(s-1))). Whole-block copies
@@ -1210,7 +1255,10 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
   for (int st = 0; st < ns; ++st) {
     const double a = ns == 2 ? rk2[st][0] : rk3[st][0];
     const double b = ns == 2 ? rk2[st][1] : rk3[st][1];
-    sweep(false);
+    // This stage's weight in the step's effective flux: the b of every stage from it on.
+    double w = 1.0;
+    for (int later = st; later < ns; ++later) w *= ns == 2 ? rk2[later][1] : rk3[later][1];
+    sweep(false, w, st > 0);
     if (st > 0) {
       for (std::size_t bl = 0; bl < leaves.size(); ++bl) {
         double* q = m.storage().data(m.slot(leaves[bl]));
@@ -1221,6 +1269,35 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
     if (st + 1 < ns && !at_.uniform) refresh_thermo(m);
   }
   finish();
+  if (mflux_) mflux_->mass_fluxes_written();
+}
+
+void Hydro::store_boundary_mass_fluxes(mesh::Mesh& m, double w, bool add) {
+  const auto& s = m.shape();
+  const int nd = s.ndim;
+  auto& fr = m.flux_register();
+  const gravity::FaceLayout& L = mflux_->face_layout();
+  for (int id : m.local_leaves()) {
+    const int slot = m.slot(id);
+    double* f = mflux_->mass_fluxes(slot);
+    for (int a = 0; a < nd; ++a) {
+      // The register's face layout [v][t2][t1], t1 < t2 the transverse axes; dens is v = 0.
+      const int t1 = a == 0 ? 1 : 0, t2 = a == 2 ? 1 : 2;
+      for (int side = 0; side < 2; ++side) {
+        const double* R = fr.face(slot, 2 * a + side);
+        int idx[3] = {0, 0, 0};
+        idx[a] = side ? s.ni(a) : 0;
+        for (int c2 = 0; c2 < s.ni(t2); ++c2)
+          for (int c1 = 0; c1 < s.ni(t1); ++c1) {
+            idx[t1] = c1;
+            idx[t2] = c2;
+            const double F = R[std::size_t(c2) * s.ni(t1) + c1];
+            double& d = f[L.index(a, idx[0], idx[1], idx[2])];
+            d = add ? d + w * F : w * F;
+          }
+      }
+    }
+  }
 }
 
 physics::BadZone Hydro::check(mesh::Mesh& m) const {

@@ -152,6 +152,13 @@ class Hydro final : public physics::UnitBase<Hydro> {
   /// The gravity unit when its field enters the step (hancock, gravity.type not none,
   /// hydro.gravity_coupling not split); null otherwise, and then no step reads gfield_.
   const gravity::Gravity* grav_ = nullptr;
+  /// The gravity unit when it takes the step's face mass fluxes for its energy source
+  /// (gravity.energy_source = "flux"): every stage writes them there; null otherwise, and
+  /// then no step stores a flux.
+  gravity::Gravity* mflux_ = nullptr;
+  /// Face mass fluxes: the boundary faces of every local leaf from the flux register (the
+  /// corrected values at fine/coarse faces), added with weight w (or set, `add` false).
+  void store_boundary_mass_fluxes(mesh::Mesh& m, double w, bool add);
   /// One block's field [ndim][cells] from unk's gacx.. (guards included), layout-free;
   /// heap, sized in bind only when grav_ is set.
   std::vector<double> gfield_;

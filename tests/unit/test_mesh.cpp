@@ -809,7 +809,8 @@ TEST_P(MeshFluxRegister, GivenMismatchedFineAndCoarseFluxes_CorrectionRestoresCo
           }
   });
   const auto uncorrected = leaf_totals(m);
-  fr.correct(m.storage(), m.tree(), m.comm(), dt, {0, 1});
+  // store_applied: the register then holds the flux each boundary face applied.
+  fr.correct(m.storage(), m.tree(), m.comm(), dt, {0, 1}, true);
   const auto corrected = leaf_totals(m);
   for (int v = 0; v < s.nvar; ++v) {
     // The register has something to fix, so the check below is not vacuous.
@@ -834,6 +835,50 @@ TEST_P(MeshFluxRegister, GivenMismatchedFineAndCoarseFluxes_CorrectionRestoresCo
   EXPECT_EQ(bad, 0) << "worst error " << worst;
   // Each coarse root has faces on the refined root (periodically, on both sides in x).
   EXPECT_GT(sum_over_ranks(double(next_to_fine)), 0.0);
+  // Every boundary face's register entry is the flux it applied: the level's own, or the
+  // finer neighbour's area average at a fine/coarse face.
+  long wrong = 0, averaged = 0;
+  for_local_leaves(m, [&](int id, auto) {
+    const Node& n = t.node(id);
+    const BlockGeom g = m.geom(id);
+    const int slot = m.slot(id);
+    for (int v = 0; v < s.nvar; ++v)
+      for (int a = 0; a < ndim; ++a)
+        for (int side = 0; side < 2; ++side) {
+          IVec q = n.pos;
+          q[a] += side ? 1 : -1;
+          const int nb = t.find(n.level, q);
+          const bool finer = nb >= 0 && !t.node(nb).leaf();
+          const int t1 = a == 0 ? 1 : 0, t2 = a == 2 ? 1 : 2;
+          for (int c2 = 0; c2 < s.ni(t2); ++c2)
+            for (int c1 = 0; c1 < s.ni(t1); ++c1) {
+              IVec idx{0, 0, 0};
+              idx[a] = side ? s.ni(a) - 1 : 0;
+              idx[t1] = c1;
+              idx[t2] = c2;
+              std::array<double, 3> xf{g.x(idx[0]), g.y(idx[1]), g.z(idx[2])};
+              xf[a] += (side ? 0.5 : -0.5) * g.dx[a];
+              double want = level_flux(a, v, n.level, xf);
+              if (finer) {
+                const int nsub = 1 << (ndim - 1);
+                double sum = 0.0;
+                for (int sub = 0; sub < nsub; ++sub) {
+                  auto xs = xf;
+                  for (int b = 0, bit = 0; b < ndim; ++b)
+                    if (b != a) xs[b] += ((sub >> bit++) & 1 ? 0.25 : -0.25) * g.dx[b];
+                  sum += level_flux(a, v, n.level + 1, xs);
+                }
+                want = sum / nsub;
+                ++averaged;
+              }
+              const double got =
+                  fr.face(slot, 2 * a + side)[v * per + std::size_t(c2) * s.ni(t1) + c1];
+              wrong += std::fabs(got - want) > 1e-13 * (1.0 + std::fabs(want));
+            }
+        }
+  });
+  EXPECT_EQ(wrong, 0);
+  EXPECT_GT(sum_over_ranks(double(averaged)), 0.0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Mesh, MeshFluxRegister, ::testing::Values(2, 3),
