@@ -680,8 +680,9 @@ nlohmann::json Simulation::run() {
     }
     for (auto* op : operators_) {
       // An operator may read what another one deferred (not what it deferred itself).
-      for (auto* u : services_first_)
-        if (u != op) u->sync(*mesh_);
+      if (op->reads_deferred_state())
+        for (auto* u : services_first_)
+          if (u != op) u->sync(*mesh_);
       op->advance(*mesh_, dt_);
     }
     time_ += dt_;

@@ -90,6 +90,9 @@ class Unit {
   /// before outputs, before refinement marking and before every other operator's advance;
   /// nothing to do when nothing was deferred (collective).
   virtual void sync(mesh::Mesh& /*m*/) {}
+  /// False if advance reads none of what other units defer to sync (the tracers read only
+  /// dens and the momenta, never stale): the driver then skips the others' sync before it.
+  virtual bool reads_deferred_state() const { return true; }
   /// Complete work the unit deferred outside unk (the tracers' move of the last step,
   /// waiting for the next guard fill): before outputs and at the end of the run
   /// (collective). sync() does not, so that an operator's own fill can still serve it.

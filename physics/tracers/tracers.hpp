@@ -47,6 +47,8 @@ class Tracers final : public physics::Unit {
   void initialise(mesh::Mesh& m) override;
   /// dt_factor zones per step at the fluid's velocity (particles::max_dt).
   double max_dt(mesh::Mesh& m) const override;
+  /// It reads dens and the momenta only: hydro's deferred EOS refresh need not run first.
+  bool reads_deferred_state() const override { return false; }
   /// Defers the move over dt to the next guard fill (see above).
   void advance(mesh::Mesh& m, double dt) override;
   /// Completes a deferred move (collective).
