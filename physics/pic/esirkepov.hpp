@@ -96,35 +96,38 @@ void deposit_current(const Currents& J, const Grid& g, const Vec3& x_old, const 
         }
       }
   }
-  // Step 3: J_y, by the same prefix sum along y when y is active, else from v_y.
+  // Step 3: J_y, by the same prefix sum along y when y is active, else from v_y. The
+  // partial sums are kept per x point so that the inner loop runs along x (unit stride).
   if constexpr (D > 1) {
     const double cy = qw * g.dx[1] * inv_vol / dt;
-    for (int k = 0; k < nz; ++k)
-      for (int i = 0; i < nx; ++i) {
-        const double t = detail::transverse(wx.s0[i], wx.ds[i], wz.s0[k], wz.ds[k]);
-        double acc = 0;
-        for (int j = 0; j < ny - 1; ++j) {
-          acc += wy.ds[j] * t;
-          J.jy(wx.first + i, wy.first + j, wz.first + k) -= cy * acc;
+    for (int k = 0; k < nz; ++k) {
+      double t[nx], acc[nx] = {};
+      for (int i = 0; i < nx; ++i)
+        t[i] = detail::transverse(wx.s0[i], wx.ds[i], wz.s0[k], wz.ds[k]);
+      for (int j = 0; j < ny - 1; ++j)
+        for (int i = 0; i < nx; ++i) {
+          acc[i] += wy.ds[j] * t[i];
+          J.jy(wx.first + i, wy.first + j, wz.first + k) -= cy * acc[i];
         }
-      }
+    }
   } else {
     const double cy = qw * v[1] * inv_vol;
     for (int i = 0; i < nx; ++i)
       J.jy(wx.first + i, 0, 0) += cy * detail::transverse(wx.s0[i], wx.ds[i], 1.0, 0.0);
   }
-  // Step 4: J_z likewise.
+  // Step 4: J_z likewise (partial sums per (x, y) point).
   if constexpr (D > 2) {
     const double cz = qw * g.dx[2] * inv_vol / dt;
+    double t[ny][nx], acc[ny][nx] = {};
     for (int j = 0; j < ny; ++j)
-      for (int i = 0; i < nx; ++i) {
-        const double t = detail::transverse(wx.s0[i], wx.ds[i], wy.s0[j], wy.ds[j]);
-        double acc = 0;
-        for (int k = 0; k < nz - 1; ++k) {
-          acc += wz.ds[k] * t;
-          J.jz(wx.first + i, wy.first + j, wz.first + k) -= cz * acc;
+      for (int i = 0; i < nx; ++i)
+        t[j][i] = detail::transverse(wx.s0[i], wx.ds[i], wy.s0[j], wy.ds[j]);
+    for (int k = 0; k < nz - 1; ++k)
+      for (int j = 0; j < ny; ++j)
+        for (int i = 0; i < nx; ++i) {
+          acc[j][i] += wz.ds[k] * t[j][i];
+          J.jz(wx.first + i, wy.first + j, wz.first + k) -= cz * acc[j][i];
         }
-      }
   } else {
     const double cz = qw * v[2] * inv_vol;
     for (int j = 0; j < ny; ++j)
