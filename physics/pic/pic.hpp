@@ -14,7 +14,8 @@
 //   boris.hpp      boris_push (relativistic, u = gamma v), push_position, lorentz_gamma.
 //   esirkepov.hpp  deposit_current (Esirkepov 2001, orders 1-3, 1-3 D), deposit_rho.
 //   gather.hpp     gather<D, P, GatherScheme> (energy- or momentum-conserving).
-//   species.hpp    PlasmaLoad, load_uniform (counter-based, depends on (seed, tag) only),
+//   species.hpp    PlasmaLoad, CellNumbering, load_uniform (global tags; a particle depends
+//                  only on (seed, tag), not on the block split),
 //                  macro_weight, splitmix64 / uniform01 / normal01.
 //
 // Staggering (fields.hpp): array index (i, j, k) is the node at the lower corner of cell
@@ -44,9 +45,10 @@
 // Tested (tests/unit/test_pic.cpp, bars from verification.md §G and WarpX CI): Yee
 // plane-wave phase velocity against the discrete dispersion (1-D and oblique 2-D, 1e-4),
 // Esirkepov continuity (orders 1-3, 1-3 D, 1e-11) and Gauss's law through 40 3-D PIC steps
-// (1e-11), gather of linear fields, Boris gyration (|u| and the 2 arctan(w_c dt/2) phase,
-// 1e-12) and E x B drift, 1-D Langmuir (frequency 1 %, field 5 %), two-stream growth
-// (10 %), thermal-plasma energy with the energy-conserving gather (0.3 % over 500 steps).
+// (1e-11), gather of linear fields, loading independent of the block split, Boris gyration (|u| and
+// the 2 arctan(w_c dt/2) phase, 1e-12) and E x B drift, 1-D Langmuir (frequency 1 %, field 5 %),
+// two-stream growth (10 %), thermal-plasma energy with the energy-conserving gather (0.3 % over 500
+// steps).
 #include "physics/pic/boris.hpp"
 #include "physics/pic/constants.hpp"
 #include "physics/pic/esirkepov.hpp"

@@ -66,32 +66,48 @@ double macro_weight(const PlasmaLoad& p, const Grid& g) {
   return p.density * g.volume() / particles_per_cell<D>(p);
 }
 
-/// Call emit(tag, x, u) for every particle of load p in the cells [lo, hi) of box `cells`
-/// (array indices of g); tags are first_tag + (cell number in the box, x fastest) * ppc +
-/// particle number in the cell. Along inactive axes x is x0 of g. Returns the count.
+/// Where a block array's cells sit in the domain, so that tags are global: array index 0
+/// of the block is domain cell `offset` (the block's first interior cell minus g on active
+/// axes), and the domain has `cells` cells per axis (1 on inactive axes).
+struct CellNumbering {
+  std::array<std::int64_t, 3> offset{0, 0, 0};
+  std::array<std::int64_t, 3> cells{1, 1, 1};
+};
+
+/// Call emit(tag, x, u) for every particle of load p in the cells of box `box` (array
+/// indices of g). Tags are first_tag + (domain cell number, x fastest) * ppc + particle
+/// number in the cell, and a particle's place in its cell and its u depend only on (seed,
+/// tag): the same particles come out however the domain is split into blocks. Along
+/// inactive axes x is x0 of g. Returns the count.
 template <int D, class Emit>
-std::int64_t load_uniform(const Grid& g, const Box& cells, const PlasmaLoad& p, std::uint64_t seed,
-                          std::int64_t first_tag, Emit&& emit) {
+std::int64_t load_uniform(const Grid& g, const Box& box, const CellNumbering& num,
+                          const PlasmaLoad& p, std::uint64_t seed, std::int64_t first_tag,
+                          Emit&& emit) {
   const int ppc = particles_per_cell<D>(p);
   const int m = p.per_axis;
-  std::int64_t tag = first_tag;
-  for (int k = cells.lo[2]; k < cells.hi[2]; ++k)
-    for (int j = cells.lo[1]; j < cells.hi[1]; ++j)
-      for (int i = cells.lo[0]; i < cells.hi[0]; ++i)
-        for (int n = 0; n < ppc; ++n, ++tag) {
+  std::int64_t count = 0;
+  for (int k = box.lo[2]; k < box.hi[2]; ++k)
+    for (int j = box.lo[1]; j < box.hi[1]; ++j)
+      for (int i = box.lo[0]; i < box.hi[0]; ++i) {
+        const std::int64_t cell =
+            (num.offset[0] + i) +
+            num.cells[0] * ((num.offset[1] + j) + num.cells[1] * (num.offset[2] + k));
+        for (int n = 0; n < ppc; ++n, ++count) {
+          const std::int64_t tag = first_tag + cell * ppc + n;
           const std::uint64_t t = static_cast<std::uint64_t>(tag);
-          const int cell[3] = {i, j, k};
+          const int idx[3] = {i, j, k};
           const int sub[3] = {n % m, (n / m) % m, n / (m * m)};
           Vec3 x{g.x0[0], g.x0[1], g.x0[2]};
           for (int a = 0; a < D; ++a) {
             const double f = p.random_positions ? uniform01(seed, t, a) : (sub[a] + 0.5) / m;
-            x[a] = g.x0[a] + (cell[a] + f) * g.dx[a];
+            x[a] = g.x0[a] + (idx[a] + f) * g.dx[a];
           }
           Vec3 u;
           for (int a = 0; a < 3; ++a) u[a] = p.u_drift[a] + p.u_th[a] * normal01(seed, t, a);
           emit(tag, x, u);
         }
-  return tag - first_tag;
+      }
+  return count;
 }
 
 }  // namespace tessera::pic

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "physics/pic/boris.hpp"
@@ -56,6 +57,8 @@ struct Periodic {
     for (auto& v : c) v.assign(std::size_t(ext[0]) * ext[1] * ext[2], 0.0);
   }
   double length(int a) const { return n[a] * grid.dx[a]; }
+  /// Domain cell numbering of this one-block domain (array index g is cell 0).
+  pic::CellNumbering numbering() const { return {{-gw[0], -gw[1], -gw[2]}, {n[0], n[1], n[2]}}; }
   std::size_t at(int i, int j, int k) const {
     return i + std::size_t(ext[0]) * (j + std::size_t(ext[1]) * k);
   }
@@ -404,10 +407,7 @@ TEST(PicEsirkepov, DepositConservesChargeToRoundOffForOrders1To3In1D2D3D) {
     }
 }
 
-// Given a thermal 3-D plasma with E solving div E = rho/eps0, when the full PIC loop
-// (energy-conserving gather, Boris, Esirkepov, Yee) runs 40 steps, then Gauss's law still
-// holds to 1e-11 of max |rho/eps0|, for each shape order: the deposit and the Yee update
-// together conserve charge with no divergence cleaning.
+/// Worst max|div E - rho_net/eps0| / max|rho/eps0| over `steps` 3-D PIC steps, order P.
 template <int P>
 double gauss_residual_after_steps(int steps) {
   Periodic<3> h({8, 8, 8}, {1e-6, 1e-6, 1e-6}, 4);
@@ -417,9 +417,10 @@ double gauss_residual_after_steps(int steps) {
   load.random_positions = true;
   load.u_th = {0.05 * cst::c, 0.05 * cst::c, 0.05 * cst::c};
   Species e{-cst::q_e, cst::m_e, pic::macro_weight<3>(load, h.grid), {}};
-  pic::load_uniform<3>(h.grid, h.box, load, 11, 0, [&](std::int64_t, const Vec3& x, const Vec3& u) {
-    e.p.push_back({x, u});
-  });
+  pic::load_uniform<3>(h.grid, h.box, h.numbering(), load, 11, 0,
+                       [&](std::int64_t, const Vec3& x, const Vec3& u) {
+                         e.p.push_back({x, u});
+                       });
   std::vector<Species> sp{e};
   deposit_all_rho<3, P>(h, sp);
   h.solve_gauss();
@@ -441,6 +442,10 @@ double gauss_residual_after_steps(int steps) {
   return worst;
 }
 
+// Given a thermal 3-D plasma with E solving div E = rho/eps0, when the full PIC loop
+// (energy-conserving gather, Boris, Esirkepov, Yee) runs 40 steps, then Gauss's law still
+// holds to 1e-11 of max |rho/eps0|, for each shape order: the deposit and the Yee update
+// together conserve charge with no divergence cleaning.
 TEST(PicEsirkepov, GaussLawHoldsToRoundOffThroughFortySteps3D) {
   const double r1 = gauss_residual_after_steps<1>(40);
   const double r2 = gauss_residual_after_steps<2>(40);
@@ -507,6 +512,65 @@ TEST(PicGather, GatherReproducesLinearFieldsOnTheYeeLattice) {
   EXPECT_LT((gather_linear_error<1, GatherScheme::energy_conserving>()), 1e-13);
   EXPECT_LT((gather_linear_error<2, GatherScheme::energy_conserving>()), 1e-13);
   EXPECT_LT((gather_linear_error<3, GatherScheme::energy_conserving>()), 1e-13);
+}
+
+// ---------------------------------------------------------------------------------------
+// Loading
+
+// Given a 2-D domain of 8 x 6 cells, when a thermal drifting load is made once as one block
+// and once as two blocks of 4 x 6 (each with its own guard offset), then the same tags come
+// out with the same momenta (bit for bit) and positions (to round-off in the blocks'
+// origins), and the momenta have the drift
+// and spread asked for (to the sampling error of 4800 particles, 5 sigma).
+TEST(PicLoad, LoadingDependsOnlyOnSeedAndTagNotOnTheBlockSplit) {
+  pic::PlasmaLoad load;
+  load.density = 1e24;
+  load.per_axis = 10;
+  load.random_positions = true;
+  load.u_drift = {1e6, 0, -2e6};
+  load.u_th = {3e5, 3e5, 3e5};
+  const int g = 2;
+  std::map<std::int64_t, std::array<double, 6>> whole, split;
+  auto grid = [&](int first_cell_x) {
+    pic::Grid gr;
+    gr.dx = {1e-6, 1e-6, 1};
+    gr.x0 = {(first_cell_x - g) * 1e-6, -g * 1e-6, 0};
+    return gr;
+  };
+  auto put = [](auto& m) {
+    return [&m](std::int64_t t, const Vec3& x, const Vec3& u) {
+      m[t] = {x[0], x[1], x[2], u[0], u[1], u[2]};
+    };
+  };
+  pic::Box b;
+  b.lo = {g, g, 0};
+  b.hi = {g + 8, g + 6, 1};
+  pic::load_uniform<2>(grid(0), b, {{-g, -g, 0}, {8, 6, 1}}, load, 42, 0, put(whole));
+  b.hi[0] = g + 4;
+  for (int blk = 0; blk < 2; ++blk)
+    pic::load_uniform<2>(grid(4 * blk), b, {{4 * blk - g, -g, 0}, {8, 6, 1}}, load, 42, 0,
+                         put(split));
+  ASSERT_EQ(whole.size(), 4800u);
+  ASSERT_EQ(split.size(), whole.size());
+  double dx_err = 0;
+  bool same_u = true;
+  for (const auto& [t, v] : whole) {
+    const auto it = split.find(t);
+    ASSERT_NE(it, split.end()) << t;
+    for (int a = 0; a < 3; ++a) dx_err = std::max(dx_err, std::abs(it->second[a] - v[a]) / 1e-6);
+    for (int a = 3; a < 6; ++a) same_u = same_u && it->second[a] == v[a];
+  }
+  EXPECT_LT(dx_err, 1e-12);  // positions: to round-off of the blocks' origins
+  EXPECT_TRUE(same_u);
+  double mean[3] = {0, 0, 0}, var[3] = {0, 0, 0};
+  for (const auto& [t, v] : whole)
+    for (int a = 0; a < 3; ++a) mean[a] += v[3 + a] / 4800;
+  for (const auto& [t, v] : whole)
+    for (int a = 0; a < 3; ++a) var[a] += (v[3 + a] - mean[a]) * (v[3 + a] - mean[a]) / 4800;
+  for (int a = 0; a < 3; ++a) {
+    EXPECT_NEAR(mean[a], load.u_drift[a], 5 * load.u_th[a] / std::sqrt(4800.0)) << a;
+    EXPECT_NEAR(std::sqrt(var[a]) / load.u_th[a], 1.0, 5 / std::sqrt(2 * 4800.0)) << a;
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -580,10 +644,11 @@ TEST(PicPlasma, LangmuirOscillation1DAtThePlasmaFrequency) {
   load.density = n0;
   load.per_axis = 16;
   Species e{-cst::q_e, cst::m_e, pic::macro_weight<1>(load, h.grid), {}};
-  pic::load_uniform<1>(h.grid, h.box, load, 1, 0, [&](std::int64_t, const Vec3& x, Vec3 u) {
-    u[0] = eps * cst::c * std::sin(k * x[0]);
-    e.p.push_back({x, u});
-  });
+  pic::load_uniform<1>(h.grid, h.box, h.numbering(), load, 1, 0,
+                       [&](std::int64_t, const Vec3& x, Vec3 u) {
+                         u[0] = eps * cst::c * std::sin(k * x[0]);
+                         e.p.push_back({x, u});
+                       });
   std::vector<Species> sp{e};
   std::vector<double> amp{0.0};  // sin(kx)-mode amplitude of Ex at t = n dt
   for (int n = 0; n < 80; ++n) {
@@ -644,7 +709,7 @@ TEST(PicPlasma, TwoStreamInstabilityGrowsAtTheColdBeamMaximumRate) {
     load.u_drift = {b ? -u0 : u0, 0, 0};
     load.u_th = {0.01 * v0, 0, 0};
     Species e{-cst::q_e, cst::m_e, pic::macro_weight<1>(load, h.grid), {}};
-    pic::load_uniform<1>(h.grid, h.box, load, 3 + b, b * 1000000,
+    pic::load_uniform<1>(h.grid, h.box, h.numbering(), load, 3 + b, b * 1000000,
                          [&](std::int64_t, const Vec3& x, Vec3 u) {
                            u[0] += 1e-4 * v0 * std::sin(k * x[0]);
                            e.p.push_back({x, u});
@@ -694,9 +759,10 @@ double thermal_energy_drift(double vth_over_c, int steps) {
   const double uth = vth_over_c * cst::c;
   load.u_th = {uth, uth, uth};
   Species e{-cst::q_e, cst::m_e, pic::macro_weight<1>(load, h.grid), {}};
-  pic::load_uniform<1>(h.grid, h.box, load, 5, 0, [&](std::int64_t, const Vec3& x, const Vec3& u) {
-    e.p.push_back({x, u});
-  });
+  pic::load_uniform<1>(h.grid, h.box, h.numbering(), load, 5, 0,
+                       [&](std::int64_t, const Vec3& x, const Vec3& u) {
+                         e.p.push_back({x, u});
+                       });
   std::vector<Species> sp{e};
   deposit_all_rho<1, P>(h, sp);
   h.solve_gauss();
