@@ -263,6 +263,32 @@ TEST(PicShape, BSplinesOfOrders1To3AreCentredPartitionsOfUnity) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Field views
+
+// Given a block's unk in either layout, field_of(view, v) addresses the same doubles as
+// BlockView's u(v, i, j, k) at every index, guards included: the kernels can run on the
+// mesh's storage directly.
+template <tessera::mesh::Layout L>
+void check_field_of() {
+  tessera::mesh::BlockShape s;
+  s.ndim = 3, s.nx = 4, s.ng = 3, s.nvar = 5;
+  std::vector<double> unk(s.doubles());
+  const tessera::mesh::BlockView<L> u(unk.data(), s);
+  for (std::size_t c = 0; c < unk.size(); ++c) unk[c] = double(c);
+  for (int v = 0; v < s.nvar; ++v) {
+    const pic::Field f = pic::field_of(u, v);
+    for (int k = 0; k < s.n(2); ++k)
+      for (int j = 0; j < s.n(1); ++j)
+        for (int i = 0; i < s.n(0); ++i) ASSERT_EQ(&f(i, j, k), &u(v, i, j, k));
+  }
+}
+
+TEST(PicFields, FieldOfAddressesTheBlockViewInBothLayouts) {
+  check_field_of<tessera::mesh::Layout::var_major>();
+  check_field_of<tessera::mesh::Layout::zone_major>();
+}
+
+// ---------------------------------------------------------------------------------------
 // Yee solver
 
 /// Phase advance per step of the k-mode of Ez in a vacuum plane wave (k in the x-y plane,
