@@ -44,11 +44,11 @@
 //
 // Tested (tests/unit/test_pic.cpp, bars from verification.md §G and WarpX CI): Yee
 // plane-wave phase velocity against the discrete dispersion (1-D and oblique 2-D, 1e-4),
-// Esirkepov continuity (orders 1-3, 1-3 D, 1e-11) and Gauss's law through 40 2-D and 3-D PIC steps
-// (1e-11), gather of linear fields, loading independent of the block split, Boris gyration (|u| and
-// the 2 arctan(w_c dt/2) phase, 1e-12) and E x B drift, 1-D Langmuir (frequency 1 %, field 5 %),
-// two-stream growth (10 %), thermal-plasma energy with the energy-conserving gather (0.3 % over 500
-// steps).
+// Esirkepov continuity (orders 1-3, 1-3 D, 1e-11) and Gauss's law through 40 2-D and 3-D
+// PIC steps (1e-11), gather of linear fields, loading independent of the block split,
+// Boris gyration (|u| and the 2 arctan(w_c dt/2) phase, 1e-12) and E x B drift, 1-D
+// Langmuir (frequency 1 %, field 5 %), two-stream growth (10 %), thermal-plasma energy
+// with the energy-conserving gather (0.3 % over 500 steps).
 #include "physics/pic/boris.hpp"
 #include "physics/pic/constants.hpp"
 #include "physics/pic/esirkepov.hpp"
