@@ -105,7 +105,9 @@ class Simulation {
   /// Guard zones of every variable after the units' sync: the mesh fills the guard-filled
   /// ones, the units the rest (collective).
   void fill_guards();
-  void mark_and_regrid();
+  /// Refinement marking and regrid; true if the tree changed.
+  bool mark_and_regrid();
+  long regrid_checks_ = 0, regrid_changes_ = 0;  ///< in the step loop and at start-up
   void check_state();
   std::vector<double> totals();  ///< total_names_'s values (rank-independent sums)
   /// The unit that derives output variable `name`, or null.

@@ -253,6 +253,7 @@ void Mesh::check_maxblocks(const Tree& t) const {
 }
 
 void Mesh::after_tree_change() {
+  guards_current_ = false;
   local_leaves_.clear();
   for (int id = 0; id < tree_.size(); ++id)
     if (tree_.node(id).leaf() && tree_.node(id).owner == rank_) local_leaves_.push_back(id);
@@ -395,11 +396,15 @@ void Mesh::apply_physical_bcs(int level, int nvar) {
 void Mesh::fill_guards(int nvar) {
   TESSERA_REGION("guardcell");
   const int n = nvar < 0 ? nfill_ : std::min(nvar, nfill_);
-  execute(guard_stages_[0], storage_, comm_, 100, n, geometry_);
-  apply_physical_bcs(0, n);
-  for (int L = 1; L < static_cast<int>(guard_stages_.size()); ++L) {
-    execute(guard_stages_[L], storage_, comm_, 100 + L, n, geometry_);
-    apply_physical_bcs(L, n);
+  if (!guards_current_) {
+    execute(guard_stages_[0], storage_, comm_, 100, n, geometry_);
+    apply_physical_bcs(0, n);
+    for (int L = 1; L < static_cast<int>(guard_stages_.size()); ++L) {
+      execute(guard_stages_[L], storage_, comm_, 100 + L, n, geometry_);
+      apply_physical_bcs(L, n);
+    }
+  } else if (n == nfill_) {
+    guards_current_ = false;  // a complete fill would have been this one
   }
   if (after_fill_ && n >= after_fill_nvar_) {
     auto f = std::move(after_fill_);

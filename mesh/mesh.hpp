@@ -143,6 +143,13 @@ class Mesh {
   void after_next_fill(int nvar, std::function<void()> f);
   /// Forget a pending after_next_fill.
   void cancel_after_fill() { after_fill_ = nullptr; }
+  /// The caller (the driver, after refinement marking left the tree as it was) states
+  /// that every guard zone holds what a fill would give now: the next complete
+  /// fill_guards() returns at once (running after_next_fill's hook) and forgets this;
+  /// partial fills return at once and keep it. Whoever changes a guard-filled variable
+  /// before that fill calls invalidate_guards() (hydro's mass scalars to rho*X).
+  void mark_guards_current() { guards_current_ = true; }
+  void invalidate_guards() { guards_current_ = false; }
 
   /// Collective: apply leaf flags (this rank's leaves' entries are read; others are
   /// gathered), balance 2:1, rebuild, redistribute and move data. Returns true if the
@@ -182,6 +189,7 @@ class Mesh {
   std::unique_ptr<FluxRegister> fluxreg_;
   std::function<void()> after_fill_;
   int after_fill_nvar_ = 0;
+  bool guards_current_ = false;
 
   void after_tree_change();  ///< local lists, plans
   /// Radial position of op's first source cell (r_lo, r_dx) for curvilinear weights.

@@ -1046,6 +1046,7 @@ void Hydro::refresh_thermo(mesh::Mesh& m) {
 
 void Hydro::scalars_to_conserved(mesh::Mesh& m, bool to_conserved) {
   if (at_.scalars.empty()) return;
+  m.invalidate_guards();  // guard-filled variables change: the next fill must run
   const auto& s = m.shape();
   m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom&) {
     for (int q : at_.scalars)
