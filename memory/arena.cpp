@@ -281,9 +281,16 @@ std::size_t Arena::mapped_size(std::size_t bytes, PagePolicy policy, std::size_t
   }
 }
 
-Arena::Arena(std::string name, std::size_t bytes, PagePolicy requested, std::size_t hugepage_size)
+Arena::Arena(std::string name, std::size_t bytes, PagePolicy requested, std::size_t hugepage_size,
+             const BeforeTouch& before_touch)
     : name_(std::move(name)), bytes_(bytes), requested_(requested), achieved_(requested) {
   std::vector<std::string> why;  // one reason per policy that could not be had
+  // Placement (a tier's mbind) must see the mapping before its first write: a policy set
+  // later does not move pages that are already faulted in.
+  const auto prefault = [&](void* p, std::size_t n, std::size_t stride) {
+    if (before_touch) before_touch(p, n);
+    memory::prefault(p, n, stride);
+  };
   PagePolicy p = requested;
   const std::size_t align = std::max(2 * kMiB, thp_size());
 
