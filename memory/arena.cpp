@@ -20,6 +20,7 @@
 #include "base/error.hpp"
 #include "base/params.hpp"
 #include "base/size.hpp"
+#include "memory/tier_backend.hpp"
 
 namespace tessera::memory {
 
@@ -695,6 +696,7 @@ void declare_params(base::Params& p) {
                    "page policy of the I/O staging arena; empty: memory.pages");
   p.declare_string("memory.pages_particles", "", {},
                    "page policy of the particle arena; empty: memory.pages");
+  declare_tier_params(p);
 }
 
 ArenaConfig config_for(const base::Params& p, const std::string& arena_name) {
@@ -739,6 +741,7 @@ ArenaConfig config_for(const base::Params& p, const std::string& arena_name) {
 
 void check_params(const base::Params& p) {
   for (const char* n : kArenaNames) config_for(p, n);
+  tier_config(p);
 }
 
 }  // namespace tessera::memory

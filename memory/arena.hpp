@@ -237,7 +237,7 @@ std::size_t current_rss_bytes();
 
 /// Declare memory.* parameters: memory.pages, memory.hugepage_size and the per-arena
 /// overrides memory.pages_unk, memory.pages_flux, memory.pages_scratch,
-/// memory.pages_staging, memory.pages_particles.
+/// memory.pages_staging, memory.pages_particles; and memory.tier_* (declare_tier_params).
 void declare_params(base::Params& p);
 /// The configuration of arena `arena_name`: memory.pages_<name> if that key is declared
 /// and not empty, else memory.pages; memory.hugepage_size. Throws tessera::Error for a
@@ -245,8 +245,8 @@ void declare_params(base::Params& p);
 /// this kernel does not offer. Without memory.* declared (some unit tests) it returns
 /// ArenaConfig{} (none).
 ArenaConfig config_for(const base::Params& p, const std::string& arena_name);
-/// config_for every arena that has an override key, so a bad value stops the run before
-/// it starts.
+/// config_for every arena that has an override key, and tier_config, so a bad value stops
+/// the run before it starts.
 void check_params(const base::Params& p);
 
 }  // namespace tessera::memory
