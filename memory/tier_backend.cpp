@@ -398,6 +398,10 @@ void declare_tier_params(base::Params& p) {
                  "emulated/model slow-tier random-access latency, s");
 }
 
+std::size_t fast_capacity(const TierConfig& c, const TierTopology& topo) {
+  return c.fast_bytes ? c.fast_bytes : topo.bytes_of(topo.fast_nodes);
+}
+
 TierConfig tier_config(const base::Params& p) {
   TierConfig c;
   if (!p.has("memory.tier_backend")) return c;

@@ -73,6 +73,9 @@ struct TierConfig {
 /// Declares memory.tier_backend, .placement, .fast_bytes, .helper_threads,
 /// .slow_read_bw, .slow_write_bw, .slow_latency (called by memory::declare_params).
 void declare_tier_params(base::Params& p);
+/// Fast-tier bytes placement may use: memory.tier_fast_bytes if set, else the fast nodes'
+/// memory (the whole machine on one node).
+std::size_t fast_capacity(const TierConfig& c, const TierTopology& topo);
 /// The values in effect. Throws tessera::Error with one line naming the key for a value
 /// that does not parse. Without memory.tier_* declared: TierConfig{} (backend none).
 TierConfig tier_config(const base::Params& p);

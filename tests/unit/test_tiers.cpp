@@ -171,6 +171,32 @@ TEST(TierDetection, GivenNoTierFilesThenCpuLessNodesAreSlowByTheRuleAlone) {
   EXPECT_TRUE(contains(t.describe(), "absent (kernel < 6.1)"));
 }
 
+TEST(TierDetection, GivenCxlInTheSameTierAsDramThenBeingCpuLessStillMakesItSlow) {
+  // Kernels without a driver-set abstract distance put CXL memory in the default tier 4
+  // beside DRAM: the tier files cannot tell them apart, the CPU rule can.
+  FakeSys s;
+  s.write("sys/devices/system/node/has_memory", "0-1\n");
+  s.write("sys/devices/system/node/has_cpu", "0\n");
+  s.node(0, 64, "10 20");
+  s.node(1, 128, "20 10");
+  s.tier(4, "0-1");
+  const TierTopology t = detect_tiers(s.root());
+  EXPECT_EQ(t.fast_nodes, std::vector<int>{0});
+  EXPECT_EQ(t.slow_nodes, std::vector<int>{1});
+  EXPECT_TRUE(contains(t.reason, "CPU-less")) << t.reason;
+}
+
+TEST(TierDetection, GivenAKernelWithoutNodeFilesThenOneFastNodeWithAllOfMemTotal) {
+  FakeSys s;
+  s.write("proc/meminfo", "MemTotal:        8388608 kB\nMemFree:  1 kB\n");
+  const TierTopology t = detect_tiers(s.root());
+  ASSERT_EQ(t.nodes.size(), 1u);
+  EXPECT_EQ(t.nodes[0].mem_total, 8 * kGiBytes);
+  EXPECT_EQ(t.fast_nodes, std::vector<int>{0});
+  EXPECT_EQ(t.demotion_enabled, -1);
+  EXPECT_EQ(t.numa_balancing, -1);
+}
+
 TEST(TierDetection, GivenThisMachineThenDetectionFindsAtLeastOneFastNodeWithMemory) {
   const TierTopology t = detect_tiers();
   ASSERT_FALSE(t.fast_nodes.empty());
@@ -551,6 +577,7 @@ TEST(TierParams, DefaultsAreTheStudysOptaneAndABadValueIsOneLine) {
   EXPECT_DOUBLE_EQ(c.slow.write_bw, 13e9);
   EXPECT_DOUBLE_EQ(c.slow.latency, 304e-9);
   EXPECT_EQ(c.fast_bytes, 0u);
+  EXPECT_EQ(fast_capacity(c, one_node()), 16 * kGiBytes);  // unset: the fast nodes' memory
   p.apply_override("memory.tier_fast_bytes=8G");
   p.apply_override("memory.tier_placement=dynamic");
   EXPECT_EQ(tier_config(p).fast_bytes, 8 * kGiBytes);
