@@ -20,6 +20,7 @@
 #include "base/error.hpp"
 #include "base/params.hpp"
 #include "base/size.hpp"
+#include "memory/tier_backend.hpp"
 
 namespace tessera::memory {
 
@@ -281,9 +282,16 @@ std::size_t Arena::mapped_size(std::size_t bytes, PagePolicy policy, std::size_t
   }
 }
 
-Arena::Arena(std::string name, std::size_t bytes, PagePolicy requested, std::size_t hugepage_size)
+Arena::Arena(std::string name, std::size_t bytes, PagePolicy requested, std::size_t hugepage_size,
+             const BeforeTouch& before_touch)
     : name_(std::move(name)), bytes_(bytes), requested_(requested), achieved_(requested) {
   std::vector<std::string> why;  // one reason per policy that could not be had
+  // Placement (a tier's mbind) must see the mapping before its first write: a policy set
+  // later does not move pages that are already faulted in.
+  const auto prefault = [&](void* p, std::size_t n, std::size_t stride) {
+    if (before_touch) before_touch(p, n);
+    memory::prefault(p, n, stride);
+  };
   PagePolicy p = requested;
   const std::size_t align = std::max(2 * kMiB, thp_size());
 
@@ -688,6 +696,7 @@ void declare_params(base::Params& p) {
                    "page policy of the I/O staging arena; empty: memory.pages");
   p.declare_string("memory.pages_particles", "", {},
                    "page policy of the particle arena; empty: memory.pages");
+  declare_tier_params(p);
 }
 
 ArenaConfig config_for(const base::Params& p, const std::string& arena_name) {
@@ -732,6 +741,7 @@ ArenaConfig config_for(const base::Params& p, const std::string& arena_name) {
 
 void check_params(const base::Params& p) {
   for (const char* n : kArenaNames) config_for(p, n);
+  tier_config(p);
 }
 
 }  // namespace tessera::memory

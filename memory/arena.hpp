@@ -8,6 +8,7 @@
 //
 // Linux only (mmap, madvise, /proc, /sys).
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -73,12 +74,16 @@ void to_json(nlohmann::json& j, const ArenaReport& r);  ///< for nlohmann's conv
 class Arena {
  public:
   Arena() = default;
+  /// Called with the fresh mapping (address, mapped bytes) after its page policy is set
+  /// and before any page is touched: where a tier backend binds it (memory/tier_backend).
+  using BeforeTouch = std::function<void(void*, std::size_t)>;
   /// Maps at least `bytes` bytes, 2 MiB-aligned (hugetlb: aligned to its page size),
   /// writes every page once (so RSS is real and a hugetlb fault cannot SIGBUS later), and
   /// registers the arena. Falls back hugetlb -> thp -> none when a policy cannot be had,
   /// recording why in warning(). Throws tessera::Error if no memory can be mapped at all.
+  /// `before_touch`, if given, is called before the pre-fault (once, on this thread).
   Arena(std::string name, std::size_t bytes, PagePolicy requested,
-        std::size_t hugepage_size = 2 * kMiB);
+        std::size_t hugepage_size = 2 * kMiB, const BeforeTouch& before_touch = {});
   Arena(std::string name, std::size_t bytes, const ArenaConfig& cfg)
       : Arena(std::move(name), bytes, cfg.policy, cfg.hugepage_size) {}
   ~Arena();
@@ -232,7 +237,7 @@ std::size_t current_rss_bytes();
 
 /// Declare memory.* parameters: memory.pages, memory.hugepage_size and the per-arena
 /// overrides memory.pages_unk, memory.pages_flux, memory.pages_scratch,
-/// memory.pages_staging, memory.pages_particles.
+/// memory.pages_staging, memory.pages_particles; and memory.tier_* (declare_tier_params).
 void declare_params(base::Params& p);
 /// The configuration of arena `arena_name`: memory.pages_<name> if that key is declared
 /// and not empty, else memory.pages; memory.hugepage_size. Throws tessera::Error for a
@@ -240,8 +245,8 @@ void declare_params(base::Params& p);
 /// this kernel does not offer. Without memory.* declared (some unit tests) it returns
 /// ArenaConfig{} (none).
 ArenaConfig config_for(const base::Params& p, const std::string& arena_name);
-/// config_for every arena that has an override key, so a bad value stops the run before
-/// it starts.
+/// config_for every arena that has an override key, and tier_config, so a bad value stops
+/// the run before it starts.
 void check_params(const base::Params& p);
 
 }  // namespace tessera::memory
