@@ -168,10 +168,19 @@ ParamSpec make_spec(const std::string& key, ParamType type, const ParamValue& de
 
 // Checks a declaration; a bad one is a bug in the declaring module, not in the input.
 void declare(std::map<std::string, ParamSpec>& specs, ParamSpec s) {
-  const auto dot = s.key.find('.');
-  if (dot == 0 || dot == std::string::npos || dot + 1 == s.key.size() ||
-      s.key.find('.', dot + 1) != std::string::npos)
-    throw std::logic_error("parameter key '" + s.key + "' is not of the form section.name");
+  // section.name, or section.group.name (a TOML sub-table [section.group]: memory.tier.*).
+  std::vector<std::string> parts;
+  for (std::size_t at = 0;;) {
+    const auto dot = s.key.find('.', at);
+    parts.push_back(s.key.substr(at, dot == std::string::npos ? std::string::npos : dot - at));
+    if (dot == std::string::npos) break;
+    at = dot + 1;
+  }
+  const bool empty_part =
+      std::any_of(parts.begin(), parts.end(), [](const std::string& x) { return x.empty(); });
+  if (parts.size() < 2 || parts.size() > 3 || empty_part)
+    throw std::logic_error("parameter key '" + s.key +
+                           "' is not of the form section.name or section.group.name");
   if (s.min && s.max && *s.min > *s.max)
     throw std::logic_error("parameter '" + s.key + "' is declared with min > max");
   if (const auto why = violation(s, s.default_value); !why.empty())
@@ -355,6 +364,15 @@ void Params::load_file(const std::string& path) {
       throw Error(
           fmt::format("{}: unknown section [{}]", where_in(path, section.source()), section.str()));
     for (const auto& [name, value] : *table) {
+      if (const auto* group = value.as_table()) {  // [section.group]: keys section.group.*
+        for (const auto& [sub, v] : *group) {
+          const std::string where = where_in(path, sub.source());
+          ParamSpec& s =
+              spec_or_throw(fmt::format("{}.{}.{}", section.str(), name.str(), sub.str()), where);
+          assign(s, from_toml(s, v, path), where);
+        }
+        continue;
+      }
       const std::string where = where_in(path, name.source());
       ParamSpec& s = spec_or_throw(fmt::format("{}.{}", section.str(), name.str()), where);
       assign(s, from_toml(s, value, path), where);
@@ -414,7 +432,7 @@ void Params::print_reference(std::ostream& os) const {
   std::vector<Line> lines;
   std::size_t w[4] = {4, 4, 7, 5};  // at least the width of the column titles
   for (const auto& [key, s] : specs_) {
-    lines.push_back({std::string(section_of(key)), std::string(after_last_dot(key)),
+    lines.push_back({std::string(section_of(key)), key.substr(section_of(key).size() + 1),
                      type_name(s.type), format_value(s.default_value), range_text(s), s.doc});
     const auto& l = lines.back();
     w[0] = std::max(w[0], l.name.size());

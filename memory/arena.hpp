@@ -237,7 +237,7 @@ std::size_t current_rss_bytes();
 
 /// Declare memory.* parameters: memory.pages, memory.hugepage_size and the per-arena
 /// overrides memory.pages_unk, memory.pages_flux, memory.pages_scratch,
-/// memory.pages_staging, memory.pages_particles; and memory.tier_* (declare_tier_params).
+/// memory.pages_staging, memory.pages_particles; and memory.tier.* (declare_tier_params).
 void declare_params(base::Params& p);
 /// The configuration of arena `arena_name`: memory.pages_<name> if that key is declared
 /// and not empty, else memory.pages; memory.hugepage_size. Throws tessera::Error for a

@@ -378,23 +378,23 @@ void to_json(nlohmann::json& j, const TierReport& r) {
 // Parameters
 
 void declare_tier_params(base::Params& p) {
-  p.declare_string("memory.tier_backend", "none", {"none", "numa", "emulated", "model"},
+  p.declare_string("memory.tier.backend", "none", {"none", "numa", "emulated", "model"},
                    "memory tiers: none, numa (libnuma bind + page read-back), emulated (one node, "
                    "modelled slow tier) or model (accounting only)");
   p.declare_string(
-      "memory.tier_placement", "fast_only",
+      "memory.tier.placement", "fast_only",
       {"fast_only", "slow_only", "first_touch", "static", "static_prefetch", "dynamic"},
       "which objects go to the fast tier (memory/tier_placement.hpp)");
   p.declare_string(
-      "memory.tier_fast_bytes", "", {},
+      "memory.tier.fast_bytes", "", {},
       "fast-tier bytes per rank for placement, e.g. 8G; empty: the fast nodes' memory");
-  p.declare_int("memory.tier_helper_threads", 0, 0, 256,
+  p.declare_int("memory.tier.helper_threads", 0, 0, 256,
                 "copy threads for dynamic placement; 0: chosen by the helper-thread model");
-  p.declare_real("memory.tier_slow_read_bw", 39e9, 1e6, 1e13,
+  p.declare_real("memory.tier.slow_read_bw", 39e9, 1e6, 1e13,
                  "emulated/model slow-tier read bandwidth, B/s (default: the study's Optane PM)");
-  p.declare_real("memory.tier_slow_write_bw", 13e9, 1e6, 1e13,
+  p.declare_real("memory.tier.slow_write_bw", 13e9, 1e6, 1e13,
                  "emulated/model slow-tier write bandwidth, B/s");
-  p.declare_real("memory.tier_slow_latency", 304e-9, 0, 1e-3,
+  p.declare_real("memory.tier.slow_latency", 304e-9, 0, 1e-3,
                  "emulated/model slow-tier random-access latency, s");
 }
 
@@ -404,21 +404,21 @@ std::size_t fast_capacity(const TierConfig& c, const TierTopology& topo) {
 
 TierConfig tier_config(const base::Params& p) {
   TierConfig c;
-  if (!p.has("memory.tier_backend")) return c;
-  c.backend = parse_tier_backend(p.get_string("memory.tier_backend"));
-  c.placement = parse_placement(p.get_string("memory.tier_placement"));
-  const std::string& fb = p.get_string("memory.tier_fast_bytes");
+  if (!p.has("memory.tier.backend")) return c;
+  c.backend = parse_tier_backend(p.get_string("memory.tier.backend"));
+  c.placement = parse_placement(p.get_string("memory.tier.placement"));
+  const std::string& fb = p.get_string("memory.tier.fast_bytes");
   if (!fb.empty()) {
     try {
       c.fast_bytes = parse_bytes(fb);
     } catch (const Error& e) {
-      throw Error(fmt::format("parameter 'memory.tier_fast_bytes': {}", e.what()));
+      throw Error(fmt::format("parameter 'memory.tier.fast_bytes': {}", e.what()));
     }
   }
-  c.helper_threads = int(p.get_int("memory.tier_helper_threads"));
-  c.slow.read_bw = p.get_real("memory.tier_slow_read_bw");
-  c.slow.write_bw = p.get_real("memory.tier_slow_write_bw");
-  c.slow.latency = p.get_real("memory.tier_slow_latency");
+  c.helper_threads = int(p.get_int("memory.tier.helper_threads"));
+  c.slow.read_bw = p.get_real("memory.tier.slow_read_bw");
+  c.slow.write_bw = p.get_real("memory.tier.slow_write_bw");
+  c.slow.latency = p.get_real("memory.tier.slow_latency");
   return c;
 }
 

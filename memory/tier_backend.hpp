@@ -11,7 +11,7 @@
 //              the achieved bytes per node and tier are reported. With one NUMA node, or
 //              without libnuma, it falls back to none with a one-line warning.
 //   emulated - one node; the slow tier is a model (SlowTierModel, parameters
-//              memory.tier_slow_*): placement is recorded as asked, copies really copy
+//              memory.tier.slow_*): placement is recorded as asked, copies really copy
 //              and are throttled to the modelled slow bandwidth, and a kernel reading slow
 //              data directly is charged slow_access_penalty(). Everything it reports is
 //              labelled "emulated": nothing measured with it is a tier measurement.
@@ -49,9 +49,9 @@ const char* to_string(TierBackendKind k);
 /// measured against. Defaults: the study's Optane PM and DRAM, per socket
 /// (reference/tiered-memory.md, "The machine"). Bytes/s and seconds.
 struct SlowTierModel {
-  double read_bw = 39e9;        ///< memory.tier_slow_read_bw
-  double write_bw = 13e9;       ///< memory.tier_slow_write_bw
-  double latency = 304e-9;      ///< memory.tier_slow_latency (random access)
+  double read_bw = 39e9;        ///< memory.tier.slow_read_bw
+  double write_bw = 13e9;       ///< memory.tier.slow_write_bw
+  double latency = 304e-9;      ///< memory.tier.slow_latency (random access)
   double latency_seq = 174e-9;  ///< sequential access (the study's PM)
   double fast_read_bw = 104e9;  ///< the study's DRAM; not a parameter
   double fast_latency = 87e-9;  ///< random
@@ -61,7 +61,7 @@ struct SlowTierModel {
 enum class CopyDirection { slow_to_fast, fast_to_slow };
 enum class AccessPattern { sequential, random };
 
-/// memory.tier_* in effect.
+/// memory.tier.* in effect.
 struct TierConfig {
   TierBackendKind backend = TierBackendKind::none;
   PlacementPolicy placement = PlacementPolicy::fast_only;
@@ -70,14 +70,14 @@ struct TierConfig {
   SlowTierModel slow;
 };
 
-/// Declares memory.tier_backend, .placement, .fast_bytes, .helper_threads,
+/// Declares memory.tier.backend, .placement, .fast_bytes, .helper_threads,
 /// .slow_read_bw, .slow_write_bw, .slow_latency (called by memory::declare_params).
 void declare_tier_params(base::Params& p);
-/// Fast-tier bytes placement may use: memory.tier_fast_bytes if set, else the fast nodes'
+/// Fast-tier bytes placement may use: memory.tier.fast_bytes if set, else the fast nodes'
 /// memory (the whole machine on one node).
 std::size_t fast_capacity(const TierConfig& c, const TierTopology& topo);
 /// The values in effect. Throws tessera::Error with one line naming the key for a value
-/// that does not parse. Without memory.tier_* declared: TierConfig{} (backend none).
+/// that does not parse. Without memory.tier.* declared: TierConfig{} (backend none).
 TierConfig tier_config(const base::Params& p);
 
 /// One allocation as placed.

@@ -81,7 +81,22 @@ TEST_F(ParamsTest, BadDeclarationsAreProgrammingErrors) {
   EXPECT_THROW(p.declare_int("mesh.nyb", 100, 4, 64, "default out of range"), std::logic_error);
   EXPECT_THROW(p.declare_string("hydro.recon", "weno", {"plm", "ppm"}, "bad"), std::logic_error);
   EXPECT_THROW(p.declare_bool("nosection", true, "no dot"), std::logic_error);
-  EXPECT_THROW(p.declare_bool("a.b.c", true, "too deep"), std::logic_error);
+  EXPECT_THROW(p.declare_bool("a.b.c.d", true, "too deep"), std::logic_error);
+  EXPECT_THROW(p.declare_bool("a..c", true, "empty group"), std::logic_error);
+}
+
+// Given a key of a group (memory.tier.backend), then a [section.group] table and an
+// override of the full key set it, and an unknown key in the group is an error naming it.
+TEST_F(ParamsTest, GroupKeysComeFromASubTableOrTheFullKey) {
+  p.declare_string("memory.tier.backend", "none", {"none", "numa"}, "tiers");
+  p.declare_real("memory.tier.slow_read_bw", 39e9, 1e6, 1e13, "slow read bandwidth");
+  load("[memory.tier]\nbackend = \"numa\"\n");
+  EXPECT_EQ(p.get_string("memory.tier.backend"), "numa");
+  EXPECT_EQ(source_of(p, "memory.tier.backend"), path + ":2");
+  p.apply_override("memory.tier.slow_read_bw=2e9");
+  EXPECT_DOUBLE_EQ(p.get_real("memory.tier.slow_read_bw"), 2e9);
+  EXPECT_TRUE(contains(error_of([&] { load("[memory.tier]\nbackent = \"numa\"\n"); }),
+                       "unknown parameter 'memory.tier.backent'"));
 }
 
 TEST_F(ParamsTest, GettingAnUndeclaredOrDifferentlyTypedParameterThrows) {
@@ -143,9 +158,11 @@ TEST_F(ParamsTest, KeysOutsideAnySectionAreUnknown) {
       contains(error_of([&] { load("\"mesh.nxb\" = 16\n"); }), "unknown parameter 'mesh.nxb'"));
 }
 
-TEST_F(ParamsTest, NestedTablesAndUnknownEmptySectionsAreRejected) {
+TEST_F(ParamsTest, UndeclaredGroupsDeeperTablesAndUnknownEmptySectionsAreRejected) {
   EXPECT_TRUE(contains(error_of([&] { load("[mesh.refine]\nlevels = 3\n"); }),
-                       ":1: unknown parameter 'mesh.refine'"));
+                       ":2: unknown parameter 'mesh.refine.levels'"));
+  EXPECT_TRUE(contains(error_of([&] { load("[mesh.refine.deep]\nlevels = 3\n"); }),
+                       "unknown parameter 'mesh.refine.deep'"));
   EXPECT_EQ(error_of([&] { load("[hydor]\n"); }), path + ":1: unknown section [hydor]");
 }
 

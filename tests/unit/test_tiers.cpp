@@ -578,16 +578,16 @@ TEST(TierParams, DefaultsAreTheStudysOptaneAndABadValueIsOneLine) {
   EXPECT_DOUBLE_EQ(c.slow.latency, 304e-9);
   EXPECT_EQ(c.fast_bytes, 0u);
   EXPECT_EQ(fast_capacity(c, one_node()), 16 * kGiBytes);  // unset: the fast nodes' memory
-  p.apply_override("memory.tier_fast_bytes=8G");
-  p.apply_override("memory.tier_placement=dynamic");
+  p.apply_override("memory.tier.fast_bytes=8G");
+  p.apply_override("memory.tier.placement=dynamic");
   EXPECT_EQ(tier_config(p).fast_bytes, 8 * kGiBytes);
   EXPECT_EQ(tier_config(p).placement, PlacementPolicy::dynamic);
-  p.apply_override("memory.tier_fast_bytes=eight");
+  p.apply_override("memory.tier.fast_bytes=eight");
   const std::string e = error_of([&] { check_params(p); });
-  EXPECT_TRUE(contains(e, "memory.tier_fast_bytes"));
+  EXPECT_TRUE(contains(e, "memory.tier.fast_bytes"));
   EXPECT_EQ(e.find('\n'), std::string::npos);
-  EXPECT_TRUE(contains(error_of([&] { p.apply_override("memory.tier_backend=cxl"); }),
-                       "memory.tier_backend"));
+  EXPECT_TRUE(contains(error_of([&] { p.apply_override("memory.tier.backend=cxl"); }),
+                       "memory.tier.backend"));
 }
 
 }  // namespace
