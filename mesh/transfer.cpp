@@ -13,8 +13,8 @@ namespace {
 
 // Visit every (v, i, j, k) of box b for nvar variables in the memory order of layout L
 // (variable outermost for var-major, innermost for zone-major), so that the innermost loop
-// walks contiguous doubles in either layout. The ops below write each destination zone
-// from source zones only, so the visiting order never changes a result.
+// walks contiguous doubles in either layout. Within one op each destination zone is
+// written once, from source zones only, so the visiting order never changes a result.
 template <Layout L, class F>
 inline void for_box(const Box& b, int nvar, F&& f) {
   if constexpr (L == Layout::var_major) {
@@ -33,7 +33,8 @@ inline void for_box(const Box& b, int nvar, F&& f) {
 // Every contiguous run of box b's doubles in layout L for variables [0, nv) of an array
 // of nvar, as f(v, i, j, k, n): the n doubles from (v, b.lo[0] + i, j, k) on. Var-major:
 // one x-row of one variable; zone-major: one x-row of all variables (v = 0, i = 0) when
-// nv = nvar, else the nv variables of one zone. Only a plain copy may use runs.
+// nv = nvar, else the nv variables of one zone. Only a plain copy or accumulate may use
+// runs.
 template <Layout L, class F>
 inline void for_box_runs(const Box& b, int nv, int nvar, F&& f) {
   if constexpr (L == Layout::var_major) {
@@ -76,10 +77,22 @@ Source<L> make_source(const double* p, long nx, long ny, long nz, int nvar, IVec
     return Source<L>{p, 1, nvar * nx * ny, nvar * nx, nvar, origin};
 }
 
+// A block's array in place, variable `first` seen as variable 0 (in either layout the
+// variable stride is sv, so shifting the base by first * sv is enough).
 template <Layout L>
-Source<L> block_source(const BlockStorage& st, int slot) {
+Source<L> block_source(const BlockStorage& st, int slot, int first) {
   const auto& s = st.shape();
-  return make_source<L>(st.data(slot), s.n(0), s.n(1), s.n(2), s.nvar, IVec{0, 0, 0});
+  Source<L> src = make_source<L>(st.data(slot), s.n(0), s.n(1), s.n(2), s.nvar, IVec{0, 0, 0});
+  src.p += first * src.sv;
+  return src;
+}
+
+// A block's view with variable `first` seen as variable 0 (strides unchanged).
+template <Layout L>
+BlockView<L> block_dest(BlockStorage& st, int slot, int first) {
+  BlockView<L> v = st.view<L>(slot);
+  v.p += v.offset(first, 0, 0, 0);
+  return v;
 }
 
 template <Layout L>
@@ -111,6 +124,14 @@ void apply(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst, 
                         double* __restrict out = &dst(v, d.lo[0] + i, d.lo[1] + j, d.lo[2] + k);
                         const double* __restrict in = src.ptr(v, o[0] + i, o[1] + j, o[2] + k);
                         for (int c = 0; c < n; ++c) out[c] = in[c];
+                      });
+      break;
+    case OpKind::accumulate:
+      for_box_runs<L>(d, nvar, src.si == nvar && dst.nvar == nvar ? nvar : nvar + 1,
+                      [&](int v, int i, int j, int k, int n) {
+                        double* __restrict out = &dst(v, d.lo[0] + i, d.lo[1] + j, d.lo[2] + k);
+                        const double* __restrict in = src.ptr(v, o[0] + i, o[1] + j, o[2] + k);
+                        for (int c = 0; c < n; ++c) out[c] += in[c];
                       });
       break;
     case OpKind::restrict_avg: {
@@ -185,7 +206,7 @@ void apply(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst, 
 
 template <Layout L>
 void run_plan(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag, int nvar,
-              Geometry geo) {
+              Geometry geo, int first) {
   const int me = parallel::rank(comm);
   const int nall = storage.shape().nvar;
   const int ndim = storage.shape().ndim;
@@ -203,7 +224,7 @@ void run_plan(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, in
     for (const auto& op : plan.ops) {
       if (op.src_rank != me || op.dst_rank == me) continue;
       auto& buf = send[op.dst_rank];
-      const Source<L> s = block_source<L>(storage, op.src_slot);
+      const Source<L> s = block_source<L>(storage, op.src_slot, first);
       const Box& b = op.src;
       for_box_runs<L>(b, nvar, nall, [&](int v, int i, int j, int k, int n) {
         const double* in = s.ptr(v, b.lo[0] + i, b.lo[1] + j, b.lo[2] + k);
@@ -219,9 +240,9 @@ void run_plan(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, in
   std::map<int, std::size_t> cursor;
   for (const auto& op : plan.ops) {
     if (op.dst_rank != me) continue;
-    const BlockView<L> dst = storage.view<L>(op.dst_slot);
+    const BlockView<L> dst = block_dest<L>(storage, op.dst_slot, first);
     if (op.src_rank == me) {
-      apply(op, block_source<L>(storage, op.src_slot), dst, nvar, ndim, geo);
+      apply(op, block_source<L>(storage, op.src_slot, first), dst, nvar, ndim, geo);
     } else {
       std::size_t& at = cursor[op.src_rank];
       const double* p = recv[op.src_rank].data() + at;
@@ -234,11 +255,12 @@ void run_plan(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, in
 }  // namespace
 
 void execute(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag, int nvar,
-             Geometry geo) {
+             Geometry geo, int first) {
   const int nall = storage.shape().nvar;
-  const int nv = nvar < 0 || nvar > nall ? nall : nvar;
+  const int f = std::clamp(first, 0, nall);
+  const int nv = nvar < 0 || nvar > nall - f ? nall - f : nvar;
   storage.with_layout(
-      [&](auto L) { run_plan<decltype(L)::value>(plan, storage, comm, tag, nv, geo); });
+      [&](auto L) { run_plan<decltype(L)::value>(plan, storage, comm, tag, nv, geo, f); });
 }
 
 }  // namespace tessera::mesh

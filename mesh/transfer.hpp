@@ -5,7 +5,9 @@
 // and parent restriction before output. A plan is a list of ops built identically on
 // every rank from the replicated tree; each rank keeps the ops it takes part in. Local
 // ops read the source block in place; remote ones are packed per peer rank in plan order
-// and moved with non-blocking MPI.
+// and moved with non-blocking MPI. A destination zone written by several ops receives them
+// in plan order (local and remote alike), never in arrival order: an accumulate plan
+// therefore sums the same way on any number of ranks.
 #include <mpi.h>
 
 #include <cstdint>
@@ -24,7 +26,10 @@ struct Box {
   long volume() const { return long(extent(0)) * extent(1) * extent(2); }
 };
 
-enum class OpKind : std::uint8_t { copy, restrict_avg, prolong };
+/// copy: dst = src. restrict_avg: dst = mean of 2^d fine src cells. prolong: limited
+/// linear from a coarse src with a 1-cell halo. accumulate: dst += src (same shape; the
+/// transpose of copy, for guard deposits summed into neighbours' interiors).
+enum class OpKind : std::uint8_t { copy, restrict_avg, prolong, accumulate };
 
 struct TransferOp {
   OpKind kind = OpKind::copy;
@@ -41,11 +46,12 @@ struct TransferPlan {
   std::vector<TransferOp> ops;  ///< only ops this rank takes part in, in global order
 };
 
-/// Execute a plan on `storage` for variables [0, nvar) (nvar < 0: all of them), in
-/// geometry `geo` (restriction is the volume-weighted mean and prolongation conserves the
-/// volume integral). Collective over the ranks that appear in the plan (call it on every
-/// rank). `tag` separates concurrent plans.
+/// Execute a plan on `storage` for variables [first, first + nvar) (nvar < 0: all from
+/// first on), in geometry `geo` (restriction is the volume-weighted mean and prolongation
+/// conserves the volume integral). Ops are applied in plan order on the destination rank.
+/// Collective over the ranks that appear in the plan (call it on every rank). `tag`
+/// separates concurrent plans.
 void execute(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag, int nvar = -1,
-             Geometry geo = Geometry::cartesian);
+             Geometry geo = Geometry::cartesian, int first = 0);
 
 }  // namespace tessera::mesh
