@@ -258,6 +258,7 @@ void Mesh::after_tree_change() {
   for (int id = 0; id < tree_.size(); ++id)
     if (tree_.node(id).leaf() && tree_.node(id).owner == rank_) local_leaves_.push_back(id);
   build_guard_plan();
+  build_accumulate_plan();
   fluxreg_->build(tree_, slot_, rank_, geometry_);
 }
 
@@ -339,6 +340,134 @@ void Mesh::build_guard_plan() {
           }
         }
   }
+}
+
+void Mesh::build_accumulate_plan() {
+  accumulate_plan_ = TransferPlan{};
+  int lo = tree_.max_level(), hi = 0;
+  for (int id : tree_.leaves()) {
+    lo = std::min(lo, tree_.node(id).level);
+    hi = std::max(hi, tree_.node(id).level);
+  }
+  accumulate_levels_ = hi - lo + 1;
+  if (accumulate_levels_ > 1) return;
+  // The transpose of stage 0's same-level copies, in the same global order: source leaf
+  // id, then direction (z, y, x from -1 to 1). Every rank builds the same list.
+  const int nd = ndim(), nx = shape().nx, ng = shape().ng;
+  for (int id = 0; id < tree_.size(); ++id) {
+    const Node& n = tree_.node(id);
+    if (!n.leaf()) continue;
+    for (int dz = (nd > 2 ? -1 : 0); dz <= (nd > 2 ? 1 : 0); ++dz)
+      for (int dy = (nd > 1 ? -1 : 0); dy <= (nd > 1 ? 1 : 0); ++dy)
+        for (int dx = -1; dx <= 1; ++dx) {
+          if (!dx && !dy && !dz) continue;
+          const IVec d{dx, dy, dz};
+          const IVec p{n.pos[0] + dx, n.pos[1] + dy, n.pos[2] + dz};
+          if (tree_.outside(n.level, p)) continue;  // physical boundary: folded or dropped
+          const int nb = tree_.find(n.level, p);
+          if (nb < 0 || !tree_.node(nb).leaf())
+            throw Error("internal: accumulate plan on a tree with more than one leaf level");
+          TransferOp op;
+          op.kind = OpKind::accumulate;
+          for (int a = 0; a < 3; ++a) {
+            if (a < nd)
+              guard_range(d[a], nx, ng, op.src.lo[a], op.src.hi[a]);
+            else
+              op.src.lo[a] = 0, op.src.hi[a] = 1;
+          }
+          // The neighbour's interior zones under this guard box: the same cells, shifted
+          // by one block (a face or node value at index g+n lands on the neighbour's g).
+          op.dst = op.src;
+          for (int a = 0; a < nd; ++a) op.dst.lo[a] -= d[a] * nx, op.dst.hi[a] -= d[a] * nx;
+          push_op(accumulate_plan_, op, rank_, n.owner, slot_[id], tree_.node(nb).owner, slot_[nb]);
+        }
+  }
+}
+
+namespace {
+// Transpose of boundary_slab for variables [first, first + nvar), over the whole block on
+// the other two axes: outflow zeroes the guard slab (absorbing); reflecting adds each
+// guard layer m onto its mirror zone, times -1 for the normal vector component, and zeroes
+// it. Guards on the other axes fold too, so corner deposits reach the neighbour (or the
+// next fold) that owns their mirror.
+template <Layout L>
+void fold_slab(const BlockView<L>& u, const BlockShape& s, int a, int side, Boundary bc,
+               const std::vector<VarInfo>& vars, int first, int nvar) {
+  const int nx = s.nx, ng = s.ng;
+  const int b = a == 0 ? 1 : 0, c = a == 2 ? 1 : 2;  // the other two axes
+  for (int v = first; v < first + nvar; ++v) {
+    const double sign = vars[v].vector_axis == a ? -1.0 : 1.0;
+    for (int m = 0; m < ng; ++m) {
+      int g[3], q[3];
+      g[a] = side ? ng + nx + m : ng - 1 - m;
+      q[a] = side ? ng + nx - 1 - m : ng + m;
+      for (int y = 0; y < s.n(c); ++y)
+        for (int x = 0; x < s.n(b); ++x) {
+          g[b] = q[b] = x;
+          g[c] = q[c] = y;
+          double& gv = u(v, g[0], g[1], g[2]);
+          if (bc == Boundary::reflecting) u(v, q[0], q[1], q[2]) += sign * gv;
+          gv = 0.0;
+        }
+    }
+  }
+}
+
+// Zero every guard zone of variables [first, first + nvar) of one block.
+template <Layout L>
+void zero_guards(const BlockView<L>& u, const BlockShape& s, int first, int nvar) {
+  auto interior = [&](int a, int i) { return i >= s.g(a) && i < s.g(a) + s.ni(a); };
+  for (int v = first; v < first + nvar; ++v)
+    for (int k = 0; k < s.n(2); ++k)
+      for (int j = 0; j < s.n(1); ++j) {
+        if (interior(2, k) && interior(1, j)) {
+          for (int i = 0; i < s.g(0); ++i) u(v, i, j, k) = 0.0;
+          for (int i = s.g(0) + s.ni(0); i < s.n(0); ++i) u(v, i, j, k) = 0.0;
+        } else {
+          for (int i = 0; i < s.n(0); ++i) u(v, i, j, k) = 0.0;
+        }
+      }
+}
+}  // namespace
+
+void Mesh::accumulate_guards(int first, int nvar) {
+  TESSERA_REGION("accumulate_guards");
+  const int nall = static_cast<int>(vars_.size());
+  if (first < 0 || nvar < 0 || first + nvar > nall)
+    throw Error("mesh: accumulate_guards(" + std::to_string(first) + ", " + std::to_string(nvar) +
+                ") is outside the " + std::to_string(nall) + " variables");
+  if (accumulate_levels_ > 1)
+    throw Error(
+        "mesh: accumulate_guards needs every leaf on one refinement level; this tree "
+        "has leaves on " +
+        std::to_string(accumulate_levels_) + " levels");
+  if (nvar == 0) return;
+  guards_current_ = false;
+  // Step 1 (local): physical boundaries, outflow drops first, then reflecting folds z, y, x
+  // (the reverse of the fill's x, y, z slabs).
+  with_layout([&](auto tag) {
+    for (int id : local_leaves_) {
+      const Node& n = tree_.node(id);
+      const auto u = view(id, tag);
+      auto at_edge = [&](int a, int side) {
+        return n.pos[a] == (side ? tree_.geometry().nblocks_at(a, n.level) - 1 : 0);
+      };
+      for (int a = 0; a < ndim(); ++a)
+        for (int side = 0; side < 2; ++side)
+          if (bc_[a][side] == Boundary::outflow && at_edge(a, side))
+            fold_slab(u, shape(), a, side, Boundary::outflow, vars_, first, nvar);
+      for (int a = ndim() - 1; a >= 0; --a)
+        for (int side = 0; side < 2; ++side)
+          if (bc_[a][side] == Boundary::reflecting && at_edge(a, side))
+            fold_slab(u, shape(), a, side, Boundary::reflecting, vars_, first, nvar);
+    }
+  });
+  // Step 2: guard boxes into the neighbours' interiors, in plan order on every rank.
+  execute(accumulate_plan_, storage_, comm_, 400, nvar, geometry_, first);
+  // Step 3: the deposits have moved; every guard zone starts the next deposit at zero.
+  with_layout([&](auto tag) {
+    for (int id : local_leaves_) zero_guards(view(id, tag), shape(), first, nvar);
+  });
 }
 
 namespace {

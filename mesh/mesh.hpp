@@ -151,6 +151,33 @@ class Mesh {
   void mark_guards_current() { guards_current_ = true; }
   void invalidate_guards() { guards_current_ = false; }
 
+  /// Collective: add every local leaf's guard-zone values of variables [first, first + nvar)
+  /// into the interior zones of the blocks they overlap (same-level neighbours; across
+  /// periodic boundaries too), then zero the guard zones: the transpose of the same-level
+  /// guard fill, for particle-in-cell deposits (current, charge) that land in guard zones.
+  /// One refinement level only: throws a one-line tessera::Error if the tree has leaves on
+  /// more than one level (or if the variable range is not within vars()). Guard zones beyond
+  /// a non-periodic physical boundary are dropped (outflow: absorbing), or, for reflecting
+  /// boundaries, folded back onto the mirror zone with the sign a reflecting guard fill
+  /// would apply to that variable (vector_axis), so that fill_guards after
+  /// accumulate_guards is consistent: on periodic and reflecting faces this is exactly the
+  /// transpose of fill_guards (sum over guards of fill(u) * G equals sum over interiors of
+  /// u * accumulate(G)). Bitwise identical results on any number of ranks and either
+  /// layout: each destination zone receives its contributions in one fixed global order
+  /// (plan order: source leaf id, then direction z, y, x from -1 to 1; reflecting folds
+  /// first, within the block, axes z, y, x), never in arrival order.
+  ///
+  /// Staggered quantities: all boxes are cell-index boxes, and a staggered PIC field (J on
+  /// edges, rho on nodes) stored in a cell-indexed array maps to a neighbour by the same
+  /// integer shift, so periodic and same-level sums need nothing special. With the
+  /// convention that a block owns indices [g, g+n) on each axis, a node- or face-centred
+  /// value at the block's own upper face (index g+n) is a guard value: it is the
+  /// neighbour's lower face (index g) and is added there, which is what the plain cell-box
+  /// transpose does. The reflecting fold is the cell-centred mirror (guard g-1-m onto g+m),
+  /// as the reflecting fill is; a node-centred quantity whose mirror is about a node on the
+  /// wall (g-m onto g+m) needs its own fold, which this does not provide.
+  void accumulate_guards(int first, int nvar);
+
   /// Collective: apply leaf flags (this rank's leaves' entries are read; others are
   /// gathered), balance 2:1, rebuild, redistribute and move data. Returns true if the
   /// tree changed. Guard cells of local leaves must be filled before (prolongation of new
@@ -186,6 +213,10 @@ class Mesh {
   std::array<std::array<Boundary, 2>, 3> bc_{};
   // Guard fill: stage 0 (copies + restrictions), then one prolongation stage per level.
   std::vector<TransferPlan> guard_stages_;
+  // Transpose of stage 0's same-level copies (accumulate ops); empty, with
+  // accumulate_levels_ > 1, when leaves lie on more than one level.
+  TransferPlan accumulate_plan_;
+  int accumulate_levels_ = 1;
   std::unique_ptr<FluxRegister> fluxreg_;
   std::function<void()> after_fill_;
   int after_fill_nvar_ = 0;
@@ -195,6 +226,7 @@ class Mesh {
   /// Radial position of op's first source cell (r_lo, r_dx) for curvilinear weights.
   void set_radial(TransferOp& op, int src_node) const;
   void build_guard_plan();
+  void build_accumulate_plan();
   void apply_physical_bcs(int level, int nvar);
   void check_maxblocks(const Tree& t) const;
 };
