@@ -413,20 +413,29 @@ void fold_slab(const BlockView<L>& u, const BlockShape& s, int a, int side, Boun
   }
 }
 
-// Zero every guard zone of variables [first, first + nvar) of one block.
+// Zero every guard zone of variables [first, first + nvar) of one block, a contiguous run
+// at a time: x-rows outside the interior in y or z whole, the two x-guard runs otherwise.
 template <Layout L>
 void zero_guards(const BlockView<L>& u, const BlockShape& s, int first, int nvar) {
-  auto interior = [&](int a, int i) { return i >= s.g(a) && i < s.g(a) + s.ni(a); };
-  for (int v = first; v < first + nvar; ++v)
-    for (int k = 0; k < s.n(2); ++k)
-      for (int j = 0; j < s.n(1); ++j) {
-        if (interior(2, k) && interior(1, j)) {
-          for (int i = 0; i < s.g(0); ++i) u(v, i, j, k) = 0.0;
-          for (int i = s.g(0) + s.ni(0); i < s.n(0); ++i) u(v, i, j, k) = 0.0;
-        } else {
-          for (int i = 0; i < s.n(0); ++i) u(v, i, j, k) = 0.0;
-        }
+  auto zero_run = [&](int i0, int i1, int j, int k) {
+    if constexpr (L == Layout::var_major) {
+      for (int v = first; v < first + nvar; ++v) std::fill_n(&u(v, i0, j, k), i1 - i0, 0.0);
+    } else if (nvar == u.nvar) {
+      std::fill_n(&u(0, i0, j, k), std::size_t(i1 - i0) * nvar, 0.0);
+    } else {
+      for (int i = i0; i < i1; ++i) std::fill_n(&u(first, i, j, k), nvar, 0.0);
+    }
+  };
+  auto inside = [&](int a, int i) { return i >= s.g(a) && i < s.g(a) + s.ni(a); };
+  for (int k = 0; k < s.n(2); ++k)
+    for (int j = 0; j < s.n(1); ++j) {
+      if (inside(2, k) && inside(1, j)) {
+        zero_run(0, s.g(0), j, k);
+        zero_run(s.g(0) + s.ni(0), s.n(0), j, k);
+      } else {
+        zero_run(0, s.n(0), j, k);
       }
+    }
 }
 }  // namespace
 
