@@ -1,6 +1,7 @@
 #pragma once
 // The mesh: the replicated tree, this rank's block storage, and the plans that move data
-// between blocks (guard fills, regrid, parent restriction, flux correction). It knows
+// between blocks (guard fills and their transpose, regrid, parent restriction, flux
+// correction). It knows
 // variables only by name and by whether they are a vector component (for reflecting
 // boundaries); it never names a physics module.
 #include <mpi.h>

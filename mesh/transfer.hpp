@@ -1,13 +1,14 @@
 #pragma once
 // Block-to-block transfers: the single mechanism behind guard-cell fills (same-level
 // copy, restriction from finer neighbours, prolongation from coarser ones), regrid data
-// movement (new children from parents, parents from children, migration between ranks)
-// and parent restriction before output. A plan is a list of ops built identically on
-// every rank from the replicated tree; each rank keeps the ops it takes part in. Local
-// ops read the source block in place; remote ones are packed per peer rank in plan order
-// and moved with non-blocking MPI. A destination zone written by several ops receives them
-// in plan order (local and remote alike), never in arrival order: an accumulate plan
-// therefore sums the same way on any number of ranks.
+// movement (new children from parents, parents from children, migration between ranks),
+// parent restriction before output, and the accumulation of guard-zone deposits into
+// neighbours' interiors (the guard fill's transpose). A plan is a list of ops built
+// identically on every rank from the replicated tree; each rank keeps the ops it takes
+// part in. Local ops read the source block in place; remote ones are packed per peer rank
+// in plan order and moved with non-blocking MPI. A destination zone written by several ops
+// receives them in plan order (local and remote alike), never in arrival order: an
+// accumulate plan therefore sums the same way on any number of ranks.
 #include <mpi.h>
 
 #include <cstdint>
