@@ -32,6 +32,7 @@
 #include "perf/timers.hpp"
 #include "physics/composition/composition.hpp"
 #include "physics/eos/eos_unit.hpp"
+#include "physics/pic/pic_unit.hpp"
 #include "problems/problem.hpp"
 
 namespace tessera::driver {
@@ -71,15 +72,20 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
   perf::configure_counters(p.get_string_list("perf.counters"));
   units_ = make_units(p, &operators_);
   eos_ = units_.find<eos::EosUnit>();
-  // Set-ups evaluate the EOS before unk holds any species: they see the initial mixture.
-  const eos::Eos* setup_eos = &eos_->eos();
-  if (auto* comp = units_.find<composition::Composition>(); comp && comp->has_species()) {
-    double abar, zbar;
-    comp->initial_abar_zbar(abar, zbar);
-    setup_eos_ = std::make_unique<eos::FixedComposition>(eos_->eos(), abar, zbar);
-    setup_eos = setup_eos_.get();
+  if (eos_ != nullptr) {
+    // Set-ups evaluate the EOS before unk holds any species: they see the initial mixture.
+    const eos::Eos* setup_eos = &eos_->eos();
+    if (auto* comp = units_.find<composition::Composition>(); comp && comp->has_species()) {
+      double abar, zbar;
+      comp->initial_abar_zbar(abar, zbar);
+      setup_eos_ = std::make_unique<eos::FixedComposition>(eos_->eos(), abar, zbar);
+      setup_eos = setup_eos_.get();
+    }
+    problem_ = problems::make(p, *setup_eos);
+  } else {
+    problem_ = problems::make_without_eos(p);  // a run without a fluid (pic)
   }
-  problem_ = problems::make(p, *setup_eos);
+  if (auto* pic = units_.find<pic::Pic>()) pic->set_run_dir(opt_.run_dir);
   const auto vars = unk_variables(units_);
   for (const auto& u : units_.all()) {
     const auto names = u->total_names();
@@ -369,12 +375,14 @@ void Simulation::restore(const io::FlashFileMeta& m) {
   };
   const std::string type0 = trim(stored_string("eos.type")),
                     sha0 = trim(stored_string("eos_table_sha256"));
-  if (!type0.empty() && type0 != eos_->type())
+  if (eos_ == nullptr)
+    ;  // no EOS in this run (pic): nothing to recompute
+  else if (!type0.empty() && type0 != eos_->type())
     recompute = "its EOS was '" + type0 + "'";
   else if (eos_->type() == "helmholtz" && sha0 != eos_->table_sha256())
     recompute = "its Helmholtz table was " + (sha0.empty() ? std::string("unrecorded") : sha0);
   for (const auto& [k, v] : f.real_runtime)
-    if (k == "eos.gamma" && eos_->type() == "gamma" && v != p_.get_real("eos.gamma"))
+    if (eos_ && k == "eos.gamma" && eos_->type() == "gamma" && v != p_.get_real("eos.gamma"))
       recompute = "its eos.gamma was " + fmt::format("{}", v);
   // This rank's blocks (parents included), read straight from the file into unk, every
   // row verified as it is read. The derived variables are read and verified too, so a
@@ -539,7 +547,8 @@ void Simulation::write(bool checkpoint, bool force_sync) {
                      {"nextcheckpointtime", next_chk_time_}};
   for (std::size_t t = 0; t < total_names_.size(); ++t)
     info.real_state.emplace_back(total_names_[t] + "_initial", totals0_[t]);
-  if (!eos_->table_sha256().empty()) info.str_state = {{"eos_table_sha256", eos_->table_sha256()}};
+  if (eos_ && !eos_->table_sha256().empty())
+    info.str_state = {{"eos_table_sha256", eos_->table_sha256()}};
   const int deflate = checkpoint ? 0 : static_cast<int>(p_.get_int("io.plotfile_deflate"));
   // Particles go into checkpoints, and into a particle file of the plotfile's number and
   // time (yt pairs _plt_cnt_NNNN with _part_NNNN by name and time).

@@ -10,26 +10,29 @@
 #include "physics/flame/flame.hpp"
 #include "physics/gravity/gravity.hpp"
 #include "physics/hydro/hydro.hpp"
+#include "physics/pic/pic_unit.hpp"
 #include "physics/tracers/flow.hpp"
 #include "physics/tracers/tracers.hpp"
 
 namespace tessera::driver {
 
 namespace {
-const char* const kOperators[] = {"hydro", "flow", "gravity", "flame", "burn"};
+const char* const kOperators[] = {"hydro", "flow", "gravity", "flame", "burn", "pic"};
 }
 
 void declare_unit_params(base::Params& p) {
   p.declare_string_list(
       "driver.operators", {"hydro"},
       "physics operators applied each step, in this order (known: hydro, flow, gravity, "
-      "flame, burn; burn after flame; flow: a prescribed velocity field, no hydro; "
-      "particles.tracers adds 'particles' after them all)");
+      "flame, burn, pic; burn after flame; flow: a prescribed velocity field, no hydro; "
+      "pic: particle-in-cell, alone, without EOS; particles.tracers adds 'particles' after "
+      "them all)");
   hydro::Hydro::declare_params(p);
   gravity::Gravity::declare_params(p);
   flame::Flame::declare_params(p);
   burn::Burn::declare_params(p);
   tracers::Tracers::declare_params(p);
+  pic::Pic::declare_params(p);
   eos::EosUnit::declare_params(p);
   composition::Composition::declare_params(p);
 }
@@ -41,7 +44,13 @@ physics::Units make_units(const base::Params& p, std::vector<physics::Unit*>* op
   for (std::size_t n = 0; n < names.size(); ++n) {
     if (std::find(names.begin(), names.begin() + long(n), names[n]) != names.begin() + long(n))
       throw Error("driver.operators lists '" + names[n] + "' twice");
-    if (names[n] == "hydro") {
+    if (names[n] == "pic") {
+      if (names.size() > 1)
+        throw Error(
+            "driver.operators: 'pic' runs alone (driver.operators = [\"pic\"]); it does not "
+            "couple to hydro or the other operators");
+      units.add(std::make_unique<pic::Pic>(p));
+    } else if (names[n] == "hydro") {
       units.add(std::make_unique<hydro::Hydro>(p));
     } else if (names[n] == "flow") {
       if (std::find(names.begin(), names.end(), "hydro") != names.end())
@@ -70,7 +79,8 @@ physics::Units make_units(const base::Params& p, std::vector<physics::Unit*>* op
     units.add(std::make_unique<tracers::Tracers>(p));
     if (operators) operators->push_back(units.all().back().get());
   }
-  // Services every operator may call.
+  // Services every operator may call (a particle-in-cell run has no fluid: none).
+  if (names.size() == 1 && names[0] == "pic") return units;
   units.add(std::make_unique<composition::Composition>(p));
   units.add(std::make_unique<eos::EosUnit>(p));
   return units;

@@ -61,5 +61,8 @@ void declare_params(base::Params& p);
 /// The problem named by problem.name, with the run's EOS (kept by reference: it must
 /// outlive the problem).
 std::unique_ptr<Problem> make(const base::Params& p, const eos::Eos& eos);
+/// The problem of a run without an EOS (driver.operators = ["pic"]): "pic" only, else a
+/// one-line error.
+std::unique_ptr<Problem> make_without_eos(const base::Params& p);
 
 }  // namespace tessera::problems

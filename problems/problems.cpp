@@ -395,8 +395,9 @@ class Rotation final : public ProblemBase<Rotation> {
 void declare_params(base::Params& p) {
   p.declare_string("problem.name", "sedov",
                    {"sedov", "sod", "sound_wave", "advection", "white_dwarf", "maclaurin",
-                    "flame_1d", "rotation"},
-                   "problem set-up");
+                    "flame_1d", "rotation", "pic"},
+                   "problem set-up (pic: zeroes unk; the pic unit loads the plasma, only with "
+                   "driver.operators = [\"pic\"])");
   p.declare_real("rotation.omega", 2 * std::numbers::pi, -1e300, 1e300,
                  "angular velocity of the solid-body rotation (rad/s)");
   p.declare_real("rotation.xctr", 0.5, -1e300, 1e300, "rotation axis, x");
@@ -445,8 +446,31 @@ void declare_params(base::Params& p) {
   declare_gravity_problem_params(p);
 }
 
+namespace {
+/// problem.name = "pic": unk zeroed; the pic unit loads the plasma in its initialise.
+class PicProblem final : public ProblemBase<PicProblem> {
+ public:
+  std::string name() const override { return "pic"; }
+  template <class View>
+  void init(const View& u, const mesh::BlockGeom&, const mesh::BlockShape& s) const {
+    mesh::for_each_zone(s, [&](int i, int j, int k) {
+      for (int v = 0; v < s.nvar; ++v) u(v, i, j, k) = 0.0;
+    });
+  }
+};
+}  // namespace
+
+std::unique_ptr<Problem> make_without_eos(const base::Params& p) {
+  const auto& n = p.get_string("problem.name");
+  if (n == "pic") return std::make_unique<PicProblem>();
+  throw Error("problem.name = \"" + n +
+              "\" needs a fluid and its EOS; a run without one (driver.operators = "
+              "[\"pic\"]) takes problem.name = \"pic\"");
+}
+
 std::unique_ptr<Problem> make(const base::Params& p, const eos::Eos& eos) {
   const auto& n = p.get_string("problem.name");
+  if (n == "pic") throw Error("problem.name = \"pic\" needs driver.operators = [\"pic\"] (alone)");
   if (n == "sedov") return std::make_unique<Sedov>(p, eos);
   if (n == "sod") return std::make_unique<Sod>(p, eos);
   if (n == "advection") return std::make_unique<Advection>(p, eos);

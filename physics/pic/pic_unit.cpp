@@ -1,0 +1,531 @@
+#include "physics/pic/pic_unit.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "base/error.hpp"
+#include "base/params.hpp"
+#include "mesh/mesh.hpp"
+#include "perf/timers.hpp"
+#include "physics/pic/pic.hpp"
+
+namespace tessera::pic {
+
+namespace {
+
+namespace cst = constants;
+
+/// The Grid (node-0 position, cell size) of a block: lengths of 1 m along inactive axes.
+Grid grid_of(const mesh::Mesh& m, int id) {
+  const mesh::BlockGeom bg = m.geom(id);
+  const auto& s = m.shape();
+  Grid g;
+  for (int a = 0; a < 3; ++a) {
+    if (a < m.ndim()) {
+      g.dx[a] = bg.dx[a];
+      g.x0[a] = bg.lo[a] - s.g(a) * bg.dx[a];
+    } else {
+      g.dx[a] = 1.0;
+      g.x0[a] = m.tree().geometry().lo[a];
+    }
+  }
+  return g;
+}
+
+/// The whole block array but its last layer along active axes: where a B half step can
+/// run once E's guards are current (advance_b reads E at +1).
+Box all_but_last(const mesh::BlockShape& s) {
+  Box b;
+  for (int a = 0; a < 3; ++a) b.lo[a] = 0, b.hi[a] = a < s.ndim ? s.n(a) - 1 : 1;
+  return b;
+}
+
+template <class View>
+EMFields em_of(const View& u, int ie, int ib) {
+  return {field_of(u, ie), field_of(u, ie + 1), field_of(u, ie + 2),
+          field_of(u, ib), field_of(u, ib + 1), field_of(u, ib + 2)};
+}
+
+template <class View>
+Currents j_of(const View& u, int ij) {
+  return {field_of(u, ij), field_of(u, ij + 1), field_of(u, ij + 2)};
+}
+
+/// f.template operator()<D>() for the run's dimension.
+template <class F>
+void dispatch_d(int ndim, F&& f) {
+  if (ndim == 1)
+    f.template operator()<1>();
+  else if (ndim == 2)
+    f.template operator()<2>();
+  else
+    f.template operator()<3>();
+}
+
+/// f.template operator()<D, P, S>() for the run's dimension, order and gather.
+template <class F>
+void dispatch(int ndim, int order, bool energy, F&& f) {
+  auto with_s = [&]<int D, int P>() {
+    if (energy)
+      f.template operator()<D, P, GatherScheme::energy_conserving>();
+    else
+      f.template operator()<D, P, GatherScheme::momentum_conserving>();
+  };
+  auto with_p = [&]<int D>() {
+    if (order == 1)
+      with_s.template operator()<D, 1>();
+    else if (order == 2)
+      with_s.template operator()<D, 2>();
+    else
+      with_s.template operator()<D, 3>();
+  };
+  if (ndim == 1)
+    with_p.template operator()<1>();
+  else if (ndim == 2)
+    with_p.template operator()<2>();
+  else
+    with_p.template operator()<3>();
+}
+
+}  // namespace
+
+void Pic::declare_params(base::Params& p) {
+  p.declare_int("pic.shape_order", 1, 1, 3,
+                "particle shape (B-spline order): 1 CIC, 2 TSC, 3 cubic; nguard = order/2 + 2");
+  p.declare_int("pic.particles_per_cell", 8, 1, 1000000,
+                "macro-particles per cell (per beam for two_stream), a regular lattice: must be "
+                "n^ndim");
+  p.declare_real("pic.density", 1e24, 1e-300, 1e300,
+                 "electron number density (m^-3); the ions are an immobile background of the "
+                 "same density");
+  p.declare_real("pic.u_th", 0.0, 0.0, 1e300,
+                 "thermal spread of u = gamma v per component (m/s; two_stream: along x only)");
+  p.declare_real("pic.u_drift", 0.0, -1e300, 1e300,
+                 "drift of u = gamma v along x (m/s; two_stream: the beams at +-u_drift)");
+  p.declare_string("pic.init", "thermal", {"thermal", "langmuir", "two_stream"},
+                   "initial plasma: thermal (drifting Maxwellian), langmuir (u_x += epsilon c "
+                   "sin(k x)), two_stream (two beams, each density/2, the same perturbation)");
+  p.declare_real("pic.epsilon", 0.0, -1e300, 1e300,
+                 "perturbation: u_x += epsilon c sin(k x), k = 2 pi pic.mode / (xmax - xmin)");
+  p.declare_int("pic.mode", 1, 0, 1000000,
+                "wavenumber index along x of the perturbation and of pic_history.csv's Ex mode");
+  p.declare_real("pic.cfl", 0.95, 1e-6, 1.0,
+                 "time step as a fraction of the Yee limit c dt <= (sum 1/dx^2)^(-1/2)");
+  p.declare_string("pic.gather", "energy", {"energy", "momentum"},
+                   "field gather: energy-conserving (order p-1 along staggered axes) or "
+                   "momentum-conserving (order p everywhere)");
+  p.declare_int("pic.seed", 1, 0, 9000000000000000000LL,
+                "seed of the thermal momenta (a particle depends only on (seed, tag))");
+}
+
+Pic::Pic(const base::Params& p)
+    : order_(static_cast<int>(p.get_int("pic.shape_order"))),
+      ppc_(p.get_int("pic.particles_per_cell")),
+      density_(p.get_real("pic.density")),
+      u_th_(p.get_real("pic.u_th")),
+      u_drift_(p.get_real("pic.u_drift")),
+      epsilon_(p.get_real("pic.epsilon")),
+      cfl_(p.get_real("pic.cfl")),
+      mode_(static_cast<int>(p.get_int("pic.mode"))),
+      init_(p.get_string("pic.init")),
+      gather_(p.get_string("pic.gather")),
+      seed_(static_cast<std::uint64_t>(p.get_int("pic.seed"))),
+      cfg_(memory::config_for(p, "particles")) {
+  const int nd = static_cast<int>(p.get_int("mesh.ndim"));
+  const long n = std::lround(std::pow(double(ppc_), 1.0 / nd));
+  long nn = 1;
+  for (int a = 0; a < nd; ++a) nn *= n;
+  if (nn != ppc_)
+    throw Error(fmt::format(
+        "pic: pic.particles_per_cell = {} is not a {}-th power (the lattice has n^ndim particles "
+        "per cell)",
+        ppc_, nd));
+}
+
+std::vector<mesh::VarInfo> Pic::variables() const {
+  using mesh::VarKind;
+  std::vector<mesh::VarInfo> v;
+  const char* e[3] = {"ex", "ey", "ez"};
+  const char* b[3] = {"bx", "by", "bz"};
+  const char* j[3] = {"jx", "jy", "jz"};
+  for (int a = 0; a < 3; ++a) v.emplace_back(e[a], a, VarKind::conserved, true, true, "pic");
+  for (int a = 0; a < 3; ++a) v.emplace_back(b[a], a, VarKind::conserved, true, true, "pic");
+  for (int a = 0; a < 3; ++a) v.emplace_back(j[a], a, VarKind::conserved, false, true, "pic");
+  v.emplace_back("rhoq", -1, VarKind::conserved, false, true, "pic");
+  return v;
+}
+
+void Pic::bind(mesh::Mesh& m, physics::Units& /*units*/) {
+  ie_ = m.var_index("ex");
+  ib_ = m.var_index("bx");
+  ij_ = m.var_index("jx");
+  irho_ = m.var_index("rhoq");
+  for (int q = 0; q < 3; ++q)
+    if (m.var_index(std::string("e") + "xyz"[q]) != ie_ + q ||
+        m.var_index(std::string("b") + "xyz"[q]) != ib_ + q ||
+        m.var_index(std::string("j") + "xyz"[q]) != ij_ + q)
+      throw Error("pic: E, B and J must each be three consecutive variables of unk");
+  nfill_e_ = ie_ + 3;
+  nfill_ = std::max(ie_, ib_) + 3;
+  if (ib_ < ie_) nfill_e_ = nfill_;  // E is not a prefix before B: fill both
+  if (m.lrefine_max() > m.lrefine_min())
+    throw Error(fmt::format(
+        "pic: one refinement level only (mesh.lrefine_max = {} > mesh.lrefine_min = {}); "
+        "refinement jumps are not built for the Yee fields and the deposit",
+        m.lrefine_max(), m.lrefine_min()));
+  for (int a = 0; a < m.ndim(); ++a)
+    for (int side = 0; side < 2; ++side)
+      if (m.boundary(a, side) != mesh::Boundary::periodic)
+        throw Error(fmt::format(
+            "pic: only periodic boundaries are built (mesh boundary {} {} is not periodic; "
+            "absorbing and reflecting PIC boundaries are not built)",
+            side ? "upper" : "lower", "xyz"[a]));
+  if (m.geometry() != mesh::Geometry::cartesian) throw Error("pic: Cartesian geometry only");
+  set_ = std::make_unique<particles::ParticleSet>(
+      particles::ParticleType{"electron", {"weight"}, name()}, cfg_);
+}
+
+void Pic::initialise(mesh::Mesh& m) {
+  // Called again after each initial regrid: start from scratch.
+  set_->clear();
+  const int nd = m.ndim();
+  const auto& s = m.shape();
+  const auto& tg = m.tree().geometry();
+  const double lx = tg.hi[0] - tg.lo[0];
+  const double k = 2 * cst::pi * mode_ / lx;
+  const int per_axis = static_cast<int>(std::lround(std::pow(double(ppc_), 1.0 / nd)));
+  const bool two = init_ == "two_stream";
+  const int nbeams = two ? 2 : 1;
+  std::int64_t cells_total = ppc_;
+  for (int a = 0; a < nd; ++a)
+    cells_total *= std::int64_t(tg.nblocks_at(a, m.lrefine_min() - 1)) * s.nx;
+  std::vector<double> values(std::size_t(set_->nprop()));
+  std::size_t expect = 0;
+  expect = m.local_leaves().size() * s.interior_cells() * std::size_t(ppc_ * nbeams);
+  set_->reserve(expect + 1024);
+  for (int id : m.local_leaves()) {
+    const Grid g = grid_of(m, id);
+    const mesh::Node& node = m.tree().node(id);
+    CellNumbering num;
+    for (int a = 0; a < 3; ++a) {
+      num.offset[a] = a < nd ? std::int64_t(node.pos[a]) * s.nx - s.g(a) : 0;
+      num.cells[a] = a < nd ? std::int64_t(tg.nblocks_at(a, node.level)) * s.nx : 1;
+    }
+    for (int beam = 0; beam < nbeams; ++beam) {
+      PlasmaLoad load;
+      load.density = two ? 0.5 * density_ : density_;
+      load.per_axis = per_axis;
+      load.u_drift = {beam ? -u_drift_ : u_drift_, 0, 0};
+      load.u_th = two ? Vec3{u_th_, 0, 0} : Vec3{u_th_, u_th_, u_th_};
+      const double w = ppc_ > 0 ? load.density * g.volume() / double(ppc_) : 0.0;
+      auto emit = [&](std::int64_t tag, const Vec3& x, Vec3 u) {
+        if (init_ != "thermal") u[0] += epsilon_ * cst::c * std::sin(k * (x[0] - tg.lo[0]));
+        for (int a = 0; a < 3; ++a) values[particles::POSX + a] = x[a];
+        for (int a = 0; a < 3; ++a) values[particles::VELX + a] = u[a];
+        values[particles::NBASE] = w;
+        set_->push(values.data(), tag);
+      };
+      switch (nd) {
+        case 1:
+          load_uniform<1>(g, interior(s), num, load, seed_, beam * cells_total, emit);
+          break;
+        case 2:
+          load_uniform<2>(g, interior(s), num, load, seed_, beam * cells_total, emit);
+          break;
+        default:
+          load_uniform<3>(g, interior(s), num, load, seed_, beam * cells_total, emit);
+      }
+    }
+  }
+  set_->redistribute(m);
+  // E = B = 0: Gauss's law holds to round-off for the regular lattice (neutral in every
+  // cell); J and rhoq zero everywhere, guards included.
+  m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom&) {
+    for (int v = 0; v < s.nvar; ++v)
+      if (m.vars()[std::size_t(v)].owner == "pic") {
+        const Field f = field_of(u, v);
+        for (int kk = 0; kk < s.n(2); ++kk)
+          for (int j = 0; j < s.n(1); ++j)
+            for (int i = 0; i < s.n(0); ++i) f(i, j, kk) = 0.0;
+      }
+  });
+  m.fill_guards(nfill_);
+  k_prev_ = kinetic(m.comm());
+  charge_error0_ = charge_error(m);
+  const Diag d = diagnose(m);
+  field0_ = d.field;
+  kin0_ = k_prev_;
+  have_total0_ = false;
+  drift_ = 0;
+  steps_ = 0;
+  time_ = 0;
+  particle_steps_ = 0;
+  if (m.rank() == 0) {
+    history_ =
+        std::ofstream(std::filesystem::path(run_dir_.empty() ? "." : run_dir_) / "pic_history.csv");
+    history_ << "step,time,field_energy,kinetic_energy,total_energy,ex_mode_sin,ex_mode_abs\n";
+    history_ << fmt::format("0,0,{:.17g},{:.17g},,{:.17g},{:.17g}\n", d.field, k_prev_, -d.mode_im,
+                            std::hypot(d.mode_re, d.mode_im))
+             << std::flush;
+  }
+}
+
+void Pic::after_restart(mesh::Mesh& m) {
+  m.fill_guards(nfill_);
+  need_k_prev_ = true;  // the driver loads the particles after this
+  if (m.rank() == 0) {
+    history_ =
+        std::ofstream(std::filesystem::path(run_dir_.empty() ? "." : run_dir_) / "pic_history.csv",
+                      std::ios::app);
+  }
+}
+
+double Pic::max_dt(mesh::Mesh& m) const {
+  Grid g;
+  const auto dx = m.finest_dx();
+  for (int a = 0; a < 3; ++a) g.dx[a] = dx[a];
+  switch (m.ndim()) {
+    case 1:
+      return cfl_ * yee::max_dt<1>(g);
+    case 2:
+      return cfl_ * yee::max_dt<2>(g);
+    default:
+      return cfl_ * yee::max_dt<3>(g);
+  }
+}
+
+double Pic::kinetic(MPI_Comm comm) const {
+  const double* w = set_->prop(particles::NBASE);
+  const double* u[3] = {set_->prop(particles::VELX), set_->prop(particles::VELY),
+                        set_->prop(particles::VELZ)};
+  double k = 0;
+  for (std::size_t p = 0; p < set_->size(); ++p)
+    k += w[p] * (lorentz_gamma({u[0][p], u[1][p], u[2][p]}) - 1.0);
+  k *= cst::m_e * cst::c * cst::c;
+  MPI_Allreduce(MPI_IN_PLACE, &k, 1, MPI_DOUBLE, MPI_SUM, comm);
+  return k;
+}
+
+Pic::Diag Pic::diagnose(mesh::Mesh& m) const {
+  const auto& s = m.shape();
+  const auto& tg = m.tree().geometry();
+  const double k = 2 * cst::pi * mode_ / (tg.hi[0] - tg.lo[0]);
+  double d[3] = {0, 0, 0};
+  m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
+    const Grid g = grid_of(m, id);
+    double e2 = 0, b2 = 0;
+    for_each_zone(s, [&](int i, int j, int kk) {
+      double e = 0, b = 0;
+      for (int a = 0; a < 3; ++a) {
+        const double ea = u(ie_ + a, i, j, kk), ba = u(ib_ + a, i, j, kk);
+        e += ea * ea, b += ba * ba;
+      }
+      e2 += e, b2 += b;
+      const double x = g.x0[0] + (i + 0.5) * g.dx[0] - tg.lo[0];  // Ex's position
+      const double ex = u(ie_, i, j, kk);
+      d[1] += ex * std::cos(k * x);
+      d[2] -= ex * std::sin(k * x);
+    });
+    d[0] += (0.5 * cst::eps0 * e2 + 0.5 / cst::mu0 * b2) * g.volume();
+  });
+  MPI_Allreduce(MPI_IN_PLACE, d, 3, MPI_DOUBLE, MPI_SUM, m.comm());
+  return {d[0], d[1], d[2]};
+}
+
+double Pic::charge_error(mesh::Mesh& m) {
+  const auto& s = m.shape();
+  const int nd = m.ndim();
+  // Electron charge at nodes (guards included, then folded into their owners).
+  m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
+    const Field rho = field_of(u, irho_);
+    for (int kk = 0; kk < s.n(2); ++kk)
+      for (int j = 0; j < s.n(1); ++j)
+        for (int i = 0; i < s.n(0); ++i) rho(i, j, kk) = 0.0;
+    const Grid g = grid_of(m, id);
+    const double* x[3] = {set_->prop(particles::POSX), set_->prop(particles::POSY),
+                          set_->prop(particles::POSZ)};
+    const double* w = set_->prop(particles::NBASE);
+    for (std::size_t p = set_->begin(id); p < set_->end(id); ++p) {
+      const Vec3 xp{x[0][p], x[1][p], x[2][p]};
+      const double qw = -cst::q_e * w[p];
+      dispatch(nd, order_, true, [&]<int D, int P, GatherScheme S>() {
+        if constexpr (S == GatherScheme::energy_conserving) deposit_rho<D, P>(rho, g, xp, qw);
+      });
+    }
+  });
+  m.accumulate_guards(irho_, 1);
+  // max |div E - rho_net/eps0| / max |rho_e/eps0| (as the kernel test: relative to the
+  // electrons' charge density), div E by backward differences (E's guards are current),
+  // rho_net = rho_e + the ion background +q_e density.
+  const double rho_i = cst::q_e * density_;
+  double r[2] = {0, 0};
+  m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
+    const Grid g = grid_of(m, id);
+    for_each_zone(s, [&](int i, int j, int kk) {
+      double div = (u(ie_, i, j, kk) - u(ie_, i - 1, j, kk)) / g.dx[0];
+      if (nd > 1) div += (u(ie_ + 1, i, j, kk) - u(ie_ + 1, i, j - 1, kk)) / g.dx[1];
+      if (nd > 2) div += (u(ie_ + 2, i, j, kk) - u(ie_ + 2, i, j, kk - 1)) / g.dx[2];
+      const double re = u(irho_, i, j, kk) / cst::eps0;
+      r[0] = std::max(r[0], std::abs(div - (re + rho_i / cst::eps0)));
+      r[1] = std::max(r[1], std::abs(re));
+    });
+  });
+  MPI_Allreduce(MPI_IN_PLACE, r, 2, MPI_DOUBLE, MPI_MAX, m.comm());
+  return r[1] > 0 ? r[0] / r[1] : r[0];
+}
+
+void Pic::advance(mesh::Mesh& m, double dt) {
+  TESSERA_REGION("pic");
+  if (need_k_prev_) k_prev_ = kinetic(m.comm()), need_k_prev_ = false;
+  const double field_n = diagnose(m).field;  // E^n, B^n (cheap next to the particles)
+  step(m, dt);
+  const double k_next = kinetic(m.comm());
+  const double total = field_n + 0.5 * (k_prev_ + k_next);
+  if (!have_total0_) total0_ = total, have_total0_ = true;
+  drift_ = std::max(drift_, std::abs(total / total0_ - 1));
+  total1_ = total;
+  k_prev_ = k_next;
+  ++steps_;
+  time_ += dt;
+  const Diag d = diagnose(m);
+  field1_ = d.field;
+  kin1_ = k_next;
+  if (m.rank() == 0 && history_)
+    history_ << fmt::format("{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g}\n", steps_, time_,
+                            d.field, k_next, total, -d.mode_im, std::hypot(d.mode_re, d.mode_im))
+             << std::flush;
+}
+
+void Pic::step(mesh::Mesh& m, double dt) {
+  const auto& s = m.shape();
+  const int nd = m.ndim();
+  double pushed = 0;
+  m.with_layout([&](auto tag) {
+    // Step 1: J = 0 everywhere (guards included).
+    for (int id : m.local_leaves()) {
+      const auto u = m.view(id, tag);
+      for (int q = 0; q < 3; ++q) {
+        const Field f = field_of(u, ij_ + q);
+        for (int kk = 0; kk < s.n(2); ++kk)
+          for (int j = 0; j < s.n(1); ++j)
+            for (int i = 0; i < s.n(0); ++i) f(i, j, kk) = 0.0;
+      }
+    }
+    // Step 2: per block, gather, push, move and deposit (three passes, one region each).
+    double* x[3] = {set_->prop(particles::POSX), set_->prop(particles::POSY),
+                    set_->prop(particles::POSZ)};
+    double* uu[3] = {set_->prop(particles::VELX), set_->prop(particles::VELY),
+                     set_->prop(particles::VELZ)};
+    const double* w = set_->prop(particles::NBASE);
+    const double qm = -cst::q_e / cst::m_e;
+    dispatch(nd, order_, gather_ == "energy", [&]<int D, int P, GatherScheme S>() {
+      for (int id : m.local_leaves()) {
+        const std::size_t b = set_->begin(id), e = set_->end(id), n = e - b;
+        if (n == 0) continue;
+        const auto u = m.view(id, tag);
+        const Grid g = grid_of(m, id);
+        const EMFields f = em_of(u, ie_, ib_);
+        const Currents J = j_of(u, ij_);
+        scratch_.resize(9 * n);
+        double* eb = scratch_.data();
+        double* xo = eb + 6 * n;
+        {
+          TESSERA_REGION("gather");
+          for (std::size_t p = 0; p < n; ++p) {
+            Vec3 E, B;
+            gather<D, P, S>(f, g, {x[0][b + p], x[1][b + p], x[2][b + p]}, E, B);
+            for (int a = 0; a < 3; ++a) eb[6 * p + a] = E[a], eb[6 * p + 3 + a] = B[a];
+          }
+        }
+        {
+          TESSERA_REGION("push");
+          for (std::size_t p = 0; p < n; ++p) {
+            Vec3 up{uu[0][b + p], uu[1][b + p], uu[2][b + p]};
+            boris_push(up, {eb[6 * p], eb[6 * p + 1], eb[6 * p + 2]},
+                       {eb[6 * p + 3], eb[6 * p + 4], eb[6 * p + 5]}, qm, dt);
+            Vec3 xp{x[0][b + p], x[1][b + p], x[2][b + p]};
+            for (int a = 0; a < 3; ++a) xo[3 * p + a] = xp[a];
+            push_position(xp, up, dt);
+            for (int a = 0; a < 3; ++a) uu[a][b + p] = up[a], x[a][b + p] = xp[a];
+          }
+        }
+        {
+          TESSERA_REGION("deposit");
+          for (std::size_t p = 0; p < n; ++p) {
+            const Vec3 up{uu[0][b + p], uu[1][b + p], uu[2][b + p]};
+            const double ig = 1.0 / lorentz_gamma(up);
+            deposit_current<D, P>(J, g, {xo[3 * p], xo[3 * p + 1], xo[3 * p + 2]},
+                                  {x[0][b + p], x[1][b + p], x[2][b + p]},
+                                  {up[0] * ig, up[1] * ig, up[2] * ig}, -cst::q_e * w[b + p], dt);
+          }
+        }
+        pushed += double(n);
+      }
+    });
+    {
+      TESSERA_REGION("deposit");
+      m.accumulate_guards(ij_, 3);
+    }
+    // Step 3: the field solve around J^{n+1/2} (see the header for the guard reasoning).
+    {
+      TESSERA_REGION("field_solve");
+      const Box all = all_but_last(s), in = interior(s);
+      auto half_b = [&] {
+        for (int id : m.local_leaves()) {
+          const auto u = m.view(id, tag);
+          const Grid g = grid_of(m, id);
+          dispatch_d(nd, [&]<int D>() { yee::advance_b<D>(em_of(u, ie_, ib_), all, g, 0.5 * dt); });
+        }
+      };
+      half_b();
+      for (int id : m.local_leaves()) {
+        const auto u = m.view(id, tag);
+        const Grid g = grid_of(m, id);
+        dispatch_d(
+            nd, [&]<int D>() { yee::advance_e<D>(em_of(u, ie_, ib_), j_of(u, ij_), in, g, dt); });
+      }
+      m.fill_guards(nfill_e_);
+      half_b();
+    }
+  });
+  {
+    TESSERA_REGION("redistribute");
+    set_->redistribute(m);
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &pushed, 1, MPI_DOUBLE, MPI_SUM, m.comm());
+  particle_steps_ += pushed;
+}
+
+void Pic::finish(mesh::Mesh& m) {
+  charge_error_ = charge_error(m);
+}
+
+nlohmann::json Pic::summary(MPI_Comm comm) const {
+  long n = long(set_->size());
+  MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_LONG, MPI_SUM, comm);
+  nlohmann::json j;
+  j["species"] = "electron";
+  j["particles"] = n;
+  j["particles_per_cell"] = ppc_;
+  j["shape_order"] = order_;
+  j["gather"] = gather_;
+  j["init"] = init_;
+  j["steps"] = steps_;
+  j["particle_steps"] = particle_steps_;
+  j["field_energy_start"] = field0_;
+  j["kinetic_energy_start"] = kin0_;
+  j["total_energy_start"] = total0_;
+  j["field_energy_end"] = field1_;
+  j["kinetic_energy_end"] = kin1_;
+  j["total_energy_end"] = total1_;
+  j["energy_drift_max"] = drift_;
+  j["charge_error_start"] = charge_error0_;
+  j["charge_error"] = charge_error_;
+  return j;
+}
+
+}  // namespace tessera::pic

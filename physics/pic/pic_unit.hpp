@@ -1,0 +1,111 @@
+#pragma once
+// The electromagnetic particle-in-cell unit ("pic"): the kernels of physics/pic/pic.hpp run
+// on the block mesh, SI units throughout (m, s, kg, C, V/m, T, A/m^2, C/m^3). The operator
+// "pic" in driver.operators, alone (with hydro or any other operator: a one-line error);
+// the run then has no EOS or composition service and uses problem.name = "pic" (which
+// zeroes unk; this unit loads the particles and sets the fields in initialise).
+//
+// Variables in unk (Yee staggering of fields.hpp, array index (i,j,k) = the node at the
+// lower corner of cell (i,j,k)):
+//   ex ey ez   E (V/m) on edges           guard-filled, the first three of unk
+//   bx by bz   B (T) on faces             guard-filled, the next three
+//   jx jy jz   J (A/m^2) on edges         not guard-filled: deposits land in guards and
+//                                         accumulate_guards folds them into the owners
+//   rhoq       electron charge density (C/m^3) at nodes, deposited for diagnostics at the
+//              start, before every output and at the end (finish; the ions are a uniform background
+//              +q_e pic.density that is not stored)
+// Along inactive axes (1-D, 2-D) lengths are 1 m: densities per m^3 as given, energies
+// per m^2 (1-D) or per m (2-D).
+//
+// One species (electrons) in a particles::ParticleSet: position (m), u = gamma v (m/s) in
+// velx..velz, and the macro-particle weight `weight` (physical electrons per particle).
+//
+// One step (timer regions pic/gather, pic/push, pic/deposit, pic/field_solve,
+// pic/redistribute), E and B at integer time levels between steps, their guards valid:
+//   zero J; per block: gather E^n, B^n at x^n; Boris u^{n-1/2} -> u^{n+1/2}; x^{n+1};
+//   Esirkepov J^{n+1/2} (into guards); accumulate_guards of J;
+//   B^{n+1/2} = B^n - dt/2 curl E^n over the whole array but its last layer (E's guards
+//   are current, so B's guards come out as a guard fill would give them, bit for bit);
+//   E^{n+1} over the interior; fill_guards of E; B^{n+1} likewise over the whole array;
+//   redistribute the particles (periodic wrap, migration).
+// So one guard fill (of E) per step. One refinement level, periodic boundaries only.
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "particles/particle_set.hpp"
+#include "physics/unit.hpp"
+
+namespace tessera::base {
+class Params;
+}
+
+namespace tessera::pic {
+
+class Pic final : public physics::Unit {
+ public:
+  /// pic.shape_order, particles_per_cell, density, u_th, u_drift, init, epsilon, mode,
+  /// cfl, gather, seed.
+  static void declare_params(base::Params& p);
+  explicit Pic(const base::Params& p);
+
+  std::string name() const override { return "pic"; }
+  std::vector<mesh::VarInfo> variables() const override;
+  /// shape_order / 2 + 2 (the gather and deposit windows, pic.hpp).
+  int nguard() const override { return order_ / 2 + 2; }
+  /// Finds the variables, refuses more than one level and non-periodic boundaries.
+  void bind(mesh::Mesh& m, physics::Units& units) override;
+  /// Loads the particles (depending on (seed, tag) only), E = B = 0, guards filled.
+  void initialise(mesh::Mesh& m) override;
+  /// Fills the guards of E and B (the checkpoint holds interiors only).
+  void after_restart(mesh::Mesh& m) override;
+  /// pic.cfl times the Yee limit (c dt <= (sum 1/dx^2)^(-1/2)).
+  double max_dt(mesh::Mesh& m) const override;
+  bool reads_deferred_state() const override { return false; }
+  void advance(mesh::Mesh& m, double dt) override;
+  /// The charge density and the charge-conservation error at the end.
+  void finish(mesh::Mesh& m) override;
+  nlohmann::json summary(MPI_Comm comm) const override;
+  particles::ParticleSet* particle_set() override { return set_.get(); }
+  /// Where pic_history.csv goes (rank 0; the driver's run directory).
+  void set_run_dir(const std::string& dir) { run_dir_ = dir; }
+
+  /// Field energy, the complex amplitude of Ex's mode along x (sum over the interior of
+  /// Ex exp(-i k x) at Ex's positions), rank-local; kinetic energy of the particles.
+  struct Diag {
+    double field = 0, mode_re = 0, mode_im = 0;
+  };
+
+ private:
+  int order_ = 1;
+  long ppc_ = 1;
+  double density_ = 0, u_th_ = 0, u_drift_ = 0, epsilon_ = 0, cfl_ = 0.95;
+  int mode_ = 1;
+  std::string init_, gather_;
+  std::uint64_t seed_ = 1;
+  memory::ArenaConfig cfg_;
+  std::unique_ptr<particles::ParticleSet> set_;
+  int ie_ = -1, ib_ = -1, ij_ = -1, irho_ = -1;  ///< first of ex.., bx.., jx.., and rhoq
+  int nfill_e_ = 0, nfill_ = 0;                  ///< fills covering E, and E and B
+  std::string run_dir_;
+  std::ofstream history_;
+  std::vector<double> scratch_;  ///< per particle of one block: E, B, x_old
+  // Diagnostics.
+  double k_prev_ = 0;  ///< kinetic energy of u^{n-1/2} (all ranks)
+  double field0_ = 0, kin0_ = 0, total0_ = 0, field1_ = 0, kin1_ = 0, total1_ = 0;
+  double drift_ = 0, charge_error0_ = 0, charge_error_ = 0;
+  long steps_ = 0;
+  double time_ = 0;  ///< since the start of this run (not the restart's time)
+  double particle_steps_ = 0;
+  bool have_total0_ = false;
+  bool need_k_prev_ = false;
+
+  Diag diagnose(mesh::Mesh& m) const;
+  double kinetic(MPI_Comm comm) const;
+  double charge_error(mesh::Mesh& m);
+  void step(mesh::Mesh& m, double dt);
+};
+
+}  // namespace tessera::pic
