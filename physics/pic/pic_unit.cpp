@@ -278,9 +278,12 @@ void Pic::after_restart(mesh::Mesh& m) {
   m.fill_guards(nfill_);
   need_k_prev_ = true;  // the driver loads the particles after this
   if (m.rank() == 0) {
-    history_ =
-        std::ofstream(std::filesystem::path(run_dir_.empty() ? "." : run_dir_) / "pic_history.csv",
-                      std::ios::app);
+    // Appended to (time counts from the restart: the unit does not know the run's time).
+    const auto path = std::filesystem::path(run_dir_.empty() ? "." : run_dir_) / "pic_history.csv";
+    const bool fresh = !std::filesystem::exists(path);
+    history_ = std::ofstream(path, std::ios::app);
+    if (fresh)
+      history_ << "step,time,field_energy,kinetic_energy,total_energy,ex_mode_sin,ex_mode_abs\n";
   }
 }
 

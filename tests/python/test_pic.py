@@ -86,6 +86,15 @@ def test_langmuir_is_bitwise_identical_on_1_and_2_ranks(langmuir):
                                   same_ranks=False)
 
 
+def test_langmuir_restart_on_2_ranks_from_a_1_rank_checkpoint_is_bitwise(tmp_path):
+    run("pic_langmuir_1d.toml", tmp_path / "a", "io.checkpoint_interval_steps=40")
+    mid = tmp_path / "a" / "pic_langmuir_1d_hdf5_chk_0001"
+    run("pic_langmuir_1d.toml", tmp_path / "b", "io.checkpoint_interval_steps=40",
+        "--restart", str(mid), ranks=2)
+    assert not differing_datasets(last_checkpoint(tmp_path / "a"),
+                                  last_checkpoint(tmp_path / "b"), same_ranks=False)
+
+
 @pytest.fixture(scope="module")
 def two_stream(tmp_path_factory):
     return shared_run(tmp_path_factory, "pic_two_stream", "pic_two_stream_1d.toml")
