@@ -1,7 +1,8 @@
 #pragma once
 // The numerical kernels of the electromagnetic particle-in-cell unit (SI units, as WarpX):
 // header-only, per block and per particle, with no mesh, driver or parameter code. The
-// unit class that declares variables and parameters and runs the step is not written yet.
+// unit that declares variables and parameters and runs the step on the block mesh is
+// pic_unit.hpp (the operator "pic").
 //
 // Files
 //   constants.hpp  c, eps0, mu0, q_e, m_e, m_p, k_B (CODATA 2018).
