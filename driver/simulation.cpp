@@ -23,6 +23,7 @@
 #include "io/output_manager.hpp"
 #include "memory/arena.hpp"
 #include "memory/planner.hpp"
+#include "memory/tiers.hpp"
 #include "mesh/lohner.hpp"
 #include "mesh/mesh.hpp"
 #include "parallel/comm.hpp"
@@ -816,7 +817,34 @@ nlohmann::json Simulation::run() {
     nlohmann::json meminfo;
     memory::to_json(meminfo, memory::read_meminfo());
     const auto predicted = plan_["per_rank"]["peak_rss_bytes"].get<double>();
+    // Data objects (issue 12's characterisation of the run's own memory): per class the
+    // most bytes live at once, the mappings and their mean lifetime; the replicated tree is
+    // metadata. This rank's (rank 0's) view, like the arena list.
+    nlohmann::json objects = nlohmann::json::object();
+    for (int c = 0; c < memory::kObjectClasses; ++c)
+      objects[memory::to_string(static_cast<memory::ObjectClass>(c))] = {
+          {"bytes", 0.0}, {"count", 0}, {"seconds", 0.0}, {"arenas", nlohmann::json::array()}};
+    for (const auto& a : memory::arena_stats()) {
+      auto& o = objects[memory::to_string(memory::object_class_of_arena(a.name))];
+      o["bytes"] = o["bytes"].get<double>() + double(a.peak_bytes);
+      o["count"] = o["count"].get<long>() + a.count;
+      o["seconds"] = o["seconds"].get<double>() + a.seconds;
+      o["arenas"].push_back(a.name);
+    }
+    {
+      auto& o = objects["metadata"];
+      o["bytes"] = o["bytes"].get<double>() + double(mesh_->tree().size()) * sizeof(mesh::Node);
+      o["count"] = o["count"].get<long>() + 1;
+      o["seconds"] = o["seconds"].get<double>() + wall;
+      o["arenas"].push_back("tree (heap)");
+    }
+    for (auto& [name, o] : objects.items()) {
+      const long n = o["count"].get<long>();
+      o["mean_lifetime_seconds"] = n > 0 ? o["seconds"].get<double>() / double(n) : 0.0;
+      o.erase("seconds");
+    }
     s["memory"] = {{"arenas", arenas},
+                   {"objects", objects},
                    {"peak_rss_bytes", peak},
                    {"predicted_bytes", predicted},
                    {"prediction_error", (predicted - double(peak)) / double(peak)},

@@ -155,6 +155,17 @@ std::vector<const Arena*>& registry() {
   return *r;
 }
 
+// Per-name statistics of every mapping (arena_stats), under registry_mutex().
+struct NameStats {
+  long count = 0, live = 0;
+  std::size_t live_bytes = 0, peak_bytes = 0, total_bytes = 0;
+  double seconds = 0;
+};
+std::map<std::string, NameStats>& name_stats() {
+  static auto* m = new std::map<std::string, NameStats>;
+  return *m;
+}
+
 // Writes one byte in every `stride` bytes: each page is faulted in now, on this thread.
 void prefault(void* p, std::size_t n, std::size_t stride) {
   auto* c = static_cast<volatile char*>(p);
@@ -284,8 +295,12 @@ std::size_t Arena::mapped_size(std::size_t bytes, PagePolicy policy, std::size_t
 
 Arena::Arena(std::string name, std::size_t bytes, PagePolicy requested, std::size_t hugepage_size,
              const BeforeTouch& before_touch)
-    : name_(std::move(name)), bytes_(bytes), requested_(requested), achieved_(requested) {
-  std::vector<std::string> why;  // one reason per policy that could not be had
+    : name_(std::move(name)),
+      bytes_(bytes),
+      requested_(requested),
+      achieved_(requested),
+      created_(std::chrono::steady_clock::now()) {  // a lifetime includes mapping it
+  std::vector<std::string> why;                     // one reason per policy that could not be had
   // Placement (a tier's mbind) must see the mapping before its first write: a policy set
   // later does not move pages that are already faulted in.
   const auto prefault = [&](void* p, std::size_t n, std::size_t stride) {
@@ -403,6 +418,12 @@ Arena::Arena(std::string name, std::size_t bytes, PagePolicy requested, std::siz
   std::lock_guard<std::mutex> lock(registry_mutex());
   registry().push_back(this);
   registered_ = true;
+  auto& st = name_stats()[name_];
+  ++st.count;
+  ++st.live;
+  st.live_bytes += bytes_;
+  st.total_bytes += bytes_;
+  st.peak_bytes = std::max(st.peak_bytes, st.live_bytes);
 }
 
 Arena::~Arena() {
@@ -434,6 +455,7 @@ void Arena::take(Arena& o) noexcept {
   achieved_ = o.achieved_;
   warning_ = std::move(o.warning_);
   registered_ = o.registered_;
+  created_ = o.created_;
   if (registered_) std::replace(registry().begin(), registry().end(), &o, this);
   o.name_.clear();
   o.warning_.clear();
@@ -448,6 +470,11 @@ void Arena::release() noexcept {
     auto& r = registry();
     r.erase(std::remove(r.begin(), r.end(), this), r.end());
     registered_ = false;
+    auto& st = name_stats()[name_];
+    --st.live;
+    st.live_bytes -= std::min(st.live_bytes, bytes_);
+    st.seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - created_).count();
   }
   if (addr_) ::munmap(addr_, unmap_bytes_);
   addr_ = nullptr;
@@ -581,6 +608,19 @@ void release_spare() noexcept {
 }  // unmapped here, outside the lock
 
 }  // namespace detail
+
+std::vector<ArenaStats> arena_stats() {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  const auto now = std::chrono::steady_clock::now();
+  std::map<std::string, double> alive;  // live mappings' time so far
+  for (const Arena* a : registry())
+    alive[a->name()] += std::chrono::duration<double>(now - a->created()).count();
+  std::vector<ArenaStats> out;
+  for (const auto& [name, st] : name_stats())
+    out.push_back(
+        {name, st.count, st.peak_bytes, st.total_bytes, st.seconds + alive[name], st.live});
+  return out;
+}
 
 std::vector<ArenaReport> report_all() {
   std::lock_guard<std::mutex> lock(registry_mutex());

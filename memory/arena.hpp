@@ -7,6 +7,7 @@
 // for the bytes actually backed by huge pages.
 //
 // Linux only (mmap, madvise, /proc, /sys).
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -96,6 +97,8 @@ class Arena {
   std::size_t bytes() const { return bytes_; }
   std::size_t mapped_bytes() const { return mapped_; }
   const std::string& name() const { return name_; }
+  /// When the mapping was made (for the lifetime statistics of arena_stats).
+  std::chrono::steady_clock::time_point created() const { return created_; }
   PagePolicy requested() const { return requested_; }
   PagePolicy achieved() const { return achieved_; }
   std::size_t hugepage_size() const { return hugepage_size_; }  ///< as in ArenaReport
@@ -119,12 +122,26 @@ class Arena {
   PagePolicy requested_ = PagePolicy::none, achieved_ = PagePolicy::none;
   std::string warning_;
   bool registered_ = false;
+  std::chrono::steady_clock::time_point created_{};  ///< when mapped (lifetime statistics)
   void release() noexcept;
   void take(Arena& other) noexcept;  ///< caller holds the registry lock
 };
 
 /// Reports of every live arena, in construction order; one smaps read. Thread-safe.
 std::vector<ArenaReport> report_all();
+
+/// Every arena mapped so far in this process, by name (the data objects of the run): how
+/// many were mapped, the most bytes live at once, and the seconds they were alive (the
+/// live ones counted up to now). Thread-safe; no smaps read.
+struct ArenaStats {
+  std::string name;
+  long count = 0;               ///< arenas mapped under this name
+  std::size_t peak_bytes = 0;   ///< most usable bytes live at once
+  std::size_t total_bytes = 0;  ///< usable bytes of every mapping, summed
+  double seconds = 0;           ///< sum of the mappings' lifetimes
+  long live = 0;                ///< mapped now
+};
+std::vector<ArenaStats> arena_stats();
 /// The report of the live arena whose usable range contains `addr`; nullopt if none.
 /// One smaps read. Thread-safe.
 std::optional<ArenaReport> report_of(const void* addr);

@@ -79,6 +79,14 @@ const char* to_string(Tier t) {
   return t == Tier::fast ? "fast" : "slow";
 }
 
+ObjectClass object_class_of_arena(const std::string& name) {
+  if (name == "unk" || name == "rk_stage") return ObjectClass::field;
+  if (name == "particles") return ObjectClass::particle;
+  if (name == "flux" || name == "scratch" || name == "staging" || name == "buffer")
+    return ObjectClass::temporary;
+  return ObjectClass::metadata;
+}
+
 const char* to_string(ObjectClass c) {
   switch (c) {
     case ObjectClass::metadata:

@@ -208,6 +208,13 @@ def test_3d_tracers_summary_reports_particles_and_their_timers(sod3):
     assert p["count"] == 32 * 8 * 8 and p["lost"] == 0
     assert p["bytes"] > 0 and p["pages_requested"] in ("none", "thp", "hugetlb")
     assert "migrated" in p and "pages_achieved" in p
+    # The run's data objects by class (issue 12's characterisation of Tessera's own memory).
+    o = s["memory"]["objects"]
+    assert set(o) == {"metadata", "temporary", "field", "particle"}
+    assert "unk" in o["field"]["arenas"] and o["field"]["bytes"] > 0
+    assert o["particle"]["arenas"] == ["particles"] and o["particle"]["bytes"] > 0
+    assert "staging" in o["temporary"]["arenas"] and o["temporary"]["count"] >= 3
+    assert 0 < o["temporary"]["mean_lifetime_seconds"] < o["field"]["mean_lifetime_seconds"]
 
     def names(rows, prefix=""):
         for r in rows:

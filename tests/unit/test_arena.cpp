@@ -142,6 +142,32 @@ TEST(PagePolicy, NamesRoundTripAndABadNameListsTheChoices) {
   EXPECT_TRUE(contains(error_of([] { parse_policy("THP"); }), "not a page policy"));
 }
 
+// Given arenas mapped and released under one name, then arena_stats counts the mappings,
+// the most bytes live at once (not their sum over time), the live ones, and a lifetime.
+TEST(Arena, StatisticsCountMappingsPeakLiveBytesAndLifetimes) {
+  const std::string name = "stats_test_arena";
+  auto find = [&] {
+    for (const auto& s : arena_stats())
+      if (s.name == name) return s;
+    return ArenaStats{};
+  };
+  {
+    Arena a(name, 3 * kMiB, PagePolicy::none);
+    {
+      Arena b(name, 5 * kMiB, PagePolicy::none);
+      EXPECT_EQ(find().live, 2);
+      EXPECT_EQ(find().peak_bytes, 8 * kMiB);
+    }
+    Arena c(name, 1 * kMiB, PagePolicy::none);  // 4 MiB live: the peak stays 8
+    EXPECT_EQ(find().count, 3);
+    EXPECT_EQ(find().peak_bytes, 8 * kMiB);
+  }
+  const auto s = find();
+  EXPECT_EQ(s.live, 0);
+  EXPECT_EQ(s.total_bytes, 9 * kMiB);
+  EXPECT_GT(s.seconds, 0.0);
+}
+
 TEST(Arena, GivenThpWhenTouchedThenAtLeast90PercentIsBackedByHugePages) {
   const std::string mode = thp_enabled();
   if (mode != "always" && mode != "madvise")
