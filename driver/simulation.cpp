@@ -208,7 +208,11 @@ bool Simulation::mark_and_regrid() {
     double refine, derefine, filter;
   };
   std::vector<Crit> crit;
-  for (int n = 1; n <= 4; ++n) {
+  // With one refinement level the criteria decide nothing (the bounds override every
+  // flag; a regrid can only bring leaves up to lrefine_min): they are not evaluated, so a
+  // run without their variables (pic) needs no mesh.refine_var settings.
+  const bool decide = mesh_->lrefine_max() > mesh_->lrefine_min();
+  for (int n = 1; n <= 4 && decide; ++n) {
     const std::string k = std::to_string(n);
     const auto& name = p_.get_string("mesh.refine_var_" + k);
     if (name == "none" || name.empty()) continue;
