@@ -33,7 +33,6 @@
 #include "perf/timers.hpp"
 #include "physics/composition/composition.hpp"
 #include "physics/eos/eos_unit.hpp"
-#include "physics/pic/pic_unit.hpp"
 #include "problems/problem.hpp"
 
 namespace tessera::driver {
@@ -86,7 +85,7 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
   } else {
     problem_ = problems::make_without_eos(p);  // a run without a fluid (pic)
   }
-  if (auto* pic = units_.find<pic::Pic>()) pic->set_run_dir(opt_.run_dir);
+  for (const auto& u : units_.all()) u->set_run_dir(opt_.run_dir);
   const auto vars = unk_variables(units_);
   for (const auto& u : units_.all()) {
     const auto names = u->total_names();

@@ -41,10 +41,7 @@ std::uint32_t crc_of_bytes(const void* buf, std::size_t bytes) {
 }
 
 std::uint32_t chain_row_crcs(const std::vector<std::uint32_t>& by_row, std::size_t row_bytes) {
-  uLong chained = crc32_z(0L, Z_NULL, 0);
-  for (const std::uint32_t rc : by_row)
-    chained = crc32_combine(chained, rc, static_cast<z_off_t>(row_bytes));
-  return static_cast<std::uint32_t>(chained);
+  return chain_crcs(by_row, std::vector<std::uint64_t>(by_row.size(), row_bytes));
 }
 
 std::uint32_t chain_crcs(const std::vector<std::uint32_t>& by_piece,

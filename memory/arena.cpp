@@ -20,6 +20,7 @@
 #include "base/error.hpp"
 #include "base/params.hpp"
 #include "base/size.hpp"
+#include "base/text.hpp"
 #include "memory/tier_backend.hpp"
 
 namespace tessera::memory {
@@ -50,13 +51,8 @@ int log2_of(std::size_t x) {
   return n;
 }
 
-// Whole file, or "" if it cannot be read.
 std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return "";
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return read_text_file(path);
 }
 
 bool read_count(const std::string& path, std::size_t& out) {

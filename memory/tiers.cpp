@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "base/size.hpp"
+#include "base/text.hpp"
 
 namespace tessera::memory {
 
@@ -20,11 +21,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) return "";
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return read_text_file(path.string());
 }
 
 bool path_exists(const fs::path& p) {

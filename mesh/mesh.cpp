@@ -258,6 +258,15 @@ void Mesh::after_tree_change() {
   for (int id = 0; id < tree_.size(); ++id)
     if (tree_.node(id).leaf() && tree_.node(id).owner == rank_) local_leaves_.push_back(id);
   build_guard_plan();
+  // Every op a rank keeps names both ends, and both ends keep it: a symmetric relation.
+  std::vector<int> peers;
+  for (const auto& stage : guard_stages_)
+    for (const auto& op : stage.ops)
+      for (int r : {op.src_rank, op.dst_rank})
+        if (r != rank_) peers.push_back(r);
+  std::sort(peers.begin(), peers.end());
+  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+  peer_ranks_ = std::move(peers);
   build_accumulate_plan();
   fluxreg_->build(tree_, slot_, rank_, geometry_);
 }

@@ -128,6 +128,10 @@ class Mesh {
       for (int id : local_leaves_) f(id, view(id, tag), geom(id));
     });
   }
+  /// The other ranks this rank exchanges guard data with (owners of leaves touching one of
+  /// its leaves across faces, edges, corners and periodic boundaries), ascending; taken
+  /// from the guard-fill plan, so the relation is symmetric. Rebuilt at every tree change.
+  const std::vector<int>& peer_ranks() const { return peer_ranks_; }
   /// Smallest cell width on each axis over the whole tree.
   std::array<double, 3> finest_dx() const;
 
@@ -214,6 +218,7 @@ class Mesh {
   std::array<std::array<Boundary, 2>, 3> bc_{};
   // Guard fill: stage 0 (copies + restrictions), then one prolongation stage per level.
   std::vector<TransferPlan> guard_stages_;
+  std::vector<int> peer_ranks_;  ///< the ranks guard_stages_ exchange with
   // Transpose of stage 0's same-level copies (accumulate ops); empty, with
   // accumulate_levels_ > 1, when leaves lie on more than one level.
   TransferPlan accumulate_plan_;

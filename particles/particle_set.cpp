@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
-#include <set>
 #include <utility>
 
 #include "base/error.hpp"
@@ -40,62 +39,6 @@ int locate(const mesh::Tree& t, const std::array<double, 3>& x) {
   }
   return id;
 }
-
-namespace {
-
-/// Ranks other than `self` that own a leaf touching one of this rank's leaves (faces,
-/// edges, corners, across periodic boundaries). A neighbour is at most one level finer
-/// or coarser (2:1 balance), so points a quarter of the block's width outside it, two per
-/// axis along a face, hit every one. Symmetric: if a leaf of rank A touches one of B, each
-/// rank finds the other.
-std::set<int> neighbour_ranks(const mesh::Mesh& m) {
-  const auto& t = m.tree();
-  const auto& g = t.geometry();
-  const int nd = g.ndim, self = m.rank();
-  std::set<int> out;
-  for (int id : m.local_leaves()) {
-    const auto lo = t.block_lo(id), w = t.block_size(id);
-    // Per axis the sample coordinates of offset -1, 0, +1.
-    std::array<std::array<std::vector<double>, 3>, 3> at;
-    for (int a = 0; a < 3; ++a) {
-      if (a >= nd) {
-        at[a] = {std::vector<double>{}, {lo[a] + 0.5 * w[a]}, {}};
-        continue;
-      }
-      at[a][0] = {lo[a] - 0.25 * w[a]};
-      at[a][1] = {lo[a] + 0.25 * w[a], lo[a] + 0.75 * w[a]};
-      at[a][2] = {lo[a] + 1.25 * w[a]};
-    }
-    const int oz = nd > 2 ? 3 : 1, oy = nd > 1 ? 3 : 1;
-    for (int dz = 0; dz < oz; ++dz)
-      for (int dy = 0; dy < oy; ++dy)
-        for (int dx = 0; dx < 3; ++dx) {
-          const int d[3] = {dx, nd > 1 ? dy : 1, nd > 2 ? dz : 1};
-          if (d[0] == 1 && d[1] == 1 && d[2] == 1) continue;
-          for (double x : at[0][d[0]])
-            for (double y : at[1][d[1]])
-              for (double z : at[2][d[2]]) {
-                std::array<double, 3> q{x, y, z};
-                bool inside = true;
-                for (int a = 0; a < nd; ++a) {
-                  if (q[a] >= g.lo[a] && q[a] < g.hi[a]) continue;
-                  if (!g.periodic[a]) {
-                    inside = false;
-                    break;
-                  }
-                  const double L = g.hi[a] - g.lo[a];
-                  q[a] += q[a] < g.lo[a] ? L : -L;
-                }
-                if (!inside) continue;
-                const int nb = locate(t, q);
-                if (nb >= 0 && t.node(nb).owner != self) out.insert(t.node(nb).owner);
-              }
-        }
-  }
-  return out;
-}
-
-}  // namespace
 
 ParticleSet::ParticleSet(ParticleType type, memory::ArenaConfig cfg, std::string arena_name)
     : type_(std::move(type)), cfg_(cfg), arena_name_(std::move(arena_name)) {
@@ -228,12 +171,11 @@ MigrateStats ParticleSet::redistribute(const mesh::Mesh& m) {
   std::vector<long> nsend(std::size_t(nranks), 0);
   for (std::size_t i = 0; i < n_; ++i)
     if (dest[i] >= 0 && dest[i] != self) ++nsend[std::size_t(dest[i])];
-  std::set<int> nbrs;
-  if (nranks > 1) nbrs = neighbour_ranks(m);
+  const std::vector<int>& nbrs = m.peer_ranks();
   long outside = 0, migrated = 0;
   for (int r = 0; r < nranks; ++r) {
     migrated += nsend[std::size_t(r)];
-    if (nsend[std::size_t(r)] > 0 && nbrs.count(r) == 0) ++outside;
+    if (nsend[std::size_t(r)] > 0 && !std::binary_search(nbrs.begin(), nbrs.end(), r)) ++outside;
   }
   long agg[3] = {lost, migrated, outside};
   MPI_Allreduce(MPI_IN_PLACE, agg, 3, MPI_LONG, MPI_SUM, comm);

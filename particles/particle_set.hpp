@@ -10,8 +10,9 @@
 // leaf that holds its position (the tree is replicated, so that is a local lookup) on
 // whichever rank owns it. Domain boundaries apply first: periodic wraps, reflecting
 // mirrors the position and flips the velocity, outflow removes (counted). Ranks exchange
-// only with the owners of leaves adjacent to theirs when every particle stays among them
-// (moves bounded by the CFL condition), else through an all-to-all. The result is sorted
+// only with their guard-fill peers (Mesh::peer_ranks: the owners of adjacent leaves) when
+// every particle stays among them (moves bounded by the CFL condition), else through an
+// all-to-all. The result is sorted
 // canonically, so it does not depend on the number of ranks or on arrival order.
 #include <mpi.h>
 

@@ -72,6 +72,9 @@ class Unit {
                                               long /*maxblocks*/) const {
     return {};
   }
+  /// Where the run writes (the run directory), before bind: a unit's own files go there
+  /// (pic_history.csv).
+  virtual void set_run_dir(const std::string& /*dir*/) {}
   /// Once unk exists (collective).
   virtual void bind(mesh::Mesh& /*m*/, Units& /*units*/) {}
   /// After the problem has filled every local leaf's interior (collective).

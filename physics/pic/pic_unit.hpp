@@ -70,7 +70,7 @@ class Pic final : public physics::Unit {
   nlohmann::json summary(MPI_Comm comm) const override;
   particles::ParticleSet* particle_set() override { return set_.get(); }
   /// Where pic_history.csv goes (rank 0; the driver's run directory).
-  void set_run_dir(const std::string& dir) { run_dir_ = dir; }
+  void set_run_dir(const std::string& dir) override { run_dir_ = dir; }
 
   /// Field energy, the complex amplitude of Ex's mode along x (sum over the interior of
   /// Ex exp(-i k x) at Ex's positions), rank-local; kinetic energy of the particles.
