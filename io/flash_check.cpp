@@ -219,13 +219,11 @@ FileCheck detail::check_file(const std::string& path,
     }
     ++out.datasets_checked;
     out.bytes_checked += bytes;
-    char hex[64];
     if (bytes != want_bytes) {
       problem("dataset '" + name + "' holds " + std::to_string(bytes) + " bytes, manifest says " +
               std::to_string(want_bytes));
     } else if (crc != want_crc) {
-      std::snprintf(hex, sizeof hex, "stored %08x, computed %08x", want_crc, crc);
-      problem("dataset '" + name + "': checksum mismatch (" + hex + ")");
+      problem(checksum_mismatch("dataset '" + name + "'", want_crc, crc));
     }
   }
   std::vector<std::string> names;

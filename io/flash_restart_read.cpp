@@ -319,9 +319,7 @@ class RowReader {
     }
     const std::uint32_t computed = chain_row_crcs(by_row, row_bytes);
     if (computed == entry.crc32) return {};
-    char hex[64];
-    std::snprintf(hex, sizeof hex, "stored %08x, computed %08x", entry.crc32, computed);
-    return dataset + ": checksum mismatch (" + hex + ")";
+    return checksum_mismatch(dataset, entry.crc32, computed);
   }
 
   MPI_Comm comm_;
@@ -486,9 +484,7 @@ class ParticleReader {
     for (std::size_t b = 0; b < n_; ++b) bytes[b] = (first_[b + 1] - first_[b]) * row_bytes;
     const std::uint32_t computed = chain_crcs(crc, bytes);
     if (computed == meta_.particles.crc32) return {};
-    char hex[64];
-    std::snprintf(hex, sizeof hex, "stored %08x, computed %08x", meta_.particles.crc32, computed);
-    return dataset + ": checksum mismatch (" + hex + ")";
+    return checksum_mismatch(dataset, meta_.particles.crc32, computed);
   }
 
   MPI_Comm comm_;

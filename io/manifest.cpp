@@ -3,6 +3,7 @@
 
 #include <zlib.h>
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 namespace tessera::io {
@@ -38,6 +39,13 @@ std::uint32_t crc_of_bytes(const void* buf, std::size_t bytes) {
   const uLong crc = crc32_z(0L, Z_NULL, 0);
   return static_cast<std::uint32_t>(
       crc32_z(crc, static_cast<const Bytef*>(buf), static_cast<z_size_t>(bytes)));
+}
+
+std::string checksum_mismatch(const std::string& what, std::uint32_t stored,
+                              std::uint32_t computed) {
+  char hex[64];
+  std::snprintf(hex, sizeof hex, "stored %08x, computed %08x", stored, computed);
+  return what + ": checksum mismatch (" + hex + ")";
 }
 
 std::uint32_t chain_row_crcs(const std::vector<std::uint32_t>& by_row, std::size_t row_bytes) {

@@ -34,6 +34,11 @@ std::string manifest_json(const std::vector<ManifestEntry>& entries);
 /// fails the comparison with the dataset). Never throws.
 std::optional<std::vector<ManifestEntry>> parse_manifest(const std::string& text);
 
+/// "<what>: checksum mismatch (stored 1a2b3c4d, computed 5e6f7a8b)": the one wording the
+/// checker and the restart read give (tests compare it).
+std::string checksum_mismatch(const std::string& what, std::uint32_t stored,
+                              std::uint32_t computed);
+
 /// CRC-32 (zlib) of a byte buffer.
 std::uint32_t crc_of_bytes(const void* buf, std::size_t bytes);
 
