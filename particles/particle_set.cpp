@@ -92,32 +92,71 @@ memory::ArenaReport ParticleSet::report() const {
   return arena_.report();
 }
 
-void ParticleSet::sort_canonical(int nnodes) {
-  // Counting sort by node (canonical tree order), then by tag inside each node.
+void ParticleSet::sort_canonical(int nnodes, const std::vector<char>& moved) {
+  // Counting sort by node (canonical tree order), then by tag inside each node. Inside a
+  // node the particles that kept their node (moved[i] == 0) come first, in storage order,
+  // which is already their tag order (the previous sort left every node's particles
+  // sorted by tag, and dropping some keeps the rest sorted; checked, not assumed); the
+  // newcomers follow, are sorted by tag alone and merged in: O(n + k log k) for k
+  // newcomers instead of O(n log n).
   first_.assign(std::size_t(nnodes) + 1, 0);
-  for (std::size_t i = 0; i < n_; ++i) ++first_[std::size_t(node_[i]) + 1];
+  std::vector<std::size_t> stay_count(std::size_t(nnodes), 0);
+  bool any_moved = false;
+  for (std::size_t i = 0; i < n_; ++i) {
+    ++first_[std::size_t(node_[i]) + 1];
+    if (moved[i])
+      any_moved = true;
+    else
+      ++stay_count[std::size_t(node_[i])];
+  }
   std::partial_sum(first_.begin(), first_.end(), first_.begin());
-  std::vector<std::size_t> order(n_);
+  if (!any_moved) {
+    // Nothing changed node: storage is sorted by (node, tag) already unless the nodes
+    // themselves are out of order (after a tree change renumbered them).
+    bool sorted = true;
+    for (std::size_t i = 1; i < n_ && sorted; ++i)
+      sorted = node_[i - 1] < node_[i] || (node_[i - 1] == node_[i] && tag_[i - 1] < tag_[i]);
+    if (sorted) return;
+  }
+  auto& order = order_;
+  order.resize(n_);
   {
-    std::vector<std::size_t> next(first_.begin(), first_.end() - 1);
-    for (std::size_t i = 0; i < n_; ++i) order[next[std::size_t(node_[i])]++] = i;
+    std::vector<std::size_t> next_stay(first_.begin(), first_.end() - 1), next_new(nnodes);
+    for (int id = 0; id < nnodes; ++id)
+      next_new[std::size_t(id)] = first_[std::size_t(id)] + stay_count[std::size_t(id)];
+    for (std::size_t i = 0; i < n_; ++i) {
+      const auto id = std::size_t(node_[i]);
+      order[moved[i] ? next_new[id]++ : next_stay[id]++] = i;
+    }
   }
+  const auto by_tag = [&](std::size_t x, std::size_t y) { return tag_[x] < tag_[y]; };
   for (int id = 0; id < nnodes; ++id) {
-    const auto b = order.begin() + long(first_[id]), e = order.begin() + long(first_[id + 1]);
-    if (e - b > 1) std::sort(b, e, [&](std::size_t x, std::size_t y) { return tag_[x] < tag_[y]; });
+    const auto b = order.begin() + long(first_[std::size_t(id)]),
+               e = order.begin() + long(first_[std::size_t(id) + 1]);
+    if (e - b < 2) continue;
+    const auto mid = b + long(stay_count[std::size_t(id)]);
+    if (!std::is_sorted(b, mid, by_tag)) std::sort(b, mid, by_tag);
+    if (e - mid > 1) std::sort(mid, e, by_tag);
+    if (mid != b && mid != e) std::inplace_merge(b, mid, e, by_tag);
   }
-  std::vector<double> tmp(n_);
+  // Apply the permutation through one reused buffer (no allocation per call).
+  bool identity = true;
+  for (std::size_t i = 0; i < n_ && identity; ++i) identity = order[i] == i;
+  if (identity) return;
+  auto& tmp = permute_buf_;
+  tmp.resize(n_ * sizeof(double));
+  auto* td = reinterpret_cast<double*>(tmp.data());
   for (int q = 0; q < nprop_; ++q) {
     double* p = prop(q);
-    for (std::size_t i = 0; i < n_; ++i) tmp[i] = p[order[i]];
-    std::copy(tmp.begin(), tmp.end(), p);
+    for (std::size_t i = 0; i < n_; ++i) td[i] = p[order[i]];
+    std::copy(td, td + n_, p);
   }
-  std::vector<std::int64_t> tt(n_);
+  auto* tt = reinterpret_cast<std::int64_t*>(tmp.data());
   for (std::size_t i = 0; i < n_; ++i) tt[i] = tag_[order[i]];
-  std::copy(tt.begin(), tt.end(), tag_);
-  std::vector<std::int32_t> nn(n_);
+  std::copy(tt, tt + n_, tag_);
+  auto* nn = reinterpret_cast<std::int32_t*>(tmp.data());
   for (std::size_t i = 0; i < n_; ++i) nn[i] = node_[order[i]];
-  std::copy(nn.begin(), nn.end(), node_);
+  std::copy(nn, nn + n_, node_);
 }
 
 MigrateStats ParticleSet::redistribute(const mesh::Mesh& m) {
@@ -127,6 +166,30 @@ MigrateStats ParticleSet::redistribute(const mesh::Mesh& m) {
   const MPI_Comm comm = m.comm();
   // Step 1: boundaries, then the leaf and rank of every particle (-1: lost).
   std::vector<int> dest(n_, -1);
+  std::vector<char>& moved = moved_;
+  moved.assign(n_, 1);
+  // The bounds of every leaf, as locate decides them: a particle still inside the leaf
+  // its node_ names needs no tree descent (most particles, most steps).
+  const int nnodes = t.size();
+  leaf_lo_.assign(std::size_t(nnodes) * 3, 0.0);
+  leaf_hi_.assign(std::size_t(nnodes) * 3, -1.0);  // empty box: non-leaves never match
+  for (int id = 0; id < nnodes; ++id) {
+    const mesh::Node& leaf = t.node(id);
+    if (!leaf.leaf()) continue;
+    for (int a = 0; a < 3; ++a) {
+      if (a >= nd) {
+        leaf_lo_[3 * std::size_t(id) + a] = -HUGE_VAL, leaf_hi_[3 * std::size_t(id) + a] = HUGE_VAL;
+        continue;
+      }
+      // locate's comparisons, at this leaf's level (w at level l is exactly twice w at
+      // level l + 1, so every coarser level's face is one of these values, to the bit).
+      const int nb = g.nblocks_at(a, leaf.level);
+      const double w = (g.hi[a] - g.lo[a]) / nb;
+      const int p = leaf.pos[a];
+      leaf_lo_[3 * std::size_t(id) + a] = p == 0 ? g.lo[a] : g.lo[a] + w * p;
+      leaf_hi_[3 * std::size_t(id) + a] = p + 1 == nb ? g.hi[a] : g.lo[a] + w * (p + 1);
+    }
+  }
   long lost = 0;
   double* pos[3] = {prop(POSX), prop(POSY), prop(POSZ)};
   double* vel[3] = {prop(VELX), prop(VELY), prop(VELZ)};
@@ -157,6 +220,17 @@ MigrateStats ParticleSet::redistribute(const mesh::Mesh& m) {
     if (gone || !std::isfinite(pos[0][i])) {
       ++lost;
       continue;
+    }
+    const int old = node_[i];
+    if (old >= 0 && old < nnodes) {
+      const double* lo = &leaf_lo_[3 * std::size_t(old)];
+      const double* hi = &leaf_hi_[3 * std::size_t(old)];
+      if (pos[0][i] >= lo[0] && pos[0][i] < hi[0] && pos[1][i] >= lo[1] && pos[1][i] < hi[1] &&
+          pos[2][i] >= lo[2] && pos[2][i] < hi[2]) {
+        dest[i] = t.node(old).owner;
+        moved[i] = 0;
+        continue;
+      }
     }
     const int id = locate(t, {pos[0][i], pos[1][i], pos[2][i]});
     if (id < 0) {
@@ -202,6 +276,7 @@ MigrateStats ParticleSet::redistribute(const mesh::Mesh& m) {
       for (int q = 0; q < nprop_; ++q) prop(q)[kept] = prop(q)[i];
       tag_[kept] = tag_[i];
       node_[kept] = node_[i];
+      moved[kept] = moved[i];
     }
     ++kept;
   }
@@ -269,7 +344,8 @@ MigrateStats ParticleSet::redistribute(const mesh::Mesh& m) {
       node_[n_] = id;
       ++n_;
     }
-  sort_canonical(t.size());
+  moved.resize(n_, 1);  // arrivals are newcomers
+  sort_canonical(t.size(), moved);
   return st;
 }
 

@@ -108,7 +108,13 @@ class ParticleSet {
   std::int32_t* node_ = nullptr;
   std::vector<std::size_t> first_;  ///< per node id: first particle; first_[id+1] ends it
   void remap(std::size_t cap);
-  void sort_canonical(int nnodes);
+  /// moved[i] != 0: particle i changed node (or arrived, or is new) since the last sort.
+  void sort_canonical(int nnodes, const std::vector<char>& moved);
+  // Buffers reused across redistribute calls (no allocation, no page faults per step).
+  std::vector<char> moved_;
+  std::vector<std::size_t> order_;
+  std::vector<std::byte> permute_buf_;
+  std::vector<double> leaf_lo_, leaf_hi_;
 };
 
 }  // namespace tessera::particles

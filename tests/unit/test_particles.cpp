@@ -200,6 +200,53 @@ TEST(ParticlesMigration, GivenPeriodicUniformShifts_ThenParticlesComeBackWithThe
   }
 }
 
+// Given particles already sorted on a three-level tree, when they take small steps (some
+// of them exactly onto a face of their leaf, where the upper block owns the point) and
+// the tree then changes, then redistribute's shortcut for particles still inside their
+// leaf agrees with locate everywhere and every leaf's particles stay sorted by tag.
+TEST(ParticlesMigration, GivenSmallMovesOntoFaces_ThenTheInsideShortcutAgreesWithLocate) {
+  auto m = two_level_mesh("periodic", 3);
+  refine_at(*m, {{0.45, 0.45, 0}});
+  ParticleSet s(ParticleType{}, memory::ArenaConfig{});
+  Placement pl;
+  pl.lo = {0, 0, 0}, pl.hi = {1, 1, 1}, pl.lattice = {40, 40, 1};
+  place(*m, pl, s);
+  std::mt19937_64 rng(11 + std::uint64_t(m->rank()));
+  std::uniform_real_distribution<double> u(-0.004, 0.004);
+  auto check = [&](const char* when) {
+    long bad = 0, n = 0;
+    const auto& t = m->tree();
+    for (int id : m->local_leaves())
+      for (std::size_t i = s.begin(id); i < s.end(id); ++i, ++n) {
+        bad += locate(t, {s.prop(POSX)[i], s.prop(POSY)[i], s.prop(POSZ)[i]}) != id;
+        bad += s.node()[i] != id;
+        bad += i > s.begin(id) && s.tag()[i] <= s.tag()[i - 1];
+      }
+    EXPECT_EQ(sum_over_ranks(bad), 0) << when;
+    EXPECT_EQ(sum_over_ranks(n), 1600) << when;
+  };
+  for (int step = 0; step < 6; ++step) {
+    const auto& t = m->tree();
+    for (int id : m->local_leaves()) {
+      const auto lo = t.block_lo(id), w = t.block_size(id);
+      for (std::size_t i = s.begin(id); i < s.end(id); ++i) {
+        const int k = int(s.tag()[i] % 5);
+        if (k == 0)
+          s.prop(POSX)[i] = lo[0];  // on its own lower face: stays
+        else if (k == 1)
+          s.prop(POSY)[i] = lo[1] + w[1];  // on its upper face: leaves
+        else
+          s.prop(POSX)[i] += u(rng), s.prop(POSY)[i] += u(rng);
+      }
+    }
+    EXPECT_EQ(s.redistribute(*m).lost, 0);
+    check("after moves");
+  }
+  refine_at(*m, {{0.8, 0.2, 0}});  // the tree changes: node ids are renumbered
+  s.redistribute(*m);
+  check("after the tree changed");
+}
+
 // Given a mesh with an outflow face on the left and a reflecting one on the right, when
 // particles cross them, then those leaving through outflow are counted lost and those
 // hitting the wall come back mirrored with their normal velocity reversed.
