@@ -59,6 +59,7 @@ def _cmd_bench(args) -> int:
                     scaling=parse_int_list(args.scaling, "--scaling") if args.scaling else None,
                     baseline=baseline, exe=args.exe, mpirun=args.mpirun,
                     restart=args.restart, timeout=args.timeout, timer_depth=args.timer_depth,
+                    phases=[x for x in (args.phases or "").split(",") if x],
                     argv=[sys.executable, "-m", "tessera", *sys.argv[1:]])
         return run_bench(spec)
     except BenchError as exc:
@@ -130,6 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timer-depth", type=int, default=1, metavar="D",
                    help="timer regions down to this depth below 'total' become metrics "
                    "timer.<path> (default 1; 0: none)")
+    p.add_argument("--phases", default=None, metavar="R1,R2,...",
+                   help="timer regions (paths such as pic/push) tabulated per configuration "
+                   "with their ratios to the baseline; writes phases.csv and phases.png "
+                   "(stacked seconds, per-phase ratios)")
     p.set_defaults(func=_cmd_bench)
     return parser
 

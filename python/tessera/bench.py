@@ -36,6 +36,17 @@ Metrics per run, all taken from the run's ``summary.json``:
   ``memory.peak_rss_bytes``, ``memory.predicted_bytes`` from ``memory``;
 * ``io.<kind>.<key>``: every number under ``io``.
 
+``--phases pic/deposit,pic/field_solve,...`` tabulates those timer regions (by path
+suffix, any depth) per configuration with their ratios to the baseline, and writes
+``phases.csv`` and ``phases.png`` (stacked seconds per phase with the sum's ratio on top,
+and each phase's ratio: the WarpX-PM study's Figures 6 and 7).
+
+Tier runs: a run whose ``memory.tiers`` says ``emulated`` (backends emulated and model) is
+an emulation, not a measurement.  The harness refuses to put emulated and real results
+in one table (before running when the ``memory.tier.backend`` values mix, after running
+when the runs' own reports do; the runs are kept), and labels every table, plot title and
+its summary.json ``tiers`` entry "EMULATED" when they are emulated.
+
 The harness only launches ``tessera run``; it never reimplements anything it measures.
 """
 
@@ -76,6 +87,12 @@ CORE_METRICS = ("wall_seconds", "evolution_seconds", "zone_updates_per_second",
 RATIO_PLOT_METRICS = ("wall_seconds", "evolution_seconds", "zone_updates_per_second")
 #: Timer-region names taken to be the step loop, if the driver emits one.
 STATS = ("mean", "min", "max", "std", "ratio")
+#: The tier backend parameter, and the backends whose results are emulations (model
+#: predicts, emulated throttles copies and charges modelled penalties: neither measures a
+#: real slow tier).
+TIER_BACKEND_KEY = "memory.tier.backend"
+EMULATED_BACKENDS = ("emulated", "model")
+EMULATED_LABEL = "EMULATED slow tier (modelled bandwidth/latency, not a measurement)"
 
 
 class BenchError(Exception):
@@ -135,6 +152,7 @@ class Spec:
     restart: Optional[str] = None
     timeout: Optional[float] = None
     timer_depth: int = 1
+    phases: List[str] = dataclasses.field(default_factory=list)
     argv: List[str] = dataclasses.field(default_factory=list)
 
 
@@ -205,6 +223,18 @@ def validate(spec: Spec) -> None:
         raise BenchError("ranks is not a parameter: use --ranks N or --scaling 1,2,4")
     if not spec.problem.is_file():
         raise BenchError(f"problem file {spec.problem} does not exist")
+    backends = set(dict(spec.vary).get(TIER_BACKEND_KEY, []))
+    if TIER_BACKEND_KEY in dict(spec.fixed):
+        backends.add(dict(spec.fixed)[TIER_BACKEND_KEY])
+    kinds = {("emulated" if b in EMULATED_BACKENDS else "real") for b in backends}
+    if len(kinds) > 1:
+        raise BenchError(f"{TIER_BACKEND_KEY} takes both emulated ({', '.join(sorted(backends & set(EMULATED_BACKENDS)))}) "
+                         f"and real ({', '.join(sorted(backends - set(EMULATED_BACKENDS)))}) values: "
+                         "emulated and real tier results never share a table; run them as two "
+                         "benches")
+    for ph in spec.phases:
+        if not ph or ph.startswith("/") or ph.endswith("/"):
+            raise BenchError(f"--phases: '{ph}' is not a timer region path (e.g. pic/push)")
 
 
 # ------------------------------------------------------------------ the executable
@@ -427,6 +457,38 @@ def extract_metrics(summary: dict, ranks: Optional[int] = None,
     if isinstance(io, dict):
         _flatten_numbers("io", io, m)
     return m, unavailable
+
+
+def phase_metrics(summary: dict, phases: Sequence[str]) -> Dict[str, float]:
+    """{"phase.<p>": seconds} for each timer region path ``p`` (e.g. ``pic/push``): the
+    max-over-ranks seconds of every region whose path from ``total`` ends with ``p``,
+    summed (a phase timed under two parents counts both)."""
+    out: Dict[str, float] = {}
+    timers = summary.get("timers")
+    if not isinstance(timers, dict) or not phases:
+        return out
+
+    def walk(node, path):
+        for c in node.get("children", []) or []:
+            name = f"{path}/{c.get('name')}" if path else str(c.get("name"))
+            for p in phases:
+                if (name == p or name.endswith("/" + p)) and _is_number(c.get("max_s")):
+                    out[f"phase.{p}"] = out.get(f"phase.{p}", 0.0) + float(c["max_s"])
+            walk(c, name)
+    walk(timers, "")
+    return out
+
+
+def tier_info(summary: dict) -> Optional[dict]:
+    """{"backend", "emulated"} from summary.json memory.tiers; None when the run has no
+    tier report (a build or run without the tier runtime)."""
+    tiers = (summary.get("memory") or {}).get("tiers")
+    if not isinstance(tiers, dict):
+        return None
+    emulated = tiers.get("emulated")
+    if not isinstance(emulated, bool):
+        emulated = tiers.get("backend") in EMULATED_BACKENDS
+    return {"backend": tiers.get("backend"), "emulated": emulated}
 
 
 def order_metrics(names: Iterable[str]) -> List[str]:
@@ -773,6 +835,92 @@ def _clean(x):
     return x
 
 
+def _phase_table(entries: List[dict], keys: List[str], phases: Sequence[str],
+                 base_label: str, emulated: bool) -> str:
+    """Per-phase trimmed-mean seconds per configuration and each phase's ratio to the
+    baseline's (the study's Figure 7 as a table), plus their sum."""
+    header = [*(keys or ["config"]), "n"]
+    for p in phases:
+        header += [f"{p} [s]", "x base"]
+    header += ["sum [s]", "x base"]
+    rows = []
+    base = next((e for e in entries if e["label"] == base_label), entries[0])
+    base_sum = sum((base["stats"].get(f"phase.{p}", {}).get("mean") or 0.0) for p in phases)
+    for e in entries:
+        row = [e["overrides"].get(k, "") for k in keys] if keys else [e["label"]]
+        row.append(str(e["n"]))
+        total = 0.0
+        for p in phases:
+            st = e["stats"].get(f"phase.{p}", {})
+            total += st.get("mean") or 0.0
+            row += [_fmt(st.get("mean"), "s"), _fmt(st.get("ratio"), "ratio")]
+        row += [_fmt(total, "s"), _fmt(total / base_sum if base_sum else None, "ratio")]
+        rows.append(row)
+    text = _table(header, rows, left=max(1, len(keys)))
+    head = f"phases (ratios to {base_label})" + (f"; {EMULATED_LABEL}" if emulated else "")
+    return head + "\n" + text
+
+
+def _write_phase_csv(path: Path, entries: List[dict], keys: List[str],
+                     phases: Sequence[str]) -> None:
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow([*keys, "ranks", "n"] + [f"{p}_{s}" for p in phases
+                                            for s in ("mean", "min", "max", "ratio")])
+        for e in entries:
+            row = [e["overrides"].get(k, "") for k in keys] + [e["ranks"], e["n"]]
+            for p in phases:
+                st = e["stats"].get(f"phase.{p}", {})
+                row += [st.get(x) for x in ("mean", "min", "max", "ratio")]
+            w.writerow(row)
+
+
+def _plot_phases(path: Path, entries: List[dict], phases: Sequence[str], base_label: str,
+                 title: str) -> Path:
+    """Left: stacked per-phase seconds per configuration, the sum's ratio to the baseline
+    on top (the study's Figure 6); right: each phase's ratio to the baseline (Figure 7)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    labels = [_plot_label(e, False) for e in entries]
+    x = np.arange(len(entries))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(max(10.0, 1.6 * len(entries) + 5), 4.8))
+    bottom = np.zeros(len(entries))
+    for p in phases:
+        v = np.array([e["stats"].get(f"phase.{p}", {}).get("mean") or 0.0 for e in entries])
+        a1.bar(x, v, 0.6, bottom=bottom, label=p)
+        bottom += v
+    base = next((e for e in entries if e["label"] == base_label), entries[0])
+    base_sum = sum((base["stats"].get(f"phase.{p}", {}).get("mean") or 0.0) for p in phases)
+    for xi, tot in zip(x, bottom):
+        if base_sum:
+            a1.annotate(f"×{tot / base_sum:.2f}", (xi, tot), ha="center", va="bottom",
+                        fontsize=8, xytext=(0, 2), textcoords="offset points")
+    a1.set_xticks(x)
+    a1.set_xticklabels(labels, fontsize=7)
+    a1.set_ylabel("seconds (max over ranks, trimmed mean)")
+    a1.legend(fontsize=7)
+    a1.set_title("time per phase", fontsize=9)
+    width = 0.8 / max(1, len(phases))
+    for i, p in enumerate(phases):
+        r = [e["stats"].get(f"phase.{p}", {}).get("ratio") for e in entries]
+        a2.bar(x + (i - (len(phases) - 1) / 2) * width,
+               [np.nan if v is None else v for v in r], width, label=p)
+    a2.axhline(1.0, color="k", lw=0.8)
+    a2.set_xticks(x)
+    a2.set_xticklabels(labels, fontsize=7)
+    a2.set_ylabel(f"ratio to {base_label}")
+    a2.set_title("each phase against the baseline", fontsize=9)
+    a2.legend(fontsize=7)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def _ratio_tables(entries: List[dict], metric_names: List[str], keys: List[str],
                   baseline_slug: str, rank_axis: bool) -> str:
     """The human-readable tables printed at the end."""
@@ -867,7 +1015,9 @@ def run_bench(spec: Spec, log=print) -> int:
                       "unavailable": {}}
             if res["ok"]:
                 m, unavailable = extract_metrics(res["summary"], c.ranks, spec.timer_depth)
+                m.update(phase_metrics(res["summary"], spec.phases))
                 record["metrics"], record["unavailable"] = m, unavailable
+                record["tiers"] = tier_info(res["summary"])
                 t = m.get("wall_seconds", res["process_seconds"])
                 log(f"[{k}/{total}] {c.label} rep {rep}: {fmt_seconds(t)} s", flush=True)
             else:
@@ -878,6 +1028,16 @@ def run_bench(spec: Spec, log=print) -> int:
 
     machine["loadavg_end"] = _loadavg()
     machine["finished_at"] = _now()
+    emulated_runs = sorted({r["label"] for r in runs if (r.get("tiers") or {}).get("emulated")})
+    real_runs = sorted({r["label"] for r in runs
+                        if r["ok"] and not (r.get("tiers") or {}).get("emulated")})
+    if emulated_runs and real_runs:
+        (out / "runs.json").write_text(json.dumps(_clean(runs), indent=1,
+                                                  default=_json_default) + "\n")
+        raise BenchError("refusing to tabulate emulated and real tier results together: "
+                         f"emulated {emulated_runs}, real {real_runs} (their runs are in "
+                         f"{out / 'runs'}, listed in {out / 'runs.json'})")
+    emulated = bool(emulated_runs)
     metric_names = order_metrics({m for r in runs for m in r["metrics"]})
     entries = _collect(configs, runs, spec.trim, baseline, metric_names)
 
@@ -886,6 +1046,8 @@ def run_bench(spec: Spec, log=print) -> int:
     first_ok = next((r for r in runs if r["ok"]), None)
     title = (f"{spec.problem.name}, ranks {','.join(map(str, ranks))}: trimmed mean of "
              f"{spec.repeat} (drop {spec.trim} fastest + {spec.trim} slowest)")
+    if emulated:
+        title += f"\n{EMULATED_LABEL}"
     scaling_rows = None
     if rank_axis:
         scaling_rows = _scaling_rows(entries, configs)
@@ -897,6 +1059,11 @@ def run_bench(spec: Spec, log=print) -> int:
     else:
         if _plot_ratios(out / "ratios.png", entries, baseline.label, title, rank_axis):
             files["png"].append("ratios.png")
+        if spec.phases and any(f"phase.{p}" in metric_names for p in spec.phases):
+            _write_phase_csv(out / "phases.csv", entries, keys, spec.phases)
+            files["phases_csv"] = "phases.csv"
+            _plot_phases(out / "phases.png", entries, spec.phases, baseline.label, title)
+            files["png"].append("phases.png")
         counter_metrics = [m for m in metric_names if m.startswith(("counter.", "derived."))]
         if counter_metrics:
             (out / "counters").mkdir(exist_ok=True)
@@ -923,6 +1090,8 @@ def run_bench(spec: Spec, log=print) -> int:
                      "overrides": dict(baseline.overrides), "ranks": baseline.ranks},
         "machine": machine,
         "metrics": metric_names,
+        "tiers": {"emulated": emulated, "label": EMULATED_LABEL if emulated else None},
+        "phases": spec.phases,
         "configurations": entries,
         "runs": runs,
         "failed_runs": len(failures),
@@ -934,7 +1103,12 @@ def run_bench(spec: Spec, log=print) -> int:
                                       + "\n")
 
     log("")
+    if emulated:
+        log(f"*** {EMULATED_LABEL} ***")
     log(_ratio_tables(entries, metric_names, keys, baseline.slug, rank_axis))
+    if spec.phases and any(f"phase.{p}" in metric_names for p in spec.phases):
+        log("")
+        log(_phase_table(entries, keys, spec.phases, baseline.label, emulated))
     if scaling_rows:
         log("")
         srows = [[" ".join(f"{k}={v}" for k, v in r["overrides"].items()) or "(base)",

@@ -141,6 +141,72 @@ def test_counters_and_memory_become_metrics_ratios_and_one_png_each(tmp_path):
     assert "counter.hydro.cycles" in p.stdout  # the counter ratio table
 
 
+FAKE_TIERS = textwrap.dedent('''\
+    #!{python}
+    """Stands in for tessera: a PIC-like timer tree and a tier report."""
+    import json, sys
+    a = sys.argv[1:]
+    if a[0] == "params":
+        print("  name  type  default  range  description")
+        print("[fake]")
+        print("  slow  int  1  [1, 10]  slowdown of push")
+        print("  emul  int  1  [0, 1]  1: the tier report says emulated")
+        sys.exit(0)
+    out = a[a.index("--dir") + 1]
+    kv = dict(x.split("=", 1) for x in a if "=" in x)
+    slow, emul = int(kv.get("fake.slow", 1)), int(kv.get("fake.emul", 1))
+    rep = int(out.rstrip("/").split("rep")[-1])
+    push = 1.0 * slow + 0.01 * rep
+    kids = [{{"name": "push", "max_s": push}}, {{"name": "deposit", "max_s": 2.0}}]
+    json.dump({{"problem": "fake", "ranks": 1, "wall_seconds": push + 2.5,
+               "timers": {{"name": "total", "max_s": push + 2.5, "children": [
+                   {{"name": "pic", "max_s": push + 2.0, "children": kids}}]}},
+               "memory": {{"tiers": {{"backend": "emulated" if emul else "none",
+                                    "emulated": bool(emul)}}}}}},
+              open(out + "/summary.json", "w"))
+    ''')
+
+
+def fake_exe(tmp_path, text):
+    exe = tmp_path / "fake_tessera"
+    exe.write_text(text.format(python=sys.executable))
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return exe
+
+
+def test_phases_are_tabulated_with_ratios_and_emulated_runs_say_so(tmp_path):
+    exe = fake_exe(tmp_path, FAKE_TIERS)
+    out = tmp_path / "out"
+    p = bench_cli(SOD, "--vary", "fake.slow=1,3", "--repeat", 3, "--trim", 1,
+                  "--phases", "pic/push,pic/deposit", "--out", out, exe=exe)
+    assert p.returncode == 0, p.stderr
+    rows = {r["fake.slow"]: r for r in read_csv(out / "phases.csv")}
+    # middle repeat: push = slow + 0.02
+    assert float(rows["3"]["pic/push_ratio"]) == pytest.approx(3.02 / 1.02)
+    assert float(rows["3"]["pic/deposit_ratio"]) == pytest.approx(1.0)
+    assert float(rows["1"]["pic/push_mean"]) == pytest.approx(1.02)
+    assert_png(out / "phases.png")
+    assert "EMULATED" in p.stdout and "pic/push [s]" in p.stdout
+    s = json.loads((out / "summary.json").read_text())
+    assert s["tiers"]["emulated"] is True and "EMULATED" in s["tiers"]["label"]
+    assert s["phases"] == ["pic/push", "pic/deposit"]
+
+
+def test_emulated_and_real_tier_results_are_never_tabulated_together(tmp_path):
+    exe = fake_exe(tmp_path, FAKE_TIERS)
+    # Known before running: the backend values themselves mix.
+    p = bench_cli(SOD, "--vary", "memory.tier.backend=none,emulated", "--repeat", 1,
+                  "--trim", 0, "--out", tmp_path / "a", exe=exe)
+    assert p.returncode == 2 and "emulated and real" in p.stderr
+    assert not (tmp_path / "a" / "runs").exists()
+    # Known only from the runs' own reports: refused after running, runs kept.
+    p = bench_cli(SOD, "--vary", "fake.emul=0,1", "--repeat", 1, "--trim", 0,
+                  "--out", tmp_path / "b", exe=exe)
+    assert p.returncode == 2 and "refusing to tabulate emulated and real" in p.stderr
+    assert not (tmp_path / "b" / "results.csv").exists()
+    assert len(json.loads((tmp_path / "b" / "runs.json").read_text())) == 2
+
+
 # ---------------------------------------------------------------- real runs
 
 @needs_exe
