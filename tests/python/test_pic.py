@@ -19,6 +19,7 @@ from tessera import reader
 
 C = 299792458.0
 EPS0 = 8.8541878128e-12
+MU0 = 1.25663706212e-6
 QE = 1.602176634e-19
 ME = 9.1093837015e-31
 
@@ -272,7 +273,7 @@ def uniform_fields(chk, nx, ny):
 def field_energy(f):
     e = sum((f[v] ** 2).sum() for v in ("ex", "ey", "ez"))
     b = sum((f[v] ** 2).sum() for v in ("bx", "by", "bz"))
-    return 0.5 * EPS0 * e + 0.5 / (4e-7 * math.pi * 1.00000000055) * b
+    return 0.5 * EPS0 * e + 0.5 / MU0 * b
 
 
 @pytest.mark.parametrize("angle,bound", [(0, 2e-4), (30, 8e-3)])
