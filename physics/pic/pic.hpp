@@ -17,7 +17,11 @@
 //   gather.hpp     gather<D, P, GatherScheme> (energy- or momentum-conserving).
 //   species.hpp    PlasmaLoad, CellNumbering, load_uniform (global tags; a particle depends
 //                  only on (seed, tag), not on the block split),
-//                  macro_weight, splitmix64 / uniform01 / normal01.
+//                  macro_weight, splitmix64 / uniform01 / normal01; the species table
+//                  (electron, positron, proton), find_species, response_factor.
+//   absorbing.hpp  Mur's first-order absorbing condition on tangential E at a domain face
+//                  (absorbing::Face, mur_coefficient, mur_step, mur_save, mur_apply).
+//   pulse.hpp      Pulse, set_pulse: a divergence-free vacuum pulse (the boundary tests).
 //
 // Staggering (fields.hpp): array index (i, j, k) is the node at the lower corner of cell
 // (i, j, k); Ex(i,j,k) at (i+1/2, j, k), Ey at (i, j+1/2, k), Ez at (i, j, k+1/2); Bx at
@@ -37,11 +41,11 @@
 // before each field half-step (width >= 1 for Yee; >= P/2 + 2 (integer division) for the gather and
 // deposit of order P, 3 is enough for P <= 3 with moves under a cell); the fold of J (and, for
 // diagnostics, rho) guard deposits into neighbours in a fixed order, so results do not
-// depend on rank count; boundaries: periodic (tested here), absorbing (PML or Silver-
-// Mueller, not written), particle outflow/reflection (ParticleSet's); the time step from
-// yee::max_dt times a Courant factor, also keeping every particle's move under a cell.
-// At refinement jumps the Yee fields need prolongation that keeps div B = 0 and the
-// deposit a coarse/fine current sum: neither is written.
+// depend on rank count; boundaries: periodic (tested here), absorbing (Mur's first order,
+// absorbing.hpp; a PML is not written), particle outflow/reflection (ParticleSet's); the time step
+// from yee::max_dt times a Courant factor, also keeping every particle's move under a cell. At
+// refinement jumps the Yee fields need prolongation that keeps div B = 0 and the deposit a
+// coarse/fine current sum: neither is written.
 //
 // Tested (tests/unit/test_pic.cpp, bars from verification.md §G and WarpX CI): Yee
 // plane-wave phase velocity against the discrete dispersion (1-D and oblique 2-D, 1e-4),
@@ -49,7 +53,8 @@
 // PIC steps (1e-11), gather of linear fields, loading independent of the block split,
 // Boris gyration (|u| and the 2 arctan(w_c dt/2) phase, 1e-12) and E x B drift, 1-D
 // Langmuir (frequency 1 %, field 5 %), two-stream growth (10 %), thermal-plasma energy
-// with the energy-conserving gather (0.3 % over 500 steps).
+// with the energy-conserving gather (0.3 % over 500 steps); a 1-D pulse through Mur faces
+// (energy left 3.5e-8 at c dt = 0.95 dx, none at c dt = dx), the pulse's div E = div B = 0.
 #include "physics/pic/boris.hpp"
 #include "physics/pic/constants.hpp"
 #include "physics/pic/esirkepov.hpp"

@@ -11,13 +11,18 @@
 #include "base/params.hpp"
 #include "mesh/mesh.hpp"
 #include "perf/timers.hpp"
+#include "physics/pic/absorbing.hpp"
 #include "physics/pic/pic.hpp"
+#include "physics/pic/pulse.hpp"
 
 namespace tessera::pic {
 
 namespace {
 
 namespace cst = constants;
+
+/// The particle properties after the base ones: the macro-particle weight and the type.
+constexpr int kWeight = particles::NBASE, kType = particles::NBASE + 1;
 
 /// The Grid (node-0 position, cell size) of a block: lengths of 1 m along inactive axes.
 Grid grid_of(const mesh::Mesh& m, int id) {
@@ -34,6 +39,13 @@ Grid grid_of(const mesh::Mesh& m, int id) {
     }
   }
   return g;
+}
+
+/// The whole block array (inactive axes [0, 1)).
+Box all_of(const mesh::BlockShape& s) {
+  Box b;
+  for (int a = 0; a < 3; ++a) b.lo[a] = 0, b.hi[a] = a < s.ndim ? s.n(a) : 1;
+  return b;
 }
 
 /// The whole block array but its last layer along active axes: where a B half step can
@@ -94,23 +106,33 @@ void dispatch(int ndim, int order, bool energy, F&& f) {
 }  // namespace
 
 void Pic::declare_params(base::Params& p) {
+  p.declare_string_list("pic.species", {"electron"},
+                        "particle species, each at pic.density: electron, positron, proton "
+                        "(particle type = 1-based index); with only electrons an immobile ion "
+                        "background neutralises them, otherwise the species must be neutral");
   p.declare_int("pic.shape_order", 1, 1, 3,
                 "particle shape (B-spline order): 1 CIC, 2 TSC, 3 cubic; nguard = order/2 + 2");
   p.declare_int("pic.particles_per_cell", 8, 1, 1000000,
                 "macro-particles per cell (per beam for two_stream), a regular lattice: must be "
                 "n^ndim");
   p.declare_real("pic.density", 1e24, 1e-300, 1e300,
-                 "electron number density (m^-3); the ions are an immobile background of the "
-                 "same density");
+                 "number density of each species (m^-3); with only electrons the ions are an "
+                 "immobile background of the same density");
   p.declare_real("pic.u_th", 0.0, 0.0, 1e300,
-                 "thermal spread of u = gamma v per component (m/s; two_stream: along x only)");
+                 "thermal spread of u = gamma v per component of electrons and positrons (m/s; "
+                 "two_stream: along x only); protons get u_th sqrt(ion_temperature_ratio m_e/m_p)");
+  p.declare_real("pic.ion_temperature_ratio", 1.0, 0.0, 1e300,
+                 "proton to electron temperature ratio T_i/T_e of the thermal spread");
   p.declare_real("pic.u_drift", 0.0, -1e300, 1e300,
-                 "drift of u = gamma v along x (m/s; two_stream: the beams at +-u_drift)");
-  p.declare_string("pic.init", "thermal", {"thermal", "langmuir", "two_stream"},
-                   "initial plasma: thermal (drifting Maxwellian), langmuir (u_x += epsilon c "
-                   "sin(k x)), two_stream (two beams, each density/2, the same perturbation)");
+                 "drift of u = gamma v along x, every species (m/s; two_stream: the beams at "
+                 "+-u_drift)");
+  p.declare_string("pic.init", "thermal", {"thermal", "langmuir", "two_stream", "pulse"},
+                   "initial state: thermal (drifting Maxwellian), langmuir (u_x += epsilon c "
+                   "sin(k x)), two_stream (two beams per species, each density/2, the same "
+                   "perturbation), pulse (vacuum, no particles: the pic.pulse_* pulse)");
   p.declare_real("pic.epsilon", 0.0, -1e300, 1e300,
-                 "perturbation: u_x += epsilon c sin(k x), k = 2 pi pic.mode / (xmax - xmin)");
+                 "perturbation: u_x += epsilon c sin(k x) f, k = 2 pi pic.mode / (xmax - xmin), "
+                 "f = (q/m)/(-q_e/m_e) of the species (1 electron, -1 positron)");
   p.declare_int("pic.mode", 1, 0, 1000000,
                 "wavenumber index along x of the perturbation and of pic_history.csv's Ex mode");
   p.declare_real("pic.cfl", 0.95, 1e-6, 1.0,
@@ -120,6 +142,19 @@ void Pic::declare_params(base::Params& p) {
                    "momentum-conserving (order p everywhere)");
   p.declare_int("pic.seed", 1, 0, 9000000000000000000LL,
                 "seed of the thermal momenta (a particle depends only on (seed, tag))");
+  p.declare_real("pic.pulse_amplitude", 1.0, -1e300, 1e300,
+                 "init = pulse: A0 (V/m) of Ez = c dAz/dxi, Az = A0 sigma/c exp(-xi^2/(2 "
+                 "sigma^2) - eta^2/(2 w^2)) (physics/pic/pulse.hpp)");
+  p.declare_real("pic.pulse_x", 0.0, -1e300, 1e300, "init = pulse: x of the pulse's centre (m)");
+  p.declare_real("pic.pulse_y", 0.0, -1e300, 1e300,
+                 "init = pulse: y of the pulse's centre (m; ignored in 1-D)");
+  p.declare_real("pic.pulse_length", 0.0, 0.0, 1e300,
+                 "init = pulse: sigma (m) along the direction of motion; must be > 0");
+  p.declare_real("pic.pulse_width", 0.0, 0.0, 1e300,
+                 "init = pulse: w (m) across the direction of motion; 0: a plane pulse");
+  p.declare_real("pic.pulse_angle", 0.0, -360.0, 360.0,
+                 "init = pulse: direction of motion in the x-y plane, degrees from +x (0 in "
+                 "1-D)");
 }
 
 Pic::Pic(const base::Params& p)
@@ -134,12 +169,64 @@ Pic::Pic(const base::Params& p)
       init_(p.get_string("pic.init")),
       gather_(p.get_string("pic.gather")),
       seed_(static_cast<std::uint64_t>(p.get_int("pic.seed"))),
+      pulse_amplitude_(p.get_real("pic.pulse_amplitude")),
+      pulse_length_(p.get_real("pic.pulse_length")),
+      pulse_width_(p.get_real("pic.pulse_width")),
+      pulse_angle_(p.get_real("pic.pulse_angle") * cst::pi / 180.0),
+      pulse_x_(p.get_real("pic.pulse_x")),
+      pulse_y_(p.get_real("pic.pulse_y")),
       cfg_(memory::config_for(p, "particles")) {
   const int nd = static_cast<int>(p.get_int("mesh.ndim"));
+  // Species: the table's, distinct; leptons at u_th, protons at the ion temperature.
+  const double t_ratio = p.get_real("pic.ion_temperature_ratio");
+  for (const auto& name : p.get_string_list("pic.species")) {
+    const SpeciesInfo* info = find_species(name);
+    if (!info) {
+      std::string choices;
+      for (const auto& t : species_table)
+        choices += std::string(choices.empty() ? "" : ", ") + std::string(t.name);
+      throw Error(
+          fmt::format("pic: unknown species '{}' in pic.species (the choices: {})", name, choices));
+    }
+    for (const auto& sp : species_)
+      if (sp.name == name)
+        throw Error(fmt::format("pic: species '{}' is listed twice in pic.species", name));
+    Species sp;
+    sp.name = name;
+    sp.charge = info->charge;
+    sp.mass = info->mass;
+    sp.u_th = info->mass == cst::m_e ? u_th_ : u_th_ * std::sqrt(t_ratio * cst::m_e / info->mass);
+    sp.response = response_factor(*info);
+    species_.push_back(sp);
+  }
+  if (species_.empty()) throw Error("pic: pic.species is empty (name at least one species)");
+  // Neutrality: an ion background of +q_e per electron when every species is negative,
+  // else the species (each at pic.density) must cancel.
+  double net = 0;
+  bool positive = false;
+  std::string names;
+  for (const auto& sp : species_) {
+    net += sp.charge, positive = positive || sp.charge > 0;
+    names += (names.empty() ? "" : ", ") + sp.name;
+  }
+  if (!positive)
+    background_ = (-net / cst::q_e) * cst::q_e * density_;
+  else if (std::abs(net) > 1e-6 * cst::q_e)
+    throw Error(fmt::format(
+        "pic: pic.species = [{}] is not neutral at equal densities (net charge {:+g} e per "
+        "pic.density); the ion background is there only when every species is negative",
+        names, net / cst::q_e));
+  if (init_ == "pulse") {
+    background_ = 0;  // vacuum
+    if (!(pulse_length_ > 0))
+      throw Error("pic: pic.init = \"pulse\" needs pic.pulse_length > 0 (m)");
+    if (nd == 1 && pulse_angle_ != 0)
+      throw Error("pic: pic.pulse_angle must be 0 in 1-D (the pulse moves along x)");
+  }
   const long n = std::lround(std::pow(double(ppc_), 1.0 / nd));
   long nn = 1;
   for (int a = 0; a < nd; ++a) nn *= n;
-  if (nn != ppc_)
+  if (nn != ppc_ && init_ != "pulse")
     throw Error(fmt::format(
         "pic: pic.particles_per_cell = {} is not a {}-th power (the lattice has n^ndim particles "
         "per cell)",
@@ -177,16 +264,24 @@ void Pic::bind(mesh::Mesh& m, physics::Units& /*units*/) {
         "pic: one refinement level only (mesh.lrefine_max = {} > mesh.lrefine_min = {}); "
         "refinement jumps are not built for the Yee fields and the deposit",
         m.lrefine_max(), m.lrefine_min()));
-  for (int a = 0; a < m.ndim(); ++a)
-    for (int side = 0; side < 2; ++side)
-      if (m.boundary(a, side) != mesh::Boundary::periodic)
-        throw Error(fmt::format(
-            "pic: only periodic boundaries are built (mesh boundary {} {} is not periodic; "
-            "absorbing and reflecting PIC boundaries are not built)",
-            side ? "upper" : "lower", "xyz"[a]));
+  ndim_ = m.ndim();
+  for (int a = 0; a < m.ndim(); ++a) {
+    using mesh::Boundary;
+    const Boundary lo = m.boundary(a, 0), hi = m.boundary(a, 1);
+    auto word = [](Boundary b) {
+      return b == Boundary::periodic ? "periodic"
+                                     : (b == Boundary::outflow ? "outflow" : "reflecting");
+    };
+    if (lo != hi || lo == Boundary::reflecting)
+      throw Error(fmt::format(
+          "pic: mesh boundaries along {} are {} and {}: a PIC axis is periodic or absorbing "
+          "(outflow) on both sides (reflecting PIC boundaries are not built)",
+          "xyz"[a], word(lo), word(hi)));
+    absorbing_[std::size_t(a)] = lo == Boundary::outflow;
+  }
   if (m.geometry() != mesh::Geometry::cartesian) throw Error("pic: Cartesian geometry only");
   set_ = std::make_unique<particles::ParticleSet>(
-      particles::ParticleType{"electron", {"weight"}, name()}, cfg_);
+      particles::ParticleType{"pic", {"weight", "type"}, name()}, cfg_);
 }
 
 void Pic::initialise(mesh::Mesh& m) {
@@ -200,12 +295,15 @@ void Pic::initialise(mesh::Mesh& m) {
   const int per_axis = static_cast<int>(std::lround(std::pow(double(ppc_), 1.0 / nd)));
   const bool two = init_ == "two_stream";
   const int nbeams = two ? 2 : 1;
+  const int nspecies = init_ == "pulse" ? 0 : int(species_.size());  // a pulse: vacuum
   std::int64_t cells_total = ppc_;
   for (int a = 0; a < nd; ++a)
     cells_total *= std::int64_t(tg.nblocks_at(a, m.lrefine_min() - 1)) * s.nx;
+  // Species-major tags: species sp's start at sp * per_species (module header).
+  const std::int64_t per_species = nbeams * cells_total;
   std::vector<double> values(std::size_t(set_->nprop()));
   std::size_t expect = 0;
-  expect = m.local_leaves().size() * s.interior_cells() * std::size_t(ppc_ * nbeams);
+  expect = m.local_leaves().size() * s.interior_cells() * std::size_t(ppc_ * nbeams * nspecies);
   set_->reserve(expect + 1024);
   for (int id : m.local_leaves()) {
     const Grid g = grid_of(m, id);
@@ -215,36 +313,48 @@ void Pic::initialise(mesh::Mesh& m) {
       num.offset[a] = a < nd ? std::int64_t(node.pos[a]) * s.nx - s.g(a) : 0;
       num.cells[a] = a < nd ? std::int64_t(tg.nblocks_at(a, node.level)) * s.nx : 1;
     }
-    for (int beam = 0; beam < nbeams; ++beam) {
-      PlasmaLoad load;
-      load.density = two ? 0.5 * density_ : density_;
-      load.per_axis = per_axis;
-      load.u_drift = {beam ? -u_drift_ : u_drift_, 0, 0};
-      load.u_th = two ? Vec3{u_th_, 0, 0} : Vec3{u_th_, u_th_, u_th_};
-      const double w = ppc_ > 0 ? load.density * g.volume() / double(ppc_) : 0.0;
-      auto emit = [&](std::int64_t tag, const Vec3& x, Vec3 u) {
-        if (init_ != "thermal") u[0] += epsilon_ * cst::c * std::sin(k * (x[0] - tg.lo[0]));
-        for (int a = 0; a < 3; ++a) values[particles::POSX + a] = x[a];
-        for (int a = 0; a < 3; ++a) values[particles::VELX + a] = u[a];
-        values[particles::NBASE] = w;
-        set_->push(values.data(), tag);
-      };
-      switch (nd) {
-        case 1:
-          load_uniform<1>(g, interior(s), num, load, seed_, beam * cells_total, emit);
-          break;
-        case 2:
-          load_uniform<2>(g, interior(s), num, load, seed_, beam * cells_total, emit);
-          break;
-        default:
-          load_uniform<3>(g, interior(s), num, load, seed_, beam * cells_total, emit);
+    for (int sp = 0; sp < nspecies; ++sp) {
+      const Species& spec = species_[std::size_t(sp)];
+      for (int beam = 0; beam < nbeams; ++beam) {
+        PlasmaLoad load;
+        load.density = two ? 0.5 * density_ : density_;
+        load.per_axis = per_axis;
+        load.u_drift = {beam ? -u_drift_ : u_drift_, 0, 0};
+        load.u_th = two ? Vec3{spec.u_th, 0, 0} : Vec3{spec.u_th, spec.u_th, spec.u_th};
+        const double w = ppc_ > 0 ? load.density * g.volume() / double(ppc_) : 0.0;
+        auto emit = [&](std::int64_t tag, const Vec3& x, Vec3 u) {
+          if (init_ != "thermal")
+            u[0] += epsilon_ * cst::c * std::sin(k * (x[0] - tg.lo[0])) * spec.response;
+          for (int a = 0; a < 3; ++a) values[particles::POSX + a] = x[a];
+          for (int a = 0; a < 3; ++a) values[particles::VELX + a] = u[a];
+          values[kWeight] = w;
+          values[kType] = sp + 1;
+          set_->push(values.data(), tag);
+        };
+        const std::int64_t first = sp * per_species + beam * cells_total;
+        switch (nd) {
+          case 1:
+            load_uniform<1>(g, interior(s), num, load, seed_, first, emit);
+            break;
+          case 2:
+            load_uniform<2>(g, interior(s), num, load, seed_, first, emit);
+            break;
+          default:
+            load_uniform<3>(g, interior(s), num, load, seed_, first, emit);
+        }
       }
     }
   }
   set_->redistribute(m);
+  lost_ = 0;
   // E = B = 0: Gauss's law holds to round-off for the regular lattice (neutral in every
-  // cell); J and rhoq zero everywhere, guards included.
-  m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom&) {
+  // cell, the species at the same places); J and rhoq zero everywhere, guards included.
+  // A pulse sets E and B inside (divergence-free, pulse.hpp).
+  Pulse pulse;
+  pulse.amplitude = pulse_amplitude_, pulse.sigma = pulse_length_, pulse.width = pulse_width_;
+  pulse.angle = pulse_angle_;
+  pulse.xc = pulse_x_, pulse.yc = pulse_y_;
+  m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
     for (int v = 0; v < s.nvar; ++v)
       if (m.vars()[std::size_t(v)].owner == "pic") {
         const Field f = field_of(u, v);
@@ -252,6 +362,10 @@ void Pic::initialise(mesh::Mesh& m) {
           for (int j = 0; j < s.n(1); ++j)
             for (int i = 0; i < s.n(0); ++i) f(i, j, kk) = 0.0;
       }
+    if (init_ == "pulse")
+      dispatch_d(nd, [&]<int D>() {
+        set_pulse<D>(em_of(u, ie_, ib_), interior(s), grid_of(m, id), pulse);
+      });
   });
   m.fill_guards(nfill_);
   k_prev_ = kinetic(m.comm());
@@ -301,14 +415,31 @@ double Pic::max_dt(mesh::Mesh& m) const {
   }
 }
 
+std::vector<std::size_t> Pic::segments(std::size_t b, std::size_t e) const {
+  // Within a block the types are non-decreasing (species-major tags, sorted by tag).
+  const double* type = set_->prop(kType);
+  std::vector<std::size_t> first(species_.size() + 1, e);
+  first[0] = b;
+  for (std::size_t sp = 1; sp < species_.size(); ++sp)
+    first[sp] = std::size_t(std::partition_point(type + first[sp - 1], type + e,
+                                                 [&](double t) { return t <= double(sp); }) -
+                            type);
+  return first;
+}
+
 double Pic::kinetic(MPI_Comm comm) const {
-  const double* w = set_->prop(particles::NBASE);
+  // Per species sum w (gamma - 1), times m c^2 (in storage order: bitwise as one sum for
+  // one species).
+  const double* w = set_->prop(kWeight);
+  const double* type = set_->prop(kType);
   const double* u[3] = {set_->prop(particles::VELX), set_->prop(particles::VELY),
                         set_->prop(particles::VELZ)};
-  double k = 0;
+  std::vector<double> ks(species_.size(), 0.0);
   for (std::size_t p = 0; p < set_->size(); ++p)
-    k += w[p] * (lorentz_gamma({u[0][p], u[1][p], u[2][p]}) - 1.0);
-  k *= cst::m_e * cst::c * cst::c;
+    ks[std::size_t(type[p]) - 1] += w[p] * (lorentz_gamma({u[0][p], u[1][p], u[2][p]}) - 1.0);
+  double k = 0;
+  for (std::size_t sp = 0; sp < species_.size(); ++sp)
+    k += ks[sp] * (species_[sp].mass * cst::c * cst::c);
   MPI_Allreduce(MPI_IN_PLACE, &k, 1, MPI_DOUBLE, MPI_SUM, comm);
   return k;
 }
@@ -342,39 +473,84 @@ Pic::Diag Pic::diagnose(mesh::Mesh& m) const {
 double Pic::charge_error(mesh::Mesh& m) {
   const auto& s = m.shape();
   const int nd = m.ndim();
-  // Electron charge at nodes (guards included, then folded into their owners).
-  m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
-    const Field rho = field_of(u, irho_);
-    for (int kk = 0; kk < s.n(2); ++kk)
-      for (int j = 0; j < s.n(1); ++j)
-        for (int i = 0; i < s.n(0); ++i) rho(i, j, kk) = 0.0;
-    const Grid g = grid_of(m, id);
-    const double* x[3] = {set_->prop(particles::POSX), set_->prop(particles::POSY),
-                          set_->prop(particles::POSZ)};
-    const double* w = set_->prop(particles::NBASE);
-    for (std::size_t p = set_->begin(id); p < set_->end(id); ++p) {
-      const Vec3 xp{x[0][p], x[1][p], x[2][p]};
-      const double qw = -cst::q_e * w[p];
-      dispatch(nd, order_, true, [&]<int D, int P, GatherScheme S>() {
-        if constexpr (S == GatherScheme::energy_conserving) deposit_rho<D, P>(rho, g, xp, qw);
-      });
-    }
-  });
-  m.accumulate_guards(irho_, 1);
-  // max |div E - rho_net/eps0| / max |rho_e/eps0| (as the kernel test: relative to the
-  // electrons' charge density), div E by backward differences (E's guards are current),
-  // rho_net = rho_e + the ion background +q_e density.
-  const double rho_i = cst::q_e * density_;
+  const std::size_t ns = species_.size();
+  const std::size_t cells = std::size_t(s.n(0)) * s.n(1) * s.n(2);
+  // rhoq: the charge of every species at nodes, one species at a time (guards included,
+  // then folded into their owners), so that the error can be relative to the largest
+  // single-species density; with several species their sum is kept in `sum` meanwhile.
   double r[2] = {0, 0};
+  std::vector<double> sum(ns > 1 ? m.local_leaves().size() * cells : 0);
+  for (std::size_t sp = 0; sp < ns; ++sp) {
+    const double q = species_[sp].charge;
+    m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
+      const Field rho = field_of(u, irho_);
+      for (int kk = 0; kk < s.n(2); ++kk)
+        for (int j = 0; j < s.n(1); ++j)
+          for (int i = 0; i < s.n(0); ++i) rho(i, j, kk) = 0.0;
+      const Grid g = grid_of(m, id);
+      const double* x[3] = {set_->prop(particles::POSX), set_->prop(particles::POSY),
+                            set_->prop(particles::POSZ)};
+      const double* w = set_->prop(kWeight);
+      const auto seg = segments(set_->begin(id), set_->end(id));
+      for (std::size_t p = seg[sp]; p < seg[sp + 1]; ++p) {
+        const Vec3 xp{x[0][p], x[1][p], x[2][p]};
+        const double qw = q * w[p];
+        dispatch(nd, order_, true, [&]<int D, int P, GatherScheme S>() {
+          if constexpr (S == GatherScheme::energy_conserving) deposit_rho<D, P>(rho, g, xp, qw);
+        });
+      }
+    });
+    m.accumulate_guards(irho_, 1);
+    std::size_t slot = 0;
+    m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom&) {
+      double* acc = ns > 1 ? sum.data() + slot * cells : nullptr;
+      ++slot;
+      for_each_zone(s, [&](int i, int j, int kk) {
+        const double rho = u(irho_, i, j, kk);
+        r[1] = std::max(r[1], std::abs(rho / cst::eps0));
+        if (acc) {
+          double& a = acc[i + std::size_t(s.n(0)) * (j + std::size_t(s.n(1)) * kk)];
+          a = sp == 0 ? rho : a + rho;
+        }
+      });
+    });
+  }
+  if (ns > 1) {
+    std::size_t slot = 0;
+    m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom&) {
+      const double* acc = sum.data() + (slot++) * cells;
+      for_each_zone(s, [&](int i, int j, int kk) {
+        u(irho_, i, j, kk) = acc[i + std::size_t(s.n(0)) * (j + std::size_t(s.n(1)) * kk)];
+      });
+    });
+  }
+  // max |div E - rho_net/eps0| / max_s |rho_s/eps0| (as the kernel test: relative to one
+  // species' charge density), div E by backward differences (E's guards are current),
+  // rho_net = rhoq + the ion background. Next to an absorbing face the first order/2 + 1
+  // node layers are left out: there the current of particles leaving is dropped beyond the
+  // face while their shape still reaches these nodes, Mur sets the boundary nodes' E, and
+  // a lower face's boundary node has no current from outside.
+  const int skip = order_ / 2 + 1;
   m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
     const Grid g = grid_of(m, id);
+    const mesh::Node& node = m.tree().node(id);
+    std::array<int, 3> lo{0, 0, 0}, hi{0, 0, 0};  // node layers left out at each end
+    for (int a = 0; a < nd; ++a)
+      if (absorbing_[std::size_t(a)]) {
+        if (node.pos[a] == 0) lo[std::size_t(a)] = skip;
+        if (node.pos[a] == m.tree().geometry().nblocks_at(a, node.level) - 1)
+          hi[std::size_t(a)] = skip;
+      }
     for_each_zone(s, [&](int i, int j, int kk) {
+      const int idx[3] = {i, j, kk};
+      for (int a = 0; a < nd; ++a)
+        if (idx[a] < s.g(a) + lo[std::size_t(a)] || idx[a] >= s.g(a) + s.ni(a) - hi[std::size_t(a)])
+          return;
       double div = (u(ie_, i, j, kk) - u(ie_, i - 1, j, kk)) / g.dx[0];
       if (nd > 1) div += (u(ie_ + 1, i, j, kk) - u(ie_ + 1, i, j - 1, kk)) / g.dx[1];
       if (nd > 2) div += (u(ie_ + 2, i, j, kk) - u(ie_ + 2, i, j, kk - 1)) / g.dx[2];
       const double re = u(irho_, i, j, kk) / cst::eps0;
-      r[0] = std::max(r[0], std::abs(div - (re + rho_i / cst::eps0)));
-      r[1] = std::max(r[1], std::abs(re));
+      r[0] = std::max(r[0], std::abs(div - (re + background_ / cst::eps0)));
     });
   });
   MPI_Allreduce(MPI_IN_PLACE, r, 2, MPI_DOUBLE, MPI_MAX, m.comm());
@@ -418,55 +594,60 @@ void Pic::step(mesh::Mesh& m, double dt) {
             for (int i = 0; i < s.n(0); ++i) f(i, j, kk) = 0.0;
       }
     }
-    // Step 2: per block, gather, push, move and deposit (three passes, one region each).
+    // Step 2: per block and species, gather, push, move and deposit (three passes, one
+    // region each), q/m constant over a species' range.
     double* x[3] = {set_->prop(particles::POSX), set_->prop(particles::POSY),
                     set_->prop(particles::POSZ)};
     double* uu[3] = {set_->prop(particles::VELX), set_->prop(particles::VELY),
                      set_->prop(particles::VELZ)};
-    const double* w = set_->prop(particles::NBASE);
-    const double qm = -cst::q_e / cst::m_e;
+    const double* w = set_->prop(kWeight);
     dispatch(nd, order_, gather_ == "energy", [&]<int D, int P, GatherScheme S>() {
       for (int id : m.local_leaves()) {
-        const std::size_t b = set_->begin(id), e = set_->end(id), n = e - b;
-        if (n == 0) continue;
+        if (set_->begin(id) == set_->end(id)) continue;
         const auto u = m.view(id, tag);
         const Grid g = grid_of(m, id);
         const EMFields f = em_of(u, ie_, ib_);
         const Currents J = j_of(u, ij_);
-        scratch_.resize(9 * n);
-        double* eb = scratch_.data();
-        double* xo = eb + 6 * n;
-        {
-          TESSERA_REGION("gather");
-          for (std::size_t p = 0; p < n; ++p) {
-            Vec3 E, B;
-            gather<D, P, S>(f, g, {x[0][b + p], x[1][b + p], x[2][b + p]}, E, B);
-            for (int a = 0; a < 3; ++a) eb[6 * p + a] = E[a], eb[6 * p + 3 + a] = B[a];
+        const auto seg = segments(set_->begin(id), set_->end(id));
+        for (std::size_t sp = 0; sp < species_.size(); ++sp) {
+          const std::size_t b = seg[sp], e = seg[sp + 1], n = e - b;
+          if (n == 0) continue;
+          const double q = species_[sp].charge, qm = q / species_[sp].mass;
+          scratch_.resize(9 * n);
+          double* eb = scratch_.data();
+          double* xo = eb + 6 * n;
+          {
+            TESSERA_REGION("gather");
+            for (std::size_t p = 0; p < n; ++p) {
+              Vec3 E, B;
+              gather<D, P, S>(f, g, {x[0][b + p], x[1][b + p], x[2][b + p]}, E, B);
+              for (int a = 0; a < 3; ++a) eb[6 * p + a] = E[a], eb[6 * p + 3 + a] = B[a];
+            }
           }
-        }
-        {
-          TESSERA_REGION("push");
-          for (std::size_t p = 0; p < n; ++p) {
-            Vec3 up{uu[0][b + p], uu[1][b + p], uu[2][b + p]};
-            boris_push(up, {eb[6 * p], eb[6 * p + 1], eb[6 * p + 2]},
-                       {eb[6 * p + 3], eb[6 * p + 4], eb[6 * p + 5]}, qm, dt);
-            Vec3 xp{x[0][b + p], x[1][b + p], x[2][b + p]};
-            for (int a = 0; a < 3; ++a) xo[3 * p + a] = xp[a];
-            push_position(xp, up, dt);
-            for (int a = 0; a < 3; ++a) uu[a][b + p] = up[a], x[a][b + p] = xp[a];
+          {
+            TESSERA_REGION("push");
+            for (std::size_t p = 0; p < n; ++p) {
+              Vec3 up{uu[0][b + p], uu[1][b + p], uu[2][b + p]};
+              boris_push(up, {eb[6 * p], eb[6 * p + 1], eb[6 * p + 2]},
+                         {eb[6 * p + 3], eb[6 * p + 4], eb[6 * p + 5]}, qm, dt);
+              Vec3 xp{x[0][b + p], x[1][b + p], x[2][b + p]};
+              for (int a = 0; a < 3; ++a) xo[3 * p + a] = xp[a];
+              push_position(xp, up, dt);
+              for (int a = 0; a < 3; ++a) uu[a][b + p] = up[a], x[a][b + p] = xp[a];
+            }
           }
-        }
-        {
-          TESSERA_REGION("deposit");
-          for (std::size_t p = 0; p < n; ++p) {
-            const Vec3 up{uu[0][b + p], uu[1][b + p], uu[2][b + p]};
-            const double ig = 1.0 / lorentz_gamma(up);
-            deposit_current<D, P>(J, g, {xo[3 * p], xo[3 * p + 1], xo[3 * p + 2]},
-                                  {x[0][b + p], x[1][b + p], x[2][b + p]},
-                                  {up[0] * ig, up[1] * ig, up[2] * ig}, -cst::q_e * w[b + p], dt);
+          {
+            TESSERA_REGION("deposit");
+            for (std::size_t p = 0; p < n; ++p) {
+              const Vec3 up{uu[0][b + p], uu[1][b + p], uu[2][b + p]};
+              const double ig = 1.0 / lorentz_gamma(up);
+              deposit_current<D, P>(J, g, {xo[3 * p], xo[3 * p + 1], xo[3 * p + 2]},
+                                    {x[0][b + p], x[1][b + p], x[2][b + p]},
+                                    {up[0] * ig, up[1] * ig, up[2] * ig}, q * w[b + p], dt);
+            }
           }
+          pushed += double(n);
         }
-        pushed += double(n);
       }
     });
     {
@@ -485,6 +666,26 @@ void Pic::step(mesh::Mesh& m, double dt) {
         }
       };
       half_b();
+      // Absorbing faces (absorbing.hpp): the tangential E at time n, then Mur's after the fill.
+      std::vector<std::pair<int, absorbing::Face>> faces;
+      for (int id : m.local_leaves()) {
+        const mesh::Node& node = m.tree().node(id);
+        for (int a = 0; a < nd; ++a)
+          if (absorbing_[std::size_t(a)]) {
+            if (node.pos[a] == 0) faces.push_back({id, {a, 0, s.g(a)}});
+            if (node.pos[a] == m.tree().geometry().nblocks_at(a, node.level) - 1)
+              faces.push_back({id, {a, 1, s.g(a) + s.ni(a)}});
+          }
+      }
+      const Box whole = all_of(s);
+      std::size_t state = 0;
+      for (const auto& [id, face] : faces) state += absorbing::state_size(face, whole);
+      mur_state_.resize(state);
+      state = 0;
+      for (const auto& [id, face] : faces) {
+        absorbing::mur_save(em_of(m.view(id, tag), ie_, ib_), face, whole, &mur_state_[state]);
+        state += absorbing::state_size(face, whole);
+      }
       for (int id : m.local_leaves()) {
         const auto u = m.view(id, tag);
         const Grid g = grid_of(m, id);
@@ -492,12 +693,18 @@ void Pic::step(mesh::Mesh& m, double dt) {
             nd, [&]<int D>() { yee::advance_e<D>(em_of(u, ie_, ib_), j_of(u, ij_), in, g, dt); });
       }
       m.fill_guards(nfill_e_);
+      state = 0;
+      for (const auto& [id, face] : faces) {
+        const double k = absorbing::mur_coefficient(dt, grid_of(m, id).dx[std::size_t(face.axis)]);
+        absorbing::mur_apply(em_of(m.view(id, tag), ie_, ib_), face, whole, &mur_state_[state], k);
+        state += absorbing::state_size(face, whole);
+      }
       half_b();
     }
   });
   {
     TESSERA_REGION("redistribute");
-    set_->redistribute(m);
+    lost_ += set_->redistribute(m).lost;
   }
   MPI_Allreduce(MPI_IN_PLACE, &pushed, 1, MPI_DOUBLE, MPI_SUM, m.comm());
   particle_steps_ += pushed;
@@ -508,11 +715,25 @@ void Pic::finish(mesh::Mesh& m) {
 }
 
 nlohmann::json Pic::summary(MPI_Comm comm) const {
-  long n = long(set_->size());
-  MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_LONG, MPI_SUM, comm);
+  std::vector<long> count(species_.size() + 1, 0);
+  const double* type = set_->prop(kType);
+  for (std::size_t p = 0; p < set_->size(); ++p) ++count[std::size_t(type[p]) - 1];
+  count.back() = long(set_->size());
+  MPI_Allreduce(MPI_IN_PLACE, count.data(), int(count.size()), MPI_LONG, MPI_SUM, comm);
   nlohmann::json j;
-  j["species"] = "electron";
-  j["particles"] = n;
+  j["species"] = nlohmann::json::array();
+  for (std::size_t sp = 0; sp < species_.size(); ++sp)
+    j["species"].push_back({{"name", species_[sp].name},
+                            {"type", sp + 1},
+                            {"charge", species_[sp].charge},
+                            {"mass", species_[sp].mass},
+                            {"count", count[sp]}});
+  j["particles"] = count.back();
+  j["lost"] = lost_;
+  j["background_charge_density"] = background_;
+  j["boundaries"] = nlohmann::json::array();
+  for (int a = 0; a < ndim_; ++a)
+    j["boundaries"].push_back(absorbing_[std::size_t(a)] ? "absorbing" : "periodic");
   j["particles_per_cell"] = ppc_;
   j["shape_order"] = order_;
   j["gather"] = gather_;

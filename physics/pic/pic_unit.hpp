@@ -11,24 +11,40 @@
 //   bx by bz   B (T) on faces             guard-filled, the next three
 //   jx jy jz   J (A/m^2) on edges         not guard-filled: deposits land in guards and
 //                                         accumulate_guards folds them into the owners
-//   rhoq       electron charge density (C/m^3) at nodes, deposited for diagnostics at the
-//              start, before every output and at the end (finish; the ions are a uniform background
-//              +q_e pic.density that is not stored)
+//   rhoq       charge density of the particles, all species (C/m^3) at nodes, deposited
+//              for diagnostics at the start, before every output and at the end (finish;
+//              an immobile ion background, when there is one, is not stored)
 // Along inactive axes (1-D, 2-D) lengths are 1 m: densities per m^3 as given, energies
 // per m^2 (1-D) or per m (2-D).
 //
-// One species (electrons) in a particles::ParticleSet: position (m), u = gamma v (m/s) in
-// velx..velz, and the macro-particle weight `weight` (physical electrons per particle).
+// Species (pic.species, from species.hpp's table: electron, positron, proton) share one
+// particles::ParticleSet: position (m), u = gamma v (m/s) in velx..velz, the macro-particle
+// weight `weight` (physical particles per particle) and `type` (the 1-based species index,
+// as a real: FLASH's particle-type property). Tags are species-major (species s's tags
+// start at s times the particles per species), so the set's (leaf, tag) order makes each
+// species one contiguous range within each block, in species order: the step loops over
+// those ranges with the species' q/m constant. Each species has density pic.density; with
+// only negative species an immobile background of +q_e per electron neutralises them,
+// otherwise there is none and the species must be neutral together.
+//
+// Boundaries: each active axis is periodic or absorbing (mesh boundary `outflow` on both
+// sides). At an absorbing face particles that cross it are removed (ParticleSet's
+// outflow; counted in summary `lost`), the current they deposit beyond the face is dropped
+// by accumulate_guards, and E tangential to the face follows Mur's first-order condition
+// (absorbing.hpp), applied after E's guard fill.
 //
 // One step (timer regions pic/gather, pic/push, pic/deposit, pic/field_solve,
 // pic/redistribute), E and B at integer time levels between steps, their guards valid:
-//   zero J; per block: gather E^n, B^n at x^n; Boris u^{n-1/2} -> u^{n+1/2}; x^{n+1};
-//   Esirkepov J^{n+1/2} (into guards); accumulate_guards of J;
+//   zero J; per block and species: gather E^n, B^n at x^n; Boris u^{n-1/2} -> u^{n+1/2};
+//   x^{n+1}; Esirkepov J^{n+1/2} (into guards); accumulate_guards of J;
 //   B^{n+1/2} = B^n - dt/2 curl E^n over the whole array but its last layer (E's guards
 //   are current, so B's guards come out as a guard fill would give them, bit for bit);
-//   E^{n+1} over the interior; fill_guards of E; B^{n+1} likewise over the whole array;
-//   redistribute the particles (periodic wrap, migration).
-// So one guard fill (of E) per step. One refinement level, periodic boundaries only.
+//   (absorbing faces: save the tangential E at the boundary nodes and one cell inside);
+//   E^{n+1} over the interior; fill_guards of E; (absorbing faces: Mur's E at the boundary
+//   nodes, over the whole array across the face); B^{n+1} likewise over the whole array;
+//   redistribute the particles (periodic wrap, removal at absorbing faces, migration).
+// So one guard fill (of E) per step. One refinement level.
+#include <array>
 #include <cstdint>
 #include <fstream>
 #include <memory>
@@ -46,8 +62,9 @@ namespace tessera::pic {
 
 class Pic final : public physics::Unit {
  public:
-  /// pic.shape_order, particles_per_cell, density, u_th, u_drift, init, epsilon, mode,
-  /// cfl, gather, seed.
+  /// pic.species, shape_order, particles_per_cell, density, u_th, ion_temperature_ratio,
+  /// u_drift, init, epsilon, mode, cfl, gather, seed, pulse_amplitude, pulse_length,
+  /// pulse_width, pulse_angle, pulse_x, pulse_y.
   static void declare_params(base::Params& p);
   explicit Pic(const base::Params& p);
 
@@ -55,9 +72,11 @@ class Pic final : public physics::Unit {
   std::vector<mesh::VarInfo> variables() const override;
   /// shape_order / 2 + 2 (the gather and deposit windows, pic.hpp).
   int nguard() const override { return order_ / 2 + 2; }
-  /// Finds the variables, refuses more than one level and non-periodic boundaries.
+  /// Finds the variables; refuses more than one level, and an axis that is not periodic or
+  /// absorbing (outflow) on both sides.
   void bind(mesh::Mesh& m, physics::Units& units) override;
-  /// Loads the particles (depending on (seed, tag) only), E = B = 0, guards filled.
+  /// Loads the particles (depending on (seed, tag) only), E = B = 0 (or the pulse), guards
+  /// filled.
   void initialise(mesh::Mesh& m) override;
   /// Fills the guards of E and B (the checkpoint holds interiors only).
   void after_restart(mesh::Mesh& m) override;
@@ -78,6 +97,13 @@ class Pic final : public physics::Unit {
     double field = 0, mode_re = 0, mode_im = 0;
   };
 
+  /// A species of the run: the table's name, charge (C) and mass (kg), its thermal spread
+  /// (m/s) and its Langmuir response factor (species.hpp response_factor).
+  struct Species {
+    std::string name;
+    double charge = 0, mass = 0, u_th = 0, response = 1;
+  };
+
  private:
   int order_ = 1;
   long ppc_ = 1;
@@ -85,6 +111,14 @@ class Pic final : public physics::Unit {
   int mode_ = 1;
   std::string init_, gather_;
   std::uint64_t seed_ = 1;
+  std::vector<Species> species_;
+  double background_ = 0;  ///< charge density of the immobile ion background (C/m^3), or 0
+  double pulse_amplitude_ = 0, pulse_length_ = 0, pulse_width_ = 0, pulse_angle_ = 0;
+  double pulse_x_ = 0, pulse_y_ = 0;
+  int ndim_ = 0;
+  std::array<bool, 3> absorbing_{false, false, false};  ///< per axis
+  std::vector<double> mur_state_;                       ///< the absorbing faces' E at time n (step)
+  long lost_ = 0;  ///< particles removed at absorbing faces (all ranks)
   memory::ArenaConfig cfg_;
   std::unique_ptr<particles::ParticleSet> set_;
   int ie_ = -1, ib_ = -1, ij_ = -1, irho_ = -1;  ///< first of ex.., bx.., jx.., and rhoq
@@ -102,8 +136,12 @@ class Pic final : public physics::Unit {
   bool have_total0_ = false;
   bool need_k_prev_ = false;
 
+  /// Each species' range [first[s], first[s+1]) within the particles [b, e) of one block.
+  std::vector<std::size_t> segments(std::size_t b, std::size_t e) const;
   Diag diagnose(mesh::Mesh& m) const;
   double kinetic(MPI_Comm comm) const;
+  /// Deposits rhoq (all species) and returns max |div E - rho_net/eps0| / max_s |rho_s/eps0|
+  /// over the interior nodes, those next to absorbing faces left out (collective).
   double charge_error(mesh::Mesh& m);
   void step(mesh::Mesh& m, double dt);
 };

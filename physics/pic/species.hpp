@@ -2,7 +2,8 @@
 // Initial particle loading for a PIC species: uniform placement of N particles per cell
 // with a drift and a thermal spread, from a counter-based generator so that a particle's
 // position (within its cell) and momentum depend only on (seed, tag): the same on any
-// number of ranks and blocks, in any loading order.
+// number of ranks and blocks, in any loading order. And the built-in species table
+// (electron, positron, proton: name, charge, mass).
 //
 // References
 //   Steele, G. L., Lea, D. & Flood, C. H. 2014, OOPSLA '14, 453: splitmix64 (the mixer
@@ -15,12 +16,41 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <string_view>
 
 #include "physics/pic/boris.hpp"
 #include "physics/pic/constants.hpp"
 #include "physics/pic/fields.hpp"
 
 namespace tessera::pic {
+
+/// A particle species: its name, charge (C) and mass (kg).
+struct SpeciesInfo {
+  std::string_view name;
+  double charge = 0;
+  double mass = 0;
+};
+
+/// The built-in species (CODATA 2018 constants.hpp): electron, positron, proton.
+inline constexpr std::array<SpeciesInfo, 3> species_table{{
+    {"electron", -constants::q_e, constants::m_e},
+    {"positron", constants::q_e, constants::m_e},
+    {"proton", constants::q_e, constants::m_p},
+}};
+
+/// The entry of species_table named `name`, or null.
+constexpr const SpeciesInfo* find_species(std::string_view name) {
+  for (const auto& s : species_table)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+/// The factor by which a species' velocity response to a field exceeds the electron's,
+/// (q / m) / (-q_e / m_e): the cold two-species Langmuir normal mode has u_s = this times
+/// u_e (1 for electrons, -1 for positrons, -m_e/m_p for protons).
+constexpr double response_factor(const SpeciesInfo& s) {
+  return -s.charge / constants::q_e * (constants::m_e / s.mass);
+}
 
 /// splitmix64's output function (Steele et al. 2014) applied to z.
 constexpr std::uint64_t splitmix64(std::uint64_t z) {
