@@ -19,9 +19,10 @@ std::atomic<TierRuntime*> g_runtime{nullptr};
 
 constexpr const char* kMigrationArena = "migration";
 
-// The copy-bandwidth measurement for the helper-thread model: short (16 MiB per thread,
-// two timed copies per point), made before the runtime places anything.
-constexpr std::size_t kBenchBytes = 16 * kMiB;
+// The copy-bandwidth measurement for the helper-thread model: short (64 MiB per thread,
+// tessera_tier_bench's size, past most caches; two timed copies per point), made before
+// the runtime places anything.
+constexpr std::size_t kBenchBytes = 64 * kMiB;
 constexpr int kBenchCopies = 2;
 
 std::size_t round_down(std::size_t x, std::size_t a) {
