@@ -402,6 +402,11 @@ PrefetchRecord TierRuntime::prefetch_record() const {
 // ---------------------------------------------------------------------------------------
 // Streamer
 
+bool TierRuntime::streaming() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cfg_.placement == PlacementPolicy::dynamic && static_done_ && migration_reserve_ > 0;
+}
+
 TierStreamer& TierRuntime::streamer() {
   std::lock_guard<std::mutex> lock(streamer_mutex_);
   if (!streamer_) {

@@ -163,6 +163,9 @@ class TierRuntime final : private ArenaPlacer {
   long prefetch_distance(double time_per_particle);
   PrefetchRecord prefetch_record() const;
 
+  /// True when kernels should stream particle batches through streamer(): placement
+  /// dynamic, static placement done, and a migration space reserved (the plan found room).
+  bool streaming() const;
   /// The streamer of particle batches (created on first use with memory.tier.helper_threads,
   /// the measured BW(n) and the model's n_max and N_ranks); its helper threads end with
   /// the runtime.

@@ -156,6 +156,7 @@ TEST(TierRuntime, GivenStaticThenPlaceStaticMovesArenasByClassAndLaterOnesTakeWh
   Arena unk("unk", 2 * kMiB, PagePolicy::none);
   Arena flux("flux", kMiB / 2, PagePolicy::none);
   auto l = rt.ledger();
+  EXPECT_FALSE(rt.streaming());
   EXPECT_EQ(find(l, "particles")->requested, (Split{2 * kMiB, 0}));
   EXPECT_EQ(find(l, "unk")->requested, (Split{kMiB, kMiB}));
   EXPECT_EQ(find(l, "flux")->requested, (Split{0, kMiB / 2}));
@@ -203,7 +204,9 @@ TEST(TierRuntime, GivenDynamicThenParticlesStaySlowAndThreeBatchesAreReservedFor
   Arena unk("unk", 2 * kMiB, PagePolicy::none);
   Arena part("particles", kMiB, PagePolicy::none);
   EXPECT_EQ(find(rt.ledger(), "particles")->requested, (Split{kMiB, 0}));  // first touch
+  EXPECT_FALSE(rt.streaming());  // not before the first step's static placement
   rt.place_static(256 * 1024);
+  EXPECT_TRUE(rt.streaming());
   EXPECT_EQ(find(rt.ledger(), "particles")->requested, (Split{0, kMiB}));
   EXPECT_EQ(rt.to_json()["plan"]["migration_bytes"], 3 * 256 * 1024);
   // 4 MiB - 2 MiB (unk) - 768 KiB (reserve) = 1.25 MiB left: a field fits, particles never.
