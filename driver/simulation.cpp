@@ -23,6 +23,7 @@
 #include "io/output_manager.hpp"
 #include "memory/arena.hpp"
 #include "memory/planner.hpp"
+#include "memory/tier_runtime.hpp"
 #include "memory/tiers.hpp"
 #include "mesh/lohner.hpp"
 #include "mesh/mesh.hpp"
@@ -101,6 +102,15 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
   plan_ = memory::plan_memory(p, declared(p, units_), nranks_, nranks_, 0);
   {
     TESSERA_REGION("setup");  // root blocks, and every arena mapped and pre-faulted
+    // Tiers first: every arena from here on is placed (memory/tier_runtime.hpp).
+    if (const auto tc = memory::tier_config(p); memory::TierRuntime::wanted(tc)) {
+      MPI_Comm node;
+      MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+      memory::TierRuntime::Options o;
+      o.ranks_per_node = parallel::size(node);
+      MPI_Comm_free(&node);
+      tiers_ = std::make_unique<memory::TierRuntime>(tc, memory::detect_tiers(), o);
+    }
     mesh_ =
         std::make_unique<mesh::Mesh>(p, comm, vars, unk_nguard(units_), unk_nflux(units_, vars));
     // Services (composition, eos) first: operators look up what they declared.
@@ -126,6 +136,19 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
                     memory::to_string(a.policy_requested), format_bytes(double(a.huge_bytes))));
     if (!a.warning.empty()) log("warning: memory: arena " + a.name + ": " + a.warning);
   }
+  if (tiers_) {
+    const std::string pre = tiers_->log_prefix();
+    if (const auto w = tiers_->backend_warning(); !w.empty()) log("warning: " + pre + w);
+    for (const auto& w : tiers_->topology().warnings()) log("warning: " + pre + w);
+    for (const auto& line : tiers_->describe()) log(line);
+    for (const auto& e : tiers_->ledger())
+      log(fmt::format("{}arena {} ({}) {}: fast {}, slow {} (requested fast {}, slow {}){}", pre,
+                      e.name, memory::to_string(e.cls), format_bytes(double(e.bytes)),
+                      format_bytes(double(e.achieved[0])), format_bytes(double(e.achieved[1])),
+                      format_bytes(double(e.requested[0])), format_bytes(double(e.requested[1])),
+                      e.warning.empty() ? "" : "; " + e.warning));
+    if (tiers_->static_pending()) log(pre + "static placement follows the first step");
+  }
   install_signal_handlers();
 }
 
@@ -136,6 +159,17 @@ void Simulation::log(const std::string& line) const {
     std::cout << line << '\n';
     std::cout.flush();
   }
+}
+
+void Simulation::place_tiers() {
+  TESSERA_REGION("tier_placement");
+  std::size_t batch = 0;
+  if (particles_ != nullptr)
+    for (int id : mesh_->local_leaves())
+      batch = std::max(
+          batch, (particles_->end(id) - particles_->begin(id)) * particles_->bytes_per_particle());
+  const std::string line = tiers_->place_static(batch);
+  if (!line.empty()) log(line);
 }
 
 void Simulation::sync_units() {
@@ -715,6 +749,7 @@ nlohmann::json Simulation::run() {
       });
     }
     check_state();
+    if (tiers_ && tiers_->static_pending()) place_tiers();
     if (step_ % nrefs == 0 && mesh_->lrefine_max() > mesh_->lrefine_min()) {
       fill_guards();
       // The tree as it was: the guard zones just filled are those the next step's first
@@ -846,7 +881,39 @@ nlohmann::json Simulation::run() {
       o["mean_lifetime_seconds"] = n > 0 ? o["seconds"].get<double>() / double(n) : 0.0;
       o.erase("seconds");
     }
+    nlohmann::json tiers;
+    if (tiers_) {
+      tiers = tiers_->to_json();
+      const std::string pre = tiers_->log_prefix();
+      for (const auto& [cls, c] : tiers["classes"].items())
+        log(fmt::format("{}{}: fast {}, slow {} (live at the end; peak fast {}, slow {})", pre, cls,
+                        format_bytes(c["achieved"]["fast"].get<double>()),
+                        format_bytes(c["achieved"]["slow"].get<double>()),
+                        format_bytes(c["peak"]["fast"].get<double>()),
+                        format_bytes(c["peak"]["slow"].get<double>())));
+      for (const auto& [dir, c] : tiers["copies"].items())
+        if (c["count"].get<long>() > 0)
+          log(fmt::format(
+              "{}copies {}: {} in {:.3f} s ({} copies; {} helper thread(s), placement "
+              "moves by the step's thread)",
+              pre, dir, format_bytes(c["bytes"].get<double>()), c["seconds"].get<double>(),
+              c["count"].get<long>(), c["helper_threads"].get<int>()));
+      for (const auto& [phase, sec] : tiers["charged_seconds"].items())
+        log(fmt::format("{}charged {:.6f} s to {} ({})", pre, sec.get<double>(), phase,
+                        tiers["charged_mode"].get<std::string>()));
+    } else {
+      tiers = {{"installed", false},
+               {"backend", "none"},
+               {"backend_requested", "none"},
+               {"emulated", false},
+               {"label",
+                "no tiers (memory.tier.backend = none, placement fast_only): nothing "
+                "placed, nothing charged"},
+               {"placement", "fast_only"},
+               {"fast_bytes", 0}};
+    }
     s["memory"] = {{"arenas", arenas},
+                   {"tiers", tiers},
                    {"objects", objects},
                    {"peak_rss_bytes", peak},
                    {"predicted_bytes", predicted},

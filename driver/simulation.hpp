@@ -27,6 +27,9 @@ class Problem;
 namespace tessera::particles {
 class ParticleSet;
 }
+namespace tessera::memory {
+class TierRuntime;
+}
 namespace tessera::io {
 class OutputManager;
 enum class OutputKind;
@@ -62,6 +65,9 @@ class Simulation {
   MPI_Comm comm_;
   int rank_ = 0, nranks_ = 1;
   RunOptions opt_;
+  /// The memory tier runtime (memory.tier.*), made before anything maps an arena and
+  /// destroyed after everything that holds one (declared first); null without tiers.
+  std::unique_ptr<memory::TierRuntime> tiers_;
   /// When the constructor started: wall_seconds and the timer tree both count from here
   /// (setup, i.e. mapping the arenas, included).
   std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
@@ -120,6 +126,10 @@ class Simulation {
   /// Collective: if any rank's I/O failed, every rank throws the first one's message.
   void raise_io_errors();
   void log(const std::string& line) const;
+  /// After the first step of this run: the tier runtime's static placement (static,
+  /// static_prefetch, dynamic), with one particle batch = the largest local leaf's
+  /// particles. Per rank; rank 0 logs.
+  void place_tiers();
 };
 
 }  // namespace tessera::driver

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <shared_mutex>
 #include <sstream>
 
 #include "base/error.hpp"
@@ -162,6 +164,16 @@ std::map<std::string, NameStats>& name_stats() {
   return *m;
 }
 
+// The arena placer (set_arena_placer). The pointer is read without a lock first, so that
+// a process without one pays an atomic load per arena; calls into an installed placer hold
+// the shared lock, and replacing it takes the exclusive one, so a placer is never called
+// after set_arena_placer has replaced it.
+std::atomic<ArenaPlacer*> g_placer{nullptr};
+std::shared_mutex& placer_mutex() {
+  static auto* m = new std::shared_mutex;
+  return *m;
+}
+
 // Writes one byte in every `stride` bytes: each page is faulted in now, on this thread.
 void prefault(void* p, std::size_t n, std::size_t stride) {
   auto* c = static_cast<volatile char*>(p);
@@ -297,11 +309,21 @@ Arena::Arena(std::string name, std::size_t bytes, PagePolicy requested, std::siz
       achieved_(requested),
       created_(std::chrono::steady_clock::now()) {  // a lifetime includes mapping it
   std::vector<std::string> why;                     // one reason per policy that could not be had
+  // The process-wide placer (a tier runtime), unless the caller places this arena itself.
+  std::shared_lock<std::shared_mutex> placer_lock;
+  ArenaPlacer* placer = nullptr;
+  if (!before_touch && bytes > 0 && g_placer.load(std::memory_order_acquire) != nullptr) {
+    placer_lock = std::shared_lock<std::shared_mutex>(placer_mutex());
+    placer = g_placer.load(std::memory_order_acquire);
+  }
   // Placement (a tier's mbind) must see the mapping before its first write: a policy set
   // later does not move pages that are already faulted in.
-  const auto prefault = [&](void* p, std::size_t n, std::size_t stride) {
+  const auto prefault = [&](void* p, std::size_t n, std::size_t stride, std::size_t page) {
     if (before_touch) before_touch(p, n);
+    if (placer) placer->before_touch(name_, p, n, page);
     memory::prefault(p, n, stride);
+    if (placer) placer->after_touch(name_, p, n);
+    placed_ = placer != nullptr;
   };
   PagePolicy p = requested;
   const std::size_t align = std::max(2 * kMiB, thp_size());
@@ -342,7 +364,7 @@ Arena::Arena(std::string name, std::size_t bytes, PagePolicy requested, std::siz
           addr_ = a;
           mapped_ = unmap_bytes_ = mapped;
           hugepage_size_ = hugepage_size;
-          prefault(addr_, mapped_, hugepage_size);
+          prefault(addr_, mapped_, hugepage_size, hugepage_size);
         }
       }
       if (!addr_) {
@@ -377,7 +399,7 @@ Arena::Arena(std::string name, std::size_t bytes, PagePolicy requested, std::siz
           unmap_bytes_ = unmap;
           hugepage_size_ = ts;
           name_mapping(addr_, mapped_, name_);
-          prefault(addr_, mapped_, base_page());
+          prefault(addr_, mapped_, base_page(), ts);
         }
       }
       if (!addr_) {
@@ -402,7 +424,7 @@ Arena::Arena(std::string name, std::size_t bytes, PagePolicy requested, std::siz
       unmap_bytes_ = unmap;
       hugepage_size_ = 0;
       name_mapping(addr_, mapped_, name_);
-      prefault(addr_, mapped_, base_page());
+      prefault(addr_, mapped_, base_page(), base_page());
     }
     achieved_ = p;
   }
@@ -451,6 +473,7 @@ void Arena::take(Arena& o) noexcept {
   achieved_ = o.achieved_;
   warning_ = std::move(o.warning_);
   registered_ = o.registered_;
+  placed_ = o.placed_;
   created_ = o.created_;
   if (registered_) std::replace(registry().begin(), registry().end(), &o, this);
   o.name_.clear();
@@ -458,6 +481,7 @@ void Arena::take(Arena& o) noexcept {
   o.addr_ = nullptr;
   o.bytes_ = o.mapped_ = o.unmap_bytes_ = o.hugepage_size_ = 0;
   o.registered_ = false;
+  o.placed_ = false;
 }
 
 void Arena::release() noexcept {
@@ -472,9 +496,23 @@ void Arena::release() noexcept {
     st.seconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - created_).count();
   }
+  if (placed_) {
+    std::shared_lock<std::shared_mutex> lock(placer_mutex());
+    if (ArenaPlacer* p = g_placer.load(std::memory_order_acquire)) p->unmapped(addr_);
+    placed_ = false;
+  }
   if (addr_) ::munmap(addr_, unmap_bytes_);
   addr_ = nullptr;
   bytes_ = mapped_ = unmap_bytes_ = hugepage_size_ = 0;
+}
+
+ArenaPlacer* set_arena_placer(ArenaPlacer* p) {
+  std::unique_lock<std::shared_mutex> lock(placer_mutex());
+  return g_placer.exchange(p, std::memory_order_acq_rel);
+}
+
+ArenaPlacer* arena_placer() {
+  return g_placer.load(std::memory_order_acquire);
 }
 
 namespace {

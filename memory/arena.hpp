@@ -68,6 +68,31 @@ struct ArenaReport {
 nlohmann::json to_json(const ArenaReport& r);
 void to_json(nlohmann::json& j, const ArenaReport& r);  ///< for nlohmann's conversions
 
+/// Where a process-wide tier runtime (memory/tier_runtime.hpp) sees every arena: told of a
+/// fresh mapping before its pages are touched (to bind it), again after the pre-fault (to
+/// verify and record it), and before it is unmapped. At most one is installed; none by
+/// default, and then an arena pays one atomic load for it. Calls may come from any thread
+/// that maps or unmaps an arena; an implementation must not map or unmap arenas itself.
+class ArenaPlacer {
+ public:
+  virtual ~ArenaPlacer() = default;
+  /// [addr, addr + bytes) of arena `name` is mapped with pages of `page_size` bytes and no
+  /// page is resident yet.
+  virtual void before_touch(const std::string& name, void* addr, std::size_t bytes,
+                            std::size_t page_size) = 0;
+  /// The same mapping, now pre-faulted.
+  virtual void after_touch(const std::string& name, void* addr, std::size_t bytes) = 0;
+  /// The mapping at `addr` (as given to before_touch) is about to be unmapped.
+  virtual void unmapped(void* addr) noexcept = 0;
+};
+/// Installs `p` (nullptr: none) for arenas constructed from now on and returns the one it
+/// replaces. Waits for placer calls in progress, so after set_arena_placer(nullptr) the old
+/// placer may be destroyed. Arenas given an explicit BeforeTouch are placed by their
+/// caller (make_tiered_arena) and never reach the placer.
+ArenaPlacer* set_arena_placer(ArenaPlacer* p);
+/// The installed placer, or nullptr.
+ArenaPlacer* arena_placer();
+
 /// A pre-faulted anonymous mapping with a page policy. Move-only; the destructor unmaps.
 /// Every constructed arena is listed by report_all() until it is destroyed (or moved
 /// from). Construction and destruction may happen on any thread; one Arena object is not
@@ -122,6 +147,7 @@ class Arena {
   PagePolicy requested_ = PagePolicy::none, achieved_ = PagePolicy::none;
   std::string warning_;
   bool registered_ = false;
+  bool placed_ = false;  ///< the arena placer saw the mapping (and is told of its unmapping)
   std::chrono::steady_clock::time_point created_{};  ///< when mapped (lifetime statistics)
   void release() noexcept;
   void take(Arena& other) noexcept;  ///< caller holds the registry lock

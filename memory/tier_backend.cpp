@@ -82,7 +82,12 @@ class NoneBackend final : public TierBackend {
     record_copy(bytes, s, d);
     return s;
   }
+  double move(void*, std::size_t, Tier, Tier) override { return 0; }
 };
+
+CopyDirection direction_of(Tier to) {
+  return to == Tier::fast ? CopyDirection::slow_to_fast : CopyDirection::fast_to_slow;
+}
 
 class EmulatedBackend final : public TierBackend {
  public:
@@ -96,6 +101,17 @@ class EmulatedBackend final : public TierBackend {
   double copy(void* dst, const void* src, std::size_t bytes, CopyDirection d) override {
     const double s = copy_between_tiers(dst, src, bytes, d, model_);
     record_copy(bytes, s, d);
+    return s;
+  }
+  double move(void*, std::size_t bytes, Tier from, Tier to) override {
+    if (from == to || bytes == 0) return 0;
+    // One node: the pages stay where they are; the run pays the copy's modelled time.
+    const auto t0 = Clock::now();
+    const CopyDirection d = direction_of(to);
+    std::this_thread::sleep_for(
+        std::chrono::duration<double>(modelled_copy_seconds(bytes, d, model_)));
+    const double s = seconds_since(t0);
+    record_copy(bytes, s, d, false);
     return s;
   }
 
@@ -117,6 +133,14 @@ class ModelBackend final : public TierBackend {
     record_copy(bytes, s, d);
     return s;
   }
+  double move(void*, std::size_t bytes, Tier from, Tier to) override {
+    if (from == to || bytes == 0) return 0;
+    const CopyDirection d = direction_of(to);
+    const double s = modelled_copy_seconds(bytes, d, model_);
+    record_copy(bytes, s, d, false);
+    return s;
+  }
+  bool copies_data() const override { return false; }
 
  private:
   SlowTierModel model_;
@@ -129,20 +153,30 @@ class NumaBackend final : public TierBackend {
       : TierBackend(std::move(r)), fast_(topo.fast_nodes), slow_(topo.slow_nodes) {}
 
   void bind(void* addr, std::size_t bytes, Tier t) override {
-    const std::vector<int>& nodes = t == Tier::fast ? fast_ : slow_;
-    // One bit per node; the kernel reads maxnode - 1 bits.
-    constexpr int kMaxNodes = 1024;
-    unsigned long mask[kMaxNodes / (8 * sizeof(unsigned long))] = {};
-    for (int n : nodes)
-      if (n >= 0 && n < kMaxNodes)
-        mask[n / (8 * sizeof(unsigned long))] |= 1UL << (n % (8 * sizeof(unsigned long)));
-    if (::mbind(addr, bytes, MPOL_BIND, mask, kMaxNodes + 1, 0) != 0) {
+    if (policy(addr, bytes, t, 0) != 0) {
       const int err = errno;
       std::lock_guard<std::mutex> lock(bind_mutex_);
       bind_errors_[addr] =
           fmt::format("numa: mbind to nodes {{{}}} failed: {}; pages left to first touch",
-                      node_list_text(nodes), std::strerror(err));
+                      node_list_text(t == Tier::fast ? fast_ : slow_), std::strerror(err));
     }
+  }
+
+  double move(void* addr, std::size_t bytes, Tier from, Tier to) override {
+    if (from == to || bytes == 0) return 0;
+    const auto t0 = Clock::now();
+    // MPOL_MF_MOVE migrates the pages already faulted in (only this process's, which an
+    // arena's are); verify() reads back where they went and reports any that did not.
+    if (policy(addr, bytes, to, MPOL_MF_MOVE) != 0) {
+      const int err = errno;
+      std::lock_guard<std::mutex> lock(bind_mutex_);
+      bind_errors_[addr] =
+          fmt::format("numa: mbind(MPOL_MF_MOVE) to nodes {{{}}} failed: {}",
+                      node_list_text(to == Tier::fast ? fast_ : slow_), std::strerror(err));
+    }
+    const double s = seconds_since(t0);
+    record_copy(bytes, s, direction_of(to), false);
+    return s;
   }
 
   TierPlacement verify(const void* addr, std::size_t bytes, ObjectClass c, Tier t) override {
@@ -207,6 +241,18 @@ class NumaBackend final : public TierBackend {
   }
 
  private:
+  // mbind(MPOL_BIND) of [addr, addr + bytes) to tier t's nodes with `flags`; 0 or -1.
+  int policy(void* addr, std::size_t bytes, Tier t, unsigned flags) const {
+    const std::vector<int>& nodes = t == Tier::fast ? fast_ : slow_;
+    // One bit per node; the kernel reads maxnode - 1 bits.
+    constexpr int kMaxNodes = 1024;
+    unsigned long mask[kMaxNodes / (8 * sizeof(unsigned long))] = {};
+    for (int n : nodes)
+      if (n >= 0 && n < kMaxNodes)
+        mask[n / (8 * sizeof(unsigned long))] |= 1UL << (n % (8 * sizeof(unsigned long)));
+    return int(::mbind(addr, bytes, MPOL_BIND, mask, kMaxNodes + 1, flags));
+  }
+
   std::vector<int> fast_, slow_;
   std::mutex bind_mutex_;
   std::map<const void*, std::string> bind_errors_;  ///< bind() failures, until verify()
@@ -251,13 +297,13 @@ void TierBackend::record(const TierPlacement& p) {
   for (const auto& [node, b] : p.bytes_per_node) report_.bytes_per_node[node] += b;
 }
 
-void TierBackend::record_copy(std::size_t bytes, double seconds, CopyDirection d) {
+void TierBackend::record_copy(std::size_t bytes, double seconds, CopyDirection d, bool by_helper) {
   std::lock_guard<std::mutex> lock(mutex_);
   CopyStats& s = report_.copies[int(d)];
   ++s.count;
   s.bytes += bytes;
   s.seconds += seconds;
-  copiers_[int(d)].insert(std::this_thread::get_id());
+  if (by_helper) copiers_[int(d)].insert(std::this_thread::get_id());
   s.helper_threads = int(copiers_[int(d)].size());
 }
 

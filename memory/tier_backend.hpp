@@ -127,13 +127,25 @@ class TierBackend {
   /// Copies `bytes` from src to dst across tiers in direction d; returns the seconds it
   /// took (model: the predicted seconds, and nothing is copied).
   virtual double copy(void* dst, const void* src, std::size_t bytes, CopyDirection d) = 0;
+  /// Moves the (touched) pages of [addr, addr + bytes) from tier `from` to tier `to` in
+  /// place, as static placement does after the first iteration; returns the seconds and
+  /// records the move as a copy in its direction (not by a helper thread). numa: mbind
+  /// with MPOL_MF_MOVE to the new tier's nodes (verify() reads back where the pages went);
+  /// emulated: nothing moves, the modelled time of the copy (modelled_copy_seconds) is
+  /// slept so that the run pays it; model: the modelled time is recorded, nothing sleeps;
+  /// none: one tier, nothing to move (0 s, nothing recorded).
+  virtual double move(void* addr, std::size_t bytes, Tier from, Tier to) = 0;
+  /// False when copy() copies nothing (model): a streamer then computes in place.
+  virtual bool copies_data() const { return true; }
   /// The report so far (a copy).
   TierReport report() const;
 
  protected:
   explicit TierBackend(TierReport base) : report_(std::move(base)) {}
   void record(const TierPlacement& p);
-  void record_copy(std::size_t bytes, double seconds, CopyDirection d);
+  /// `by_helper`: the calling thread counts in CopyStats::helper_threads (placement moves,
+  /// made by the thread that places, do not).
+  void record_copy(std::size_t bytes, double seconds, CopyDirection d, bool by_helper = true);
 
  private:
   mutable std::mutex mutex_;

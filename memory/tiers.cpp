@@ -79,7 +79,8 @@ const char* to_string(Tier t) {
 ObjectClass object_class_of_arena(const std::string& name) {
   if (name == "unk" || name == "rk_stage") return ObjectClass::field;
   if (name == "particles") return ObjectClass::particle;
-  if (name == "flux" || name == "scratch" || name == "staging" || name == "buffer")
+  if (name == "flux" || name == "scratch" || name == "staging" || name == "buffer" ||
+      name == "migration")
     return ObjectClass::temporary;
   return ObjectClass::metadata;
 }

@@ -33,9 +33,9 @@ inline constexpr int kObjectClasses = 4;
 /// "metadata" | "temporary" | "field" | "particle".
 const char* to_string(ObjectClass c);
 /// The class of one of Tessera's arenas, by name (the study's characterisation applied to
-/// its own data): unk and rk_stage hold fields; particles particles; flux, scratch and the
-/// I/O staging buffers are temporaries (rewritten every step or every output); anything
-/// else is metadata.
+/// its own data): unk and rk_stage hold fields; particles particles; flux, scratch, the
+/// I/O staging buffers and the tier streamer's batch slots ("migration") are temporaries
+/// (rewritten every step or every output); anything else is metadata.
 ObjectClass object_class_of_arena(const std::string& name);
 
 /// One NUMA node with memory.
