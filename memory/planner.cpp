@@ -73,7 +73,7 @@ Model model_from(const base::Params& p, const Declared& dcl, int nranks) {
   m.nx = static_cast<int>(int_or(p, "mesh.nxb", 16));
   m.ng = dcl.nguard;
   m.nvar = static_cast<int>(dcl.unk_vars.size());
-  m.nflux = std::max(dcl.nflux, 1);
+  m.nflux = dcl.nflux;  // 0: no unit stores fluxes, no register is mapped
   m.unit_arenas = dcl.arenas;
   m.checkpoint_vars = static_cast<int>(dcl.unk_vars.size() + dcl.derived_vars.size());
   m.plot_stored_vars = m.nvar;

@@ -1,6 +1,7 @@
 #include "memory/tier_backend.hpp"
 
 #include <fmt/format.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -365,6 +366,28 @@ double modelled_copy_seconds(std::size_t bytes, CopyDirection d, const SlowTierM
   return double(bytes) / bw;
 }
 
+double emulated_sleep(double seconds) {
+  // Each thread keeps a balance: what it still owes (> 0) or has overslept (< 0). A
+  // sleep of tens of microseconds overshoots by the timer slack (50 us by default) plus
+  // the wake-up; crediting the overshoot keeps the sum of the sleeps equal to the sum
+  // asked, so that many short emulated copies and penalties cost what the model says.
+  thread_local double balance = 0;
+  thread_local bool slack_set = false;
+  if (!slack_set) {
+    prctl(PR_SET_TIMERSLACK, 1UL);  // 1 ns: precise wake-ups for this thread
+    slack_set = true;
+  }
+  // Credit is capped at 1 ms: work that ran slower than the model in one place (a copy on
+  // a machine slower than the emulated tier) must not excuse a later, unrelated penalty.
+  balance = std::max(balance + seconds, -1e-3);
+  if (balance <= 0) return 0;
+  const auto t0 = Clock::now();
+  std::this_thread::sleep_for(std::chrono::duration<double>(balance));
+  const double slept = seconds_since(t0);
+  balance -= slept;
+  return slept;
+}
+
 double copy_between_tiers(void* dst, const void* src, std::size_t bytes, CopyDirection d,
                           const SlowTierModel& m) {
   constexpr std::size_t kChunk = kMiB;
@@ -372,12 +395,12 @@ double copy_between_tiers(void* dst, const void* src, std::size_t bytes, CopyDir
   const auto t0 = Clock::now();
   for (std::size_t off = 0; off < bytes; off += kChunk) {
     const std::size_t n = std::min(kChunk, bytes - off);
+    const auto c0 = Clock::now();
     std::memcpy(static_cast<char*>(dst) + off, static_cast<const char*>(src) + off, n);
     // Pace chunk by chunk, so that a helper thread's copy stream has the modelled rate
-    // throughout and not just on average.
-    const double due = double(off + n) / bw;
-    const double ahead = due - seconds_since(t0);
-    if (ahead > 0) std::this_thread::sleep_for(std::chrono::duration<double>(ahead));
+    // throughout and not just on average (a machine slower than the model is not sped
+    // up: the balance then goes negative and nothing sleeps).
+    emulated_sleep(double(n) / bw - seconds_since(c0));
   }
   return seconds_since(t0);
 }
@@ -385,6 +408,8 @@ double copy_between_tiers(void* dst, const void* src, std::size_t bytes, CopyDir
 double slow_access_penalty(std::size_t bytes, AccessPattern p, const SlowTierModel& m) {
   if (p == AccessPattern::sequential)
     return std::max(0.0, double(bytes) / m.read_bw - double(bytes) / m.fast_read_bw);
+  if (p == AccessPattern::sequential_write)
+    return std::max(0.0, double(bytes) / m.write_bw - double(bytes) / m.fast_write_bw);
   const double lines = std::ceil(double(bytes) / 64.0);
   return std::max(0.0, lines * (m.latency - m.fast_latency));
 }

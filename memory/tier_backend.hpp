@@ -54,12 +54,16 @@ struct SlowTierModel {
   double latency = 304e-9;      ///< memory.tier.slow_latency (random access)
   double latency_seq = 174e-9;  ///< sequential access (the study's PM)
   double fast_read_bw = 104e9;  ///< the study's DRAM; not a parameter
+  double fast_write_bw = 80e9;  ///< the study's DRAM write; not a parameter
   double fast_latency = 87e-9;  ///< random
   double fast_latency_seq = 79e-9;
 };
 
 enum class CopyDirection { slow_to_fast, fast_to_slow };
-enum class AccessPattern { sequential, random };
+/// How a kernel touches data in place: streaming reads, streaming writes (the slow tier's
+/// write bandwidth is its weakest: Optane 13 GB/s against 39 read), or one cache line per
+/// dependent access (latency-bound).
+enum class AccessPattern { sequential, random, sequential_write };
 
 /// memory.tier.* in effect.
 struct TierConfig {
@@ -175,8 +179,15 @@ double modelled_copy_seconds(std::size_t bytes, CopyDirection d, const SlowTierM
 double copy_between_tiers(void* dst, const void* src, std::size_t bytes, CopyDirection d,
                           const SlowTierModel& m);
 
+/// Emulation: sleeps so that this thread's emulated time adds up to what was asked: the
+/// overshoot of each sleep (timer slack, wake-up) is credited against later ones, and a
+/// negative request (work that ran slower than the model) is credited too. Returns the
+/// seconds slept now. Thread-safe (the balance is per thread).
+double emulated_sleep(double seconds);
+
 /// Emulation: the modelled extra seconds a kernel pays for reading `bytes` of slow-tier
 /// data in place instead of fast: sequential = bytes/read_bw - bytes/fast_read_bw;
+/// sequential_write = bytes/write_bw - bytes/fast_write_bw;
 /// random = one 64 B line per access, each paying latency - fast_latency. >= 0.
 double slow_access_penalty(std::size_t bytes, AccessPattern p, const SlowTierModel& m);
 

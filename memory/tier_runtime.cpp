@@ -341,8 +341,7 @@ double TierRuntime::pay(std::string_view phase) {
     debt_ = 0;
     charged_[std::string(phase)] += d;
   }
-  if (kind_ == TierBackendKind::emulated && d > 0)
-    std::this_thread::sleep_for(std::chrono::duration<double>(d));
+  if (kind_ == TierBackendKind::emulated && d > 0) emulated_sleep(d);
   return d;
 }
 

@@ -18,7 +18,7 @@ namespace tessera::mesh {
 class FluxRegister {
  public:
   /// Maps the arena "flux" (maxblocks * 6 faces * face_size() doubles) with policy cfg,
-  /// room for `nflux` flux-carrying variables per face.
+  /// room for `nflux` flux-carrying variables per face (0: none; nothing is mapped).
   FluxRegister(const BlockShape& s, int maxblocks, int nflux, memory::ArenaConfig cfg = {});
   /// Face `face` = 2*axis + side (side 0 = low) of slot: nflux x nt2 x nt1 doubles, where
   /// t1 < t2 are the two other axes (inactive axes count 1). Layout [f][t2][t1], f the
@@ -31,7 +31,7 @@ class FluxRegister {
   /// each once, ascending.
   const std::vector<int>& corrected_slots() const { return corrected_; }
   /// Doubles of one variable on one face.
-  std::size_t per_var() const { return face_size_ / nflux_; }
+  std::size_t per_var() const { return nflux_ > 0 ? face_size_ / std::size_t(nflux_) : 0; }
 
   /// Rebuild the list of fine/coarse faces for a tree. slot_of: node -> local slot / -1.
   /// In curvilinear geometry the fine fluxes are averaged by face area and the correction

@@ -200,7 +200,7 @@ Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int 
   tree_.distribute(nranks_, round_robin_);
   storage_ = BlockStorage(s, maxblocks, rank_, memory::config_for(p, "unk"),
                           parse_layout(p.get_string("mesh.layout")));
-  fluxreg_ = std::make_unique<FluxRegister>(s, maxblocks, nflux < 0 ? s.nvar : std::max(nflux, 1),
+  fluxreg_ = std::make_unique<FluxRegister>(s, maxblocks, nflux < 0 ? s.nvar : nflux,
                                             memory::config_for(p, "flux"));
   check_maxblocks(tree_);
   slot_.assign(tree_.size(), -1);

@@ -80,7 +80,8 @@ class Mesh {
   /// Collective. Root blocks only, distributed; call refine_initial to reach lrefine_min.
   /// `vars` lists every variable with guard_fill first (guard fills move that prefix of
   /// the variables only); `nflux` is the most flux-carrying variables one operator
-  /// stores in the flux register (< 0: as many as vars). Throws tessera::Error on a
+  /// stores in the flux register (< 0: as many as vars; 0: none, and the register maps
+  /// no memory). Throws tessera::Error on a
   /// repeated name or a guard-filled variable after one that is not.
   Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int nguard, int nflux = -1);
   ~Mesh();

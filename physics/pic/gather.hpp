@@ -81,4 +81,16 @@ void gather(const EMFields& f, const Grid& g, const Vec3& x, Vec3& E, Vec3& B) {
   B[2] = detail::interpolate(f.bz, hx, hy, nz);
 }
 
+/// Software prefetch of the six field components at the cell holding x: issued by the
+/// gather for the particle k places ahead when fields may sit in slow memory (tiered
+/// placements static_prefetch and dynamic; k from memory::TierRuntime::prefetch_distance).
+/// Touches no value; x must lie in the block array.
+template <int D>
+inline void prefetch_fields(const EMFields& f, const Grid& g, const Vec3& x) {
+  int c[3] = {0, 0, 0};
+  for (int a = 0; a < D; ++a) c[a] = static_cast<int>(g.cells(a, x[a]));
+  for (const Field* q : {&f.ex, &f.ey, &f.ez, &f.bx, &f.by, &f.bz})
+    __builtin_prefetch(&(*q)(c[0], c[1], c[2]));
+}
+
 }  // namespace tessera::pic

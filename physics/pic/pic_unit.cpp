@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
 #include "base/params.hpp"
+#include "memory/tier_runtime.hpp"
 #include "mesh/mesh.hpp"
 #include "perf/timers.hpp"
 #include "physics/pic/absorbing.hpp"
@@ -415,6 +417,17 @@ double Pic::max_dt(mesh::Mesh& m) const {
   }
 }
 
+std::vector<std::size_t> Pic::segments_of(const double* type, std::size_t n) const {
+  // The same split on a block's own (possibly staged) type array, relative to its start.
+  std::vector<std::size_t> first(species_.size() + 1, n);
+  first[0] = 0;
+  for (std::size_t sp = 1; sp < species_.size(); ++sp)
+    first[sp] = std::size_t(std::partition_point(type + first[sp - 1], type + n,
+                                                 [&](double t) { return t <= double(sp); }) -
+                            type);
+  return first;
+}
+
 std::vector<std::size_t> Pic::segments(std::size_t b, std::size_t e) const {
   // Within a block the types are non-decreasing (species-major tags, sorted by tag).
   const double* type = set_->prop(kType);
@@ -563,6 +576,12 @@ void Pic::advance(mesh::Mesh& m, double dt) {
   const double field_n = diagnose(m).field;  // E^n, B^n (cheap next to the particles)
   step(m, dt);
   const double k_next = kinetic(m.comm());
+  if (memory::TierRuntime* rt = memory::tier_runtime(); rt != nullptr && set_->size() > 0) {
+    // The kinetic energy reads the momenta, weights and types of every particle in place.
+    for (int q : {int(particles::VELX), int(particles::VELY), int(particles::VELZ), kWeight, kType})
+      rt->charge(set_->prop(q), set_->size() * sizeof(double), memory::AccessPattern::sequential);
+    rt->pay("pic/diagnostics");
+  }
   const double total = field_n + 0.5 * (k_prev_ + k_next);
   if (!have_total0_) total0_ = total, have_total0_ = true;
   drift_ = std::max(drift_, std::abs(total / total0_ - 1));
@@ -596,19 +615,69 @@ void Pic::step(mesh::Mesh& m, double dt) {
     }
     // Step 2: per block and species, gather, push, move and deposit (three passes, one
     // region each), q/m constant over a species' range.
-    double* x[3] = {set_->prop(particles::POSX), set_->prop(particles::POSY),
-                    set_->prop(particles::POSZ)};
-    double* uu[3] = {set_->prop(particles::VELX), set_->prop(particles::VELY),
-                     set_->prop(particles::VELZ)};
-    const double* w = set_->prop(kWeight);
+    //
+    // Tiers (memory/tier_runtime.hpp; nothing of this runs without a runtime): under
+    // dynamic placement the block's particles (a batch) are staged into fast memory by the
+    // streamer's helper threads while the previous block computes, and positions and
+    // momenta are written back (weight and type are not: unmodified); under
+    // static_prefetch and dynamic the gather prefetches the fields of the particle k ahead,
+    // k from the study's model and this run's gather time per particle. Each phase
+    // charges what it reads or writes in place (emulated: the slow part's modelled extra
+    // time is slept inside the phase's region; model: counted). None of it changes a bit.
+    memory::TierRuntime* rt = memory::tier_runtime();
+    memory::TierStreamer* streamer = rt != nullptr && rt->streaming() ? &rt->streamer() : nullptr;
+    const long ahead = rt != nullptr && gather_time_per_particle_ > 0
+                           ? rt->prefetch_distance(gather_time_per_particle_)
+                           : 0;
+    // Fields read without prefetch are latency-bound (one line per access); prefetched,
+    // they stream (the model's premise: the prefetch hides the latency).
+    const auto field_read =
+        ahead > 0 ? memory::AccessPattern::sequential : memory::AccessPattern::random;
+    const std::size_t block_bytes =
+        std::size_t(s.n(0)) * std::size_t(s.n(1)) * std::size_t(s.n(2)) * sizeof(double);
+    const int nprop = set_->nprop();
+    std::vector<int> blocks;
+    std::vector<memory::BatchRange> batches;
+    for (int id : m.local_leaves())
+      if (set_->begin(id) != set_->end(id)) {
+        blocks.push_back(id);
+        batches.push_back({set_->begin(id), set_->end(id)});
+      }
+    if (streamer != nullptr) {
+      TESSERA_REGION("stream");
+      std::vector<memory::StreamArray> arrays;
+      for (int q = 0; q < nprop; ++q) arrays.push_back({set_->prop(q), sizeof(double)});
+      streamer->begin_phase("pic/particles", batches, arrays);
+    }
+    std::uint64_t modified = 0;
+    for (int q = particles::POSX; q <= particles::VELZ; ++q) modified |= memory::modified_bit(q);
+    std::vector<double*> a(std::size_t(nprop), nullptr);
+    // In-place traffic of properties [q0, q0 + nq) of particles [b, b + n) of the block.
+    auto charge_props = [&](int q0, int nq, std::size_t b, std::size_t n,
+                            memory::AccessPattern pt) {
+      if (streamer != nullptr) return;  // staged in fast memory; the streamer counts the copies
+      for (int q = q0; q < q0 + nq; ++q) rt->charge(a[std::size_t(q)] + b, n * sizeof(double), pt);
+    };
+    double gather_seconds = 0, gathered = 0;
     dispatch(nd, order_, gather_ == "energy", [&]<int D, int P, GatherScheme S>() {
-      for (int id : m.local_leaves()) {
-        if (set_->begin(id) == set_->end(id)) continue;
+      for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
+        const int id = blocks[bi];
+        const std::size_t nblk = batches[bi].size();
+        if (streamer != nullptr) {
+          TESSERA_REGION("stream");
+          const memory::StagedBatch& sb = streamer->acquire(bi);
+          for (int q = 0; q < nprop; ++q) a[std::size_t(q)] = sb.array<double>(std::size_t(q));
+        } else {
+          for (int q = 0; q < nprop; ++q) a[std::size_t(q)] = set_->prop(q) + batches[bi].begin;
+        }
+        double* x[3] = {a[particles::POSX], a[particles::POSY], a[particles::POSZ]};
+        double* uu[3] = {a[particles::VELX], a[particles::VELY], a[particles::VELZ]};
+        const double* w = a[kWeight];
         const auto u = m.view(id, tag);
         const Grid g = grid_of(m, id);
         const EMFields f = em_of(u, ie_, ib_);
         const Currents J = j_of(u, ij_);
-        const auto seg = segments(set_->begin(id), set_->end(id));
+        const auto seg = segments_of(a[kType], nblk);
         for (std::size_t sp = 0; sp < species_.size(); ++sp) {
           const std::size_t b = seg[sp], e = seg[sp + 1], n = e - b;
           if (n == 0) continue;
@@ -618,10 +687,23 @@ void Pic::step(mesh::Mesh& m, double dt) {
           double* xo = eb + 6 * n;
           {
             TESSERA_REGION("gather");
+            const auto t0 = std::chrono::steady_clock::now();
             for (std::size_t p = 0; p < n; ++p) {
+              if (ahead > 0 && p + std::size_t(ahead) < n) {
+                const std::size_t r = b + p + std::size_t(ahead);
+                prefetch_fields<D>(f, g, {x[0][r], x[1][r], x[2][r]});
+              }
               Vec3 E, B;
               gather<D, P, S>(f, g, {x[0][b + p], x[1][b + p], x[2][b + p]}, E, B);
-              for (int a = 0; a < 3; ++a) eb[6 * p + a] = E[a], eb[6 * p + 3 + a] = B[a];
+              for (int c = 0; c < 3; ++c) eb[6 * p + c] = E[c], eb[6 * p + 3 + c] = B[c];
+            }
+            gather_seconds +=
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            gathered += double(n);
+            if (rt != nullptr) {
+              rt->charge(f.ex.p, 6 * block_bytes, field_read);
+              charge_props(particles::POSX, 3, b, n, memory::AccessPattern::sequential);
+              rt->pay("pic/gather");
             }
           }
           {
@@ -631,9 +713,14 @@ void Pic::step(mesh::Mesh& m, double dt) {
               boris_push(up, {eb[6 * p], eb[6 * p + 1], eb[6 * p + 2]},
                          {eb[6 * p + 3], eb[6 * p + 4], eb[6 * p + 5]}, qm, dt);
               Vec3 xp{x[0][b + p], x[1][b + p], x[2][b + p]};
-              for (int a = 0; a < 3; ++a) xo[3 * p + a] = xp[a];
+              for (int c = 0; c < 3; ++c) xo[3 * p + c] = xp[c];
               push_position(xp, up, dt);
-              for (int a = 0; a < 3; ++a) uu[a][b + p] = up[a], x[a][b + p] = xp[a];
+              for (int c = 0; c < 3; ++c) uu[c][b + p] = up[c], x[c][b + p] = xp[c];
+            }
+            if (rt != nullptr) {
+              charge_props(particles::POSX, 6, b, n, memory::AccessPattern::sequential);
+              charge_props(particles::POSX, 6, b, n, memory::AccessPattern::sequential_write);
+              rt->pay("pic/push");
             }
           }
           {
@@ -645,11 +732,24 @@ void Pic::step(mesh::Mesh& m, double dt) {
                                     {x[0][b + p], x[1][b + p], x[2][b + p]},
                                     {up[0] * ig, up[1] * ig, up[2] * ig}, q * w[b + p], dt);
             }
+            if (rt != nullptr) {
+              // J is read and written where the particles fall: latency-bound either way.
+              rt->charge(J.jx.p, 3 * block_bytes, memory::AccessPattern::random);
+              charge_props(particles::POSX, 6, b, n, memory::AccessPattern::sequential);
+              charge_props(kWeight, 1, b, n, memory::AccessPattern::sequential);
+              rt->pay("pic/deposit");
+            }
           }
           pushed += double(n);
         }
+        if (streamer != nullptr) streamer->release(bi, modified);
       }
     });
+    if (streamer != nullptr) {
+      TESSERA_REGION("stream");
+      streamer->end_phase();
+    }
+    if (gathered > 0) gather_time_per_particle_ = gather_seconds / gathered;
     {
       TESSERA_REGION("deposit");
       m.accumulate_guards(ij_, 3);
@@ -692,6 +792,18 @@ void Pic::step(mesh::Mesh& m, double dt) {
         dispatch_d(
             nd, [&]<int D>() { yee::advance_e<D>(em_of(u, ie_, ib_), j_of(u, ij_), in, g, dt); });
       }
+      if (rt != nullptr) {
+        // The three passes read E, B and J and write E and B, streaming.
+        for (int id : m.local_leaves()) {
+          const auto u = m.view(id, tag);
+          rt->charge(field_of(u, ie_).p, 6 * block_bytes, memory::AccessPattern::sequential);
+          rt->charge(field_of(u, ib_).p, 6 * block_bytes, memory::AccessPattern::sequential);
+          rt->charge(field_of(u, ij_).p, 3 * block_bytes, memory::AccessPattern::sequential);
+          rt->charge(field_of(u, ie_).p, 3 * block_bytes, memory::AccessPattern::sequential_write);
+          rt->charge(field_of(u, ib_).p, 6 * block_bytes, memory::AccessPattern::sequential_write);
+        }
+        rt->pay("pic/field_solve");
+      }
       m.fill_guards(nfill_e_);
       state = 0;
       for (const auto& [id, face] : faces) {
@@ -704,7 +816,17 @@ void Pic::step(mesh::Mesh& m, double dt) {
   });
   {
     TESSERA_REGION("redistribute");
+    memory::TierRuntime* rt = memory::tier_runtime();
+    if (rt != nullptr && set_->size() > 0) {
+      // Reads every property once and rewrites them (the canonical order), in place.
+      for (int q = 0; q < set_->nprop(); ++q) {
+        rt->charge(set_->prop(q), set_->size() * sizeof(double), memory::AccessPattern::sequential);
+        rt->charge(set_->prop(q), set_->size() * sizeof(double),
+                   memory::AccessPattern::sequential_write);
+      }
+    }
     lost_ += set_->redistribute(m).lost;
+    if (rt != nullptr) rt->pay("pic/redistribute");
   }
   MPI_Allreduce(MPI_IN_PLACE, &pushed, 1, MPI_DOUBLE, MPI_SUM, m.comm());
   particle_steps_ += pushed;

@@ -131,13 +131,16 @@ class Pic final : public physics::Unit {
   double field0_ = 0, kin0_ = 0, total0_ = 0, field1_ = 0, kin1_ = 0, total1_ = 0;
   double drift_ = 0, charge_error0_ = 0, charge_error_ = 0;
   long steps_ = 0;
-  double time_ = 0;  ///< since the start of this run (not the restart's time)
+  double time_ = 0;                      ///< since the start of this run (not the restart's time)
+  double gather_time_per_particle_ = 0;  ///< last step's, for the prefetch distance
   double particle_steps_ = 0;
   bool have_total0_ = false;
   bool need_k_prev_ = false;
 
   /// Each species' range [first[s], first[s+1]) within the particles [b, e) of one block.
   std::vector<std::size_t> segments(std::size_t b, std::size_t e) const;
+  /// The same on a block's type array of n particles (staged or not), relative to it.
+  std::vector<std::size_t> segments_of(const double* type, std::size_t n) const;
   Diag diagnose(mesh::Mesh& m) const;
   double kinetic(MPI_Comm comm) const;
   /// Deposits rhoq (all species) and returns max |div E - rho_net/eps0| / max_s |rho_s/eps0|

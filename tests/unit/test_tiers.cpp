@@ -376,6 +376,9 @@ TEST(TierBackend, SlowAccessPenaltyIsTheModelledGapToDramAndZeroForNoBytes) {
   // 64 KiB random: 1024 lines at (304 - 87) ns.
   EXPECT_NEAR(slow_access_penalty(64 * 1024, AccessPattern::random, m), 1024 * 217e-9, 1e-12);
   EXPECT_EQ(slow_access_penalty(0, AccessPattern::random, m), 0.0);
+  // Writes stream at the slow tier's write bandwidth (13 GB/s against DRAM's 80).
+  EXPECT_NEAR(slow_access_penalty(1'000'000'000, AccessPattern::sequential_write, m),
+              1.0 / 13 - 1.0 / 80, 1e-12);
 }
 
 // ---------------------------------------------------------------------------------------
