@@ -17,7 +17,7 @@ DEB_PACKAGES := build-essential cmake pkg-config openmpi-bin libopenmpi-dev \
   libssl-dev
 PY_PACKAGES := numpy h5py matplotlib yt pytest
 
-.PHONY: all deps deps-apt deps-py configure build run test bench format clean helm-table
+.PHONY: all deps deps-apt deps-py configure build run test bench tier-study format clean helm-table
 
 all: build
 
@@ -68,6 +68,26 @@ helm-table: configure
 
 bench: deps build
 	$(PY) bench/throughput.py
+
+# The WarpX-PM placement study (issue 12; README "Memory tiers"): pic_uniform_3d at 32^3
+# cells (262,144 electrons, about 20 MB of particles and 8 MiB of fields) against a fast
+# tier of TIER_FAST bytes, every placement, REPEAT runs trimmed, ratios to slow_only,
+# per-phase table and phases.png. On a one-node machine the slow tier is EMULATED at one
+# core's share of the study's Optane socket (39/24 GB/s read, 13/24 GB/s write, 304 ns).
+TIER_FAST ?= 6M
+TIER_BACKEND ?= emulated
+TIER_RANKS ?= 1
+REPEAT ?= 7
+tier-study: deps build
+	$(PY) -m tessera bench problems/pic_uniform_3d.toml --out runs/tier_study \
+	  --vary memory.tier.placement=slow_only,first_touch,static,static_prefetch,dynamic,fast_only \
+	  --baseline memory.tier.placement=slow_only --repeat $(REPEAT) --trim 1 --ranks $(TIER_RANKS) \
+	  --phases pic/gather,pic/push,pic/deposit,pic/field_solve,pic/redistribute,pic/stream \
+	  --set memory.tier.backend=$(TIER_BACKEND) --set memory.tier.fast_bytes=$(TIER_FAST) \
+	  --set memory.tier.slow_read_bw=1.625e9 --set memory.tier.slow_write_bw=0.54e9 \
+	  --set mesh.nxb=16 --set mesh.xmax=1.088e-5 --set mesh.ymax=1.088e-5 --set mesh.zmax=1.088e-5 \
+	  --set mesh.maxblocks=8 --set driver.nend=20 --set io.write_initial=false \
+	  --set io.write_final=false --set io.plotfile_interval_steps=0 --set io.checkpoint_interval_steps=0
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')

@@ -474,6 +474,7 @@ void Simulation::restore(const io::FlashFileMeta& m) {
     // unk is the checkpoint's: units rebuild only what they keep outside it.
     for (auto* u : services_first_) u->after_restart(*mesh_);
   }
+  for (auto* u : services_first_) u->resume_clock(time_, step_);
   // Particles last (a unit's initialise above may have placed fresh ones): this rank's
   // blocks' particles, verified against the manifest, then their leaves and order.
   if (particles_ != nullptr) {

@@ -83,6 +83,9 @@ class Unit {
   /// (collective): rebuild what the unit keeps outside unk (gravity's last field), so
   /// that the run continues bitwise as if it had not stopped.
   virtual void after_restart(mesh::Mesh& /*m*/) {}
+  /// After a restart: the run's time and step at the checkpoint, for units that log a
+  /// history against them (pic_history.csv goes on from there instead of from 0).
+  virtual void resume_clock(double /*time*/, int /*step*/) {}
   /// Largest stable time step over this rank's leaves (not reduced).
   virtual double max_dt(mesh::Mesh& /*m*/) const { return std::numeric_limits<double>::max(); }
   /// Advance every local leaf by dt (collective). Only operators are advanced.

@@ -379,6 +379,8 @@ void Pic::initialise(mesh::Mesh& m) {
   drift_ = 0;
   steps_ = 0;
   time_ = 0;
+  clock_ = 0;
+  step0_ = 0;
   particle_steps_ = 0;
   if (m.rank() == 0) {
     history_ =
@@ -394,7 +396,7 @@ void Pic::after_restart(mesh::Mesh& m) {
   m.fill_guards(nfill_);
   need_k_prev_ = true;  // the driver loads the particles after this
   if (m.rank() == 0) {
-    // Appended to (time counts from the restart: the unit does not know the run's time).
+    // Appended to: resume_clock (after this) gives the checkpoint's step and time.
     const auto path = std::filesystem::path(run_dir_.empty() ? "." : run_dir_) / "pic_history.csv";
     const bool fresh = !std::filesystem::exists(path);
     history_ = std::ofstream(path, std::ios::app);
@@ -589,12 +591,14 @@ void Pic::advance(mesh::Mesh& m, double dt) {
   k_prev_ = k_next;
   ++steps_;
   time_ += dt;
+  clock_ += dt;
   const Diag d = diagnose(m);
   field1_ = d.field;
   kin1_ = k_next;
   if (m.rank() == 0 && history_)
-    history_ << fmt::format("{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g}\n", steps_, time_,
-                            d.field, k_next, total, -d.mode_im, std::hypot(d.mode_re, d.mode_im))
+    history_ << fmt::format("{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g}\n", step0_ + steps_,
+                            clock_, d.field, k_next, total, -d.mode_im,
+                            std::hypot(d.mode_re, d.mode_im))
              << std::flush;
 }
 

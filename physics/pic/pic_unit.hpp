@@ -80,6 +80,8 @@ class Pic final : public physics::Unit {
   void initialise(mesh::Mesh& m) override;
   /// Fills the guards of E and B (the checkpoint holds interiors only).
   void after_restart(mesh::Mesh& m) override;
+  /// pic_history.csv continues at the checkpoint's step and time.
+  void resume_clock(double time, int step) override { clock_ = time, step0_ = step; }
   /// pic.cfl times the Yee limit (c dt <= (sum 1/dx^2)^(-1/2)).
   double max_dt(mesh::Mesh& m) const override;
   bool reads_deferred_state() const override { return false; }
@@ -133,6 +135,8 @@ class Pic final : public physics::Unit {
   long steps_ = 0;
   double time_ = 0;                      ///< since the start of this run (not the restart's time)
   double gather_time_per_particle_ = 0;  ///< last step's, for the prefetch distance
+  double clock_ = 0;  ///< the run's time (the driver's, accumulated the same way)
+  int step0_ = 0;     ///< the run's step at the start of this run (a restart's)
   double particle_steps_ = 0;
   bool have_total0_ = false;
   bool need_k_prev_ = false;
