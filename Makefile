@@ -69,24 +69,29 @@ helm-table: configure
 bench: deps build
 	$(PY) bench/throughput.py
 
-# The WarpX-PM placement study (issue 12; README "Memory tiers"): pic_uniform_3d at 32^3
-# cells (262,144 electrons, about 20 MB of particles and 8 MiB of fields) against a fast
-# tier of TIER_FAST bytes, every placement, REPEAT runs trimmed, ratios to slow_only,
-# per-phase table and phases.png. On a one-node machine the slow tier is EMULATED at one
-# core's share of the study's Optane socket (39/24 GB/s read, 13/24 GB/s write, 304 ns).
-TIER_FAST ?= 6M
+# The WarpX-PM placement study (issue 12; README "The WarpX-PM study"): pic_uniform_3d at
+# 32^3 cells in 64 blocks of 8^3, 27 particles per cell (884,736 electrons: about 67 MB of
+# particles against 14 MB of fields), a fast tier of TIER_FAST bytes, every placement,
+# REPEAT runs trimmed by TRIM, ratios to slow_only, a per-phase table and phases.png. On
+# a one-node machine the slow tier is EMULATED at one core's share of the study's Optane
+# socket (39/24 GB/s read, 13/24 GB/s write, 304 ns). TIER_FAST=18M holds the fields and
+# dynamic's three batches; TIER_FAST=8M holds neither (the fields then stay slow).
+TIER_FAST ?= 18M
 TIER_BACKEND ?= emulated
 TIER_RANKS ?= 1
+TIER_OUT ?= runs/tier_study
 REPEAT ?= 7
+TRIM ?= 1
 tier-study: deps build
-	$(PY) -m tessera bench problems/pic_uniform_3d.toml --out runs/tier_study \
+	$(PY) -m tessera bench problems/pic_uniform_3d.toml --out $(TIER_OUT) \
 	  --vary memory.tier.placement=slow_only,first_touch,static,static_prefetch,dynamic,fast_only \
-	  --baseline memory.tier.placement=slow_only --repeat $(REPEAT) --trim 1 --ranks $(TIER_RANKS) \
+	  --baseline memory.tier.placement=slow_only --repeat $(REPEAT) --trim $(TRIM) --ranks $(TIER_RANKS) \
 	  --phases pic/gather,pic/push,pic/deposit,pic/field_solve,pic/redistribute,pic/stream \
 	  --set memory.tier.backend=$(TIER_BACKEND) --set memory.tier.fast_bytes=$(TIER_FAST) \
 	  --set memory.tier.slow_read_bw=1.625e9 --set memory.tier.slow_write_bw=0.54e9 \
-	  --set mesh.nxb=16 --set mesh.xmax=1.088e-5 --set mesh.ymax=1.088e-5 --set mesh.zmax=1.088e-5 \
-	  --set mesh.maxblocks=8 --set driver.nend=20 --set io.write_initial=false \
+	  --set mesh.nblockx=4 --set mesh.nblocky=4 --set mesh.nblockz=4 --set pic.particles_per_cell=27 \
+	  --set mesh.xmax=1.088e-5 --set mesh.ymax=1.088e-5 --set mesh.zmax=1.088e-5 \
+	  --set mesh.maxblocks=64 --set driver.nend=10 --set io.write_initial=false \
 	  --set io.write_final=false --set io.plotfile_interval_steps=0 --set io.checkpoint_interval_steps=0
 
 format:

@@ -269,7 +269,7 @@ def known_parameters(exe: Path) -> Optional[List[str]]:
         if m:
             section = m.group(1)
             continue
-        m = re.match(r"^\s+([A-Za-z0-9_]+)\s+\S", line)
+        m = re.match(r"^\s+([A-Za-z0-9_.]+)\s+\S", line)  # group keys: tier.backend
         if m and section:
             keys.append(f"{section}.{m.group(1)}")
     return keys or None
@@ -884,7 +884,11 @@ def _plot_phases(path: Path, entries: List[dict], phases: Sequence[str], base_la
     import matplotlib.pyplot as plt
     import numpy as np
 
-    labels = [_plot_label(e, False) for e in entries]
+    keys = sorted({k for e in entries for k in e["overrides"]})
+    if len(keys) == 1:  # one varied key: its values label the bars, the key the axis
+        labels = [str(e["overrides"].get(keys[0], "")) for e in entries]
+    else:
+        labels = [_plot_label(e, False) for e in entries]
     x = np.arange(len(entries))
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(max(10.0, 1.6 * len(entries) + 5), 4.8))
     bottom = np.zeros(len(entries))
@@ -899,7 +903,9 @@ def _plot_phases(path: Path, entries: List[dict], phases: Sequence[str], base_la
             a1.annotate(f"×{tot / base_sum:.2f}", (xi, tot), ha="center", va="bottom",
                         fontsize=8, xytext=(0, 2), textcoords="offset points")
     a1.set_xticks(x)
-    a1.set_xticklabels(labels, fontsize=7)
+    a1.set_xticklabels(labels, fontsize=7, rotation=20)
+    if len(keys) == 1:
+        a1.set_xlabel(keys[0], fontsize=8)
     a1.set_ylabel("seconds (max over ranks, trimmed mean)")
     a1.legend(fontsize=7)
     a1.set_title("time per phase", fontsize=9)
@@ -910,7 +916,9 @@ def _plot_phases(path: Path, entries: List[dict], phases: Sequence[str], base_la
                [np.nan if v is None else v for v in r], width, label=p)
     a2.axhline(1.0, color="k", lw=0.8)
     a2.set_xticks(x)
-    a2.set_xticklabels(labels, fontsize=7)
+    a2.set_xticklabels(labels, fontsize=7, rotation=20)
+    if len(keys) == 1:
+        a2.set_xlabel(keys[0], fontsize=8)
     a2.set_ylabel(f"ratio to {base_label}")
     a2.set_title("each phase against the baseline", fontsize=9)
     a2.legend(fontsize=7)

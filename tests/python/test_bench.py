@@ -151,6 +151,8 @@ FAKE_TIERS = textwrap.dedent('''\
         print("[fake]")
         print("  slow  int  1  [1, 10]  slowdown of push")
         print("  emul  int  1  [0, 1]  1: the tier report says emulated")
+        print("[memory]")
+        print("  tier.backend  string  none  {{none, emulated}}  a group key")
         sys.exit(0)
     out = a[a.index("--dir") + 1]
     kv = dict(x.split("=", 1) for x in a if "=" in x)
@@ -178,6 +180,7 @@ def test_phases_are_tabulated_with_ratios_and_emulated_runs_say_so(tmp_path):
     exe = fake_exe(tmp_path, FAKE_TIERS)
     out = tmp_path / "out"
     p = bench_cli(SOD, "--vary", "fake.slow=1,3", "--repeat", 3, "--trim", 1,
+                  "--set", "memory.tier.backend=emulated",  # a group key the listing has
                   "--phases", "pic/push,pic/deposit", "--out", out, exe=exe)
     assert p.returncode == 0, p.stderr
     rows = {r["fake.slow"]: r for r in read_csv(out / "phases.csv")}
