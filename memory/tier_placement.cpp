@@ -24,15 +24,19 @@ void put(PlacementPlan& plan, std::size_t i, std::size_t bytes, std::size_t fast
   plan.slow_used += bytes - fast;
 }
 
-// Static placement into `budget` fast bytes: classes in priority order, first fit.
+// Static placement into `budget` fast bytes: classes in priority order, first fit; a
+// field object that does not fit whole is split (its head fast, as much as is left): the
+// study places fields allocation by allocation until the fast tier is full, and Tessera's
+// fields are one arena of many blocks, whose first slots are then fast.
 void place_static(const std::vector<TierObject>& objs, std::size_t budget, PlacementPlan& plan) {
   std::size_t left = budget;
   for (int c = 0; c < kObjectClasses; ++c)
     for (std::size_t i = 0; i < objs.size(); ++i) {
       if (int(objs[i].cls) != c) continue;
-      const bool fits = objs[i].bytes <= left;
-      if (fits) left -= objs[i].bytes;
-      put(plan, i, objs[i].bytes, fits ? objs[i].bytes : 0);
+      std::size_t fast = objs[i].bytes <= left ? objs[i].bytes : 0;
+      if (fast == 0 && objs[i].cls == ObjectClass::field) fast = left;
+      left -= fast;
+      put(plan, i, objs[i].bytes, fast);
     }
 }
 }  // namespace

@@ -12,7 +12,9 @@
 //                     metadata, then temporaries, then fields, then particles, each class
 //                     in allocation order, into the fast tier while they fit (first fit:
 //                     an object that does not fit goes slow whole, a smaller later one may
-//                     still fit);
+//                     still fit; a field object is split instead, its head fast: the study
+//                     places fields allocation by allocation until fast memory is full, and
+//                     Tessera's fields are one arena of many block slots);
 //   static_prefetch - static, plus software prefetch of the fields left slow (the plan
 //                     sets prefetch = true; tier_model.hpp gives the distance);
 //   dynamic         - static after reserving a migration space of THREE particle batches

@@ -277,13 +277,15 @@ std::string TierRuntime::place_static(std::size_t batch_bytes) {
   int moved = 0;
   for (std::size_t i = 0; i < live.size(); ++i) {
     LedgerEntry& e = *live[i];
-    const std::array<std::size_t, 2> want{plan_.objects[i].fast_bytes, plan_.objects[i].slow_bytes};
+    // The fast part of an arena is its head (first touch and split fields alike), cut on
+    // the arena's page size; what lies between the old and the new cut moves.
+    std::size_t head = plan_.objects[i].fast_bytes;
+    if (head < e.bytes && e.page > 0) head -= head % e.page;
+    const std::array<std::size_t, 2> want{head, e.bytes - head};
     if (want == e.requested) continue;
-    // Static plans never split: the arena goes whole to one tier, and what is not yet
-    // there moves (the fast part of a first-touch split is its head).
-    const Tier to = want[1] == 0 ? Tier::fast : Tier::slow;
-    const std::size_t off = to == Tier::fast ? e.requested[0] : 0;
-    const std::size_t n = to == Tier::fast ? e.requested[1] : e.requested[0];
+    const Tier to = want[0] > e.requested[0] ? Tier::fast : Tier::slow;
+    const std::size_t off = std::min(want[0], e.requested[0]);
+    const std::size_t n = std::max(want[0], e.requested[0]) - off;
     const double s = backend_->move(reinterpret_cast<void*>(e.addr + off), n,
                                     to == Tier::fast ? Tier::slow : Tier::fast, to);
     Moves& m = moves_[int(to)];

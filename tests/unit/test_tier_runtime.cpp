@@ -316,9 +316,18 @@ TEST(TierRuntime, PrefetchDistanceUsesTheLedgersFieldFractionAndTheStudysCoeffic
   EXPECT_NEAR(p.prefetch_time, 200.5e-9, 1e-18);
   EXPECT_EQ(p.latency_source, "emulated model (SlowTierModel)");
   EXPECT_TRUE(contains(error_of([&] { rt.prefetch_distance(0); }), "time_per_particle"));
-  rt.place_static(0);  // 2 MiB of fast memory cannot hold the 4 MiB field: all slow now
+  rt.place_static(0);  // static splits the 4 MiB field: its first 2 MiB stay fast
+  EXPECT_EQ(rt.prefetch_distance(60e-9), 4);  // ceil(200.5 / 60)
+  EXPECT_DOUBLE_EQ(rt.prefetch_record().f, 0.5);
+}
+
+TEST(TierRuntime, PrefetchDistanceGivesTheStudysExampleWhenTheFieldsAreSlow) {
+  // One 4 KiB page of fast memory: f = 1/1024, prefetch time ~ 5 + 304 ns.
+  TierRuntime rt(config(TierBackendKind::model, PlacementPolicy::static_prefetch, 4096),
+                 one_node());
+  Arena unk("unk", 4 * kMiB, PagePolicy::none);
   EXPECT_EQ(rt.prefetch_distance(60e-9), 6);  // the study's example: ceil(309 / 60)
-  EXPECT_DOUBLE_EQ(rt.prefetch_record().f, 0.0);
+  EXPECT_NEAR(rt.prefetch_record().f, 1.0 / 1024, 1e-15);
 }
 
 TEST(TierRuntime, PrefetchDistanceIsZeroWithoutPrefetchOrWithoutSlowFields) {
