@@ -23,21 +23,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tracers import region  # max_s of the timer regions whose path ends with a suffix
+
 ROOT = Path(__file__).resolve().parents[1]
 EXE = ROOT / "build" / "bin" / "tessera"
 PROBLEM = ROOT / "problems" / "pic_uniform_3d.toml"
 QUIET = ["io.write_initial=false", "io.write_final=false", "io.plotfile_interval_steps=0",
          "io.checkpoint_interval_steps=0"]
 PHASES = ("gather", "push", "deposit", "field_solve", "redistribute")
-
-
-def region(node, path, prefix=""):
-    """max_s of the timer regions whose path ends with `path`, summed over matches."""
-    here = prefix + node["name"]
-    total = node["max_s"] if here.endswith(path) else 0.0
-    for c in node.get("children", []):
-        total += region(c, path, here + "/")
-    return total
 
 
 def one(ranks, steps, cells, order, extra):
