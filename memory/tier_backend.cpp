@@ -109,8 +109,7 @@ class EmulatedBackend final : public TierBackend {
     // One node: the pages stay where they are; the run pays the copy's modelled time.
     const auto t0 = Clock::now();
     const CopyDirection d = direction_of(to);
-    std::this_thread::sleep_for(
-        std::chrono::duration<double>(modelled_copy_seconds(bytes, d, model_)));
+    emulated_sleep(modelled_copy_seconds(bytes, d, model_));
     const double s = seconds_since(t0);
     record_copy(bytes, s, d, false);
     return s;

@@ -180,9 +180,9 @@ double copy_between_tiers(void* dst, const void* src, std::size_t bytes, CopyDir
                           const SlowTierModel& m);
 
 /// Emulation: sleeps so that this thread's emulated time adds up to what was asked: the
-/// overshoot of each sleep (timer slack, wake-up) is credited against later ones, and a
-/// negative request (work that ran slower than the model) is credited too. Returns the
-/// seconds slept now. Thread-safe (the balance is per thread).
+/// overshoot of each sleep (timer slack, wake-up) is credited against later ones, and so
+/// is a negative request (work that ran slower than the model), the credit capped at
+/// 1 ms. Returns the seconds slept now. Thread-safe (the balance is per thread).
 double emulated_sleep(double seconds);
 
 /// Emulation: the modelled extra seconds a kernel pays for reading `bytes` of slow-tier

@@ -34,7 +34,7 @@ void place_static(const std::vector<TierObject>& objs, std::size_t budget, Place
     for (std::size_t i = 0; i < objs.size(); ++i) {
       if (int(objs[i].cls) != c) continue;
       std::size_t fast = objs[i].bytes <= left ? objs[i].bytes : 0;
-      if (fast == 0 && objs[i].cls == ObjectClass::field) fast = left;
+      if (objs[i].bytes > left && objs[i].cls == ObjectClass::field) fast = left;
       left -= fast;
       put(plan, i, objs[i].bytes, fast);
     }

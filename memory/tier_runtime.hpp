@@ -21,12 +21,16 @@
 //                          particle batches for the migration space and keeps particles
 //                          slow) and moves each arena whose tier changed (backend move():
 //                          numa mbind(MPOL_MF_MOVE) and read back; emulated: the copy's
-//                          modelled time is slept; model: predicted only). Later mappings
-//                          follow the plan's rule against the fast bytes left: first fit
-//                          (fast if the whole arena fits in what live arenas and the
-//                          migration reserve leave, else slow), particles always slow under
-//                          dynamic. The streamer's slots ("migration") are always fast and
-//                          count against the migration reserve, not the fast budget.
+//                          modelled time is slept; model: predicted only). The plan splits
+//                          a field arena that does not fit whole (its head fast, on the
+//                          page size). Later mappings go by first fit against the fast
+//                          bytes left (fast if the whole arena fits in what live arenas
+//                          and the migration reserve leave, else slow; not split, fields
+//                          included), particles always slow under dynamic. The streamer's
+//                          slots ("migration") are always fast and count against the
+//                          migration reserve, not the fast budget; if particles grow past
+//                          the batch size measured at static placement, the slots grow
+//                          beyond that reserve (not checked).
 //
 // Kernels that read slow data in place report it with charge() and settle with pay() at
 // the end of their phase (inside their timer region): emulated sleeps the modelled extra

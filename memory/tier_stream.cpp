@@ -257,6 +257,14 @@ void TierStreamer::end_phase() {
   }
 }
 
+void TierStreamer::abandon_phase() noexcept {
+  if (!in_phase_) return;
+  drain();
+  std::lock_guard<std::mutex> lock(mutex_);
+  in_phase_ = false;
+  acquired_ = false;
+}
+
 void TierStreamer::decide(const std::string& name, const StreamPhaseStats& run) {
   StreamDecision d;
   d.phase = name;

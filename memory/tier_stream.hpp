@@ -124,6 +124,10 @@ class TierStreamer {
   /// Waits for every copy of the phase (the write-backs included); the originals are then
   /// up to date.
   void end_phase();
+  /// Ends a phase its kernel left unfinished (an exception between begin_phase and
+  /// end_phase): waits for the copies in flight, then forgets the phase (no write-back of
+  /// batches not yet released). A no-op outside a phase. Never throws.
+  void abandon_phase() noexcept;
 
   /// Helper threads the phase `name` uses (its decision; 1 before it has one).
   int helper_threads(const std::string& name) const;

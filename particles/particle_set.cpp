@@ -344,6 +344,7 @@ MigrateStats ParticleSet::redistribute(const mesh::Mesh& m) {
       node_[n_] = id;
       ++n_;
     }
+  moved.resize(kept);   // drop the flags of particles that left (compaction kept [0, kept))
   moved.resize(n_, 1);  // arrivals are newcomers
   sort_canonical(t.size(), moved);
   return st;

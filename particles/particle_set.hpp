@@ -110,7 +110,8 @@ class ParticleSet {
   void remap(std::size_t cap);
   /// moved[i] != 0: particle i changed node (or arrived, or is new) since the last sort.
   void sort_canonical(int nnodes, const std::vector<char>& moved);
-  // Buffers reused across redistribute calls (no allocation, no page faults per step).
+  // The large per-particle buffers, reused across redistribute calls (no page faults for
+  // them per step; per-node counters are still allocated per call).
   std::vector<char> moved_;
   std::vector<std::size_t> order_;
   std::vector<std::byte> permute_buf_;

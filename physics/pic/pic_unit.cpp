@@ -647,6 +647,14 @@ void Pic::step(mesh::Mesh& m, double dt) {
         blocks.push_back(id);
         batches.push_back({set_->begin(id), set_->end(id)});
       }
+    // If the block loop throws, the helpers' copies in flight are drained before the
+    // particle arena can go away (the runtime, and so the streamer, outlives this unit).
+    struct Abandon {
+      memory::TierStreamer* s;
+      ~Abandon() {
+        if (s != nullptr) s->abandon_phase();
+      }
+    } abandon{streamer};
     if (streamer != nullptr) {
       TESSERA_REGION("stream");
       std::vector<memory::StreamArray> arrays;
@@ -753,6 +761,7 @@ void Pic::step(mesh::Mesh& m, double dt) {
       TESSERA_REGION("stream");
       streamer->end_phase();
     }
+    abandon.s = nullptr;
     if (gathered > 0) gather_time_per_particle_ = gather_seconds / gathered;
     {
       TESSERA_REGION("deposit");
@@ -797,14 +806,22 @@ void Pic::step(mesh::Mesh& m, double dt) {
             nd, [&]<int D>() { yee::advance_e<D>(em_of(u, ie_, ib_), j_of(u, ij_), in, g, dt); });
       }
       if (rt != nullptr) {
-        // The three passes read E, B and J and write E and B, streaming.
+        // The three passes (B half step, E step, B half step) stream: E is read three
+        // times and written once, B read three times and written twice, J read once. Each
+        // of E, B, J is three consecutive variables of the block (one range each).
+        const auto seq = memory::AccessPattern::sequential;
+        const auto wr = memory::AccessPattern::sequential_write;
         for (int id : m.local_leaves()) {
           const auto u = m.view(id, tag);
-          rt->charge(field_of(u, ie_).p, 6 * block_bytes, memory::AccessPattern::sequential);
-          rt->charge(field_of(u, ib_).p, 6 * block_bytes, memory::AccessPattern::sequential);
-          rt->charge(field_of(u, ij_).p, 3 * block_bytes, memory::AccessPattern::sequential);
-          rt->charge(field_of(u, ie_).p, 3 * block_bytes, memory::AccessPattern::sequential_write);
-          rt->charge(field_of(u, ib_).p, 6 * block_bytes, memory::AccessPattern::sequential_write);
+          const double* e = field_of(u, ie_).p;
+          const double* b = field_of(u, ib_).p;
+          for (int pass = 0; pass < 3; ++pass) {
+            rt->charge(e, 3 * block_bytes, seq);
+            rt->charge(b, 3 * block_bytes, seq);
+          }
+          rt->charge(field_of(u, ij_).p, 3 * block_bytes, seq);
+          rt->charge(e, 3 * block_bytes, wr);
+          for (int pass = 0; pass < 2; ++pass) rt->charge(b, 3 * block_bytes, wr);
         }
         rt->pay("pic/field_solve");
       }

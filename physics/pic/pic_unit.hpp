@@ -34,7 +34,9 @@
 // (absorbing.hpp), applied after E's guard fill.
 //
 // One step (timer regions pic/gather, pic/push, pic/deposit, pic/field_solve,
-// pic/redistribute), E and B at integer time levels between steps, their guards valid:
+// pic/redistribute, and pic/stream for the waits on staged particle batches under
+// dynamic tier placement; see step() for the tiers), E and B at integer time levels between steps,
+// their guards valid:
 //   zero J; per block and species: gather E^n, B^n at x^n; Boris u^{n-1/2} -> u^{n+1/2};
 //   x^{n+1}; Esirkepov J^{n+1/2} (into guards); accumulate_guards of J;
 //   B^{n+1/2} = B^n - dt/2 curl E^n over the whole array but its last layer (E's guards

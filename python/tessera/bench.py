@@ -621,13 +621,17 @@ def _collect(configs: List[Config], runs: List[dict], trim: int, baseline: Confi
 
 
 def _write_results_csv(path: Path, entries: List[dict], keys: List[str],
-                       metric_names: List[str]) -> None:
-    header = ["config", *keys, "ranks", "n"] + [f"{m}_{s}" for m in metric_names for s in STATS]
+                       metric_names: List[str], emulated: bool = False) -> None:
+    """One row per configuration; emulated tier results carry a `tiers` column saying so."""
+    tiers = ["tiers"] if emulated else []
+    header = (["config", *keys, "ranks", "n", *tiers]
+              + [f"{m}_{s}" for m in metric_names for s in STATS])
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(header)
         for e in entries:
-            row = [e["config"], *[e["overrides"].get(k, "") for k in keys], e["ranks"], e["n"]]
+            row = [e["config"], *[e["overrides"].get(k, "") for k in keys], e["ranks"], e["n"],
+                   *(["emulated"] if emulated else [])]
             for m in metric_names:
                 s = e["stats"].get(m, {})
                 row += ["" if s.get(st) is None else repr(float(s[st])) for st in STATS]
@@ -862,13 +866,14 @@ def _phase_table(entries: List[dict], keys: List[str], phases: Sequence[str],
 
 
 def _write_phase_csv(path: Path, entries: List[dict], keys: List[str],
-                     phases: Sequence[str]) -> None:
+                     phases: Sequence[str], emulated: bool = False) -> None:
     with open(path, "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow([*keys, "ranks", "n"] + [f"{p}_{s}" for p in phases
-                                            for s in ("mean", "min", "max", "ratio")])
+        w.writerow([*keys, "ranks", "n", "tiers"] + [f"{p}_{s}" for p in phases
+                                                     for s in ("mean", "min", "max", "ratio")])
         for e in entries:
-            row = [e["overrides"].get(k, "") for k in keys] + [e["ranks"], e["n"]]
+            row = [e["overrides"].get(k, "") for k in keys] + [e["ranks"], e["n"],
+                                                               "emulated" if emulated else "real"]
             for p in phases:
                 st = e["stats"].get(f"phase.{p}", {})
                 row += [st.get(x) for x in ("mean", "min", "max", "ratio")]
@@ -1050,13 +1055,18 @@ def run_bench(spec: Spec, log=print) -> int:
     entries = _collect(configs, runs, spec.trim, baseline, metric_names)
 
     files = {"results_csv": "results.csv", "summary_json": "summary.json", "png": []}
-    _write_results_csv(out / "results.csv", entries, keys, metric_names)
+    _write_results_csv(out / "results.csv", entries, keys, metric_names, emulated)
     first_ok = next((r for r in runs if r["ok"]), None)
     title = (f"{spec.problem.name}, ranks {','.join(map(str, ranks))}: trimmed mean of "
              f"{spec.repeat} (drop {spec.trim} fastest + {spec.trim} slowest)")
     if emulated:
         title += f"\n{EMULATED_LABEL}"
     scaling_rows = None
+    if spec.phases and any(f"phase.{p}" in metric_names for p in spec.phases):
+        _write_phase_csv(out / "phases.csv", entries, keys, spec.phases, emulated)
+        files["phases_csv"] = "phases.csv"
+        _plot_phases(out / "phases.png", entries, spec.phases, baseline.label, title)
+        files["png"].append("phases.png")
     if rank_axis:
         scaling_rows = _scaling_rows(entries, configs)
         _write_scaling_csv(out / "scaling.csv", scaling_rows, keys)
@@ -1067,11 +1077,6 @@ def run_bench(spec: Spec, log=print) -> int:
     else:
         if _plot_ratios(out / "ratios.png", entries, baseline.label, title, rank_axis):
             files["png"].append("ratios.png")
-        if spec.phases and any(f"phase.{p}" in metric_names for p in spec.phases):
-            _write_phase_csv(out / "phases.csv", entries, keys, spec.phases)
-            files["phases_csv"] = "phases.csv"
-            _plot_phases(out / "phases.png", entries, spec.phases, baseline.label, title)
-            files["png"].append("phases.png")
         counter_metrics = [m for m in metric_names if m.startswith(("counter.", "derived."))]
         if counter_metrics:
             (out / "counters").mkdir(exist_ok=True)

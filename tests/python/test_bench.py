@@ -188,6 +188,8 @@ def test_phases_are_tabulated_with_ratios_and_emulated_runs_say_so(tmp_path):
     assert float(rows["3"]["pic/push_ratio"]) == pytest.approx(3.02 / 1.02)
     assert float(rows["3"]["pic/deposit_ratio"]) == pytest.approx(1.0)
     assert float(rows["1"]["pic/push_mean"]) == pytest.approx(1.02)
+    assert {r["tiers"] for r in rows.values()} == {"emulated"}
+    assert {r["tiers"] for r in read_csv(out / "results.csv")} == {"emulated"}
     assert_png(out / "phases.png")
     assert "EMULATED" in p.stdout and "pic/push [s]" in p.stdout
     s = json.loads((out / "summary.json").read_text())

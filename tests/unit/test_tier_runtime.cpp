@@ -511,6 +511,28 @@ TEST(TierStream, TheProtocolIsCheckedAndErrorsNameTheBatch) {
   streamed(st, s, kBatches, false, "deposit");
 }
 
+// Given a kernel that throws with batch 1 acquired, when the phase is abandoned, then the
+// copies in flight have finished (the originals are no longer touched), nothing of the
+// unreleased batch is written back, and the next phase runs and gives the in-place bits.
+TEST(TierStream, GivenAnAbandonedPhaseThenItsCopiesAreDrainedAndTheNextPhaseRunsCleanly) {
+  auto backend = fast_emulation();
+  StreamerOptions o;
+  o.helper_threads = 2;
+  TierStreamer st(*backend, o);
+  Soa s(kN), before(kN), ref(kN);
+  st.begin_phase("push", kBatches, s.arrays());
+  st.acquire(0);
+  st.release(0, 0);
+  const StagedBatch& b = st.acquire(1);  // the kernel writes, then throws before release
+  for (std::size_t j = 0; j < b.size; ++j) b.array<double>(0)[j] = -1.0;
+  st.abandon_phase();
+  st.abandon_phase();                 // a no-op outside a phase
+  EXPECT_TRUE(same_bits(s, before));  // nothing released as modified: nothing written back
+  in_place(ref, kBatches);
+  streamed(st, s, kBatches, false);
+  EXPECT_TRUE(same_bits(s, ref));
+}
+
 // A backend whose copies fail after `ok` successful ones.
 class FailingBackend final : public TierBackend {
  public:
