@@ -97,12 +97,7 @@ void dispatch(int ndim, int order, bool energy, F&& f) {
     else
       with_s.template operator()<D, 3>();
   };
-  if (ndim == 1)
-    with_p.template operator()<1>();
-  else if (ndim == 2)
-    with_p.template operator()<2>();
-  else
-    with_p.template operator()<3>();
+  dispatch_d(ndim, with_p);
 }
 
 }  // namespace
