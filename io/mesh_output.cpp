@@ -144,6 +144,7 @@ FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool do
   for (int b = 0; b < N; ++b)
     if (t.node(b).owner == m.rank()) f.local_rows.push_back(b);
   for (const auto& v : vars) f.var_names.push_back(v.name);
+  TESSERA_REGION("io/snapshot/copy");
   f.data = memory::ArenaVector<double>(staging_allocator(p));
   f.data.resize(vars.size() * f.local_rows.size() * cells);
   for (std::size_t v = 0; v < vars.size(); ++v)

@@ -127,6 +127,7 @@ void OutputManager::execute(Job& job) {
   const auto t0 = Clock::now();
   const std::string final_path = (fs::path(cfg_.dir) / job.name).string();
   if (job.spec.prepare) {
+    TESSERA_REGION("io/prepare");
     auto prepare = std::move(job.spec.prepare);
     prepare(job.spec);
   }
@@ -226,7 +227,10 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
   bool sync = force_sync;
   std::unique_lock<std::mutex> lk(m_);
   // At most one output of each kind in flight.
-  cv_.wait(lk, [&] { return !in_flight_[k]; });
+  {
+    TESSERA_REGION("io/wait_previous");
+    cv_.wait(lk, [&] { return !in_flight_[k]; });
+  }
   if (!sync && held_bytes_ + estimate_bytes > cfg_.budget) {
     if (cfg_.overflow_wait) {
       ++stats_[k].budget_waits;
