@@ -1,5 +1,6 @@
 #include "io/output_manager.hpp"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -54,7 +55,20 @@ OutputManager::OutputManager(MPI_Comm comm, OutputConfig cfg) : cfg_(std::move(c
     fs::create_directories(cfg_.stage_dir, ec);
     if (ec) throw Error("io.stage_dir: cannot create '" + cfg_.stage_dir + "': " + ec.message());
   }
+  if (cfg_.async && cfg_.mpi_wait == "yield") mpi_wait_achieved_ = set_mpi_yield();
   if (cfg_.async || !cfg_.stage_dir.empty()) thread_ = std::thread([this] { loop(); });
+}
+
+std::string OutputManager::set_mpi_yield() {
+  // Open MPI decides at MPI_Init (mpi_yield_when_idle) whether its progress engine calls
+  // sched_yield() when a wait finds nothing; the same switch is open afterwards in
+  // libopen-pal. Found at run time: another MPI simply does not offer it.
+  using SetYield = bool (*)(bool);
+  auto* set =
+      reinterpret_cast<SetYield>(::dlsym(RTLD_DEFAULT, "opal_progress_set_yield_when_idle"));
+  if (set == nullptr) return "poll (this MPI offers no yield switch: not Open MPI)";
+  set(true);
+  return "yield";
 }
 
 OutputManager::~OutputManager() {
@@ -95,6 +109,9 @@ void OutputManager::loop() {
       std::unique_lock<std::mutex> lk(m_);
       cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stop_ and nothing left
+      // Every queued snapshot first: the step loop may be waiting for them.
+      take_captures(lk);
+      cv_.wait(lk, [&] { return queue_.front().capture != Job::running; });
       job = std::move(queue_.front());
       queue_.pop_front();
     }
@@ -126,6 +143,11 @@ void OutputManager::loop() {
 void OutputManager::execute(Job& job) {
   const auto t0 = Clock::now();
   const std::string final_path = (fs::path(cfg_.dir) / job.name).string();
+  if (job.spec.capture) {  // synchronous mode: nobody has taken the copy yet
+    auto capture = std::move(job.spec.capture);
+    job.spec.capture = nullptr;
+    capture(job.spec);
+  }
   if (job.spec.prepare) {
     TESSERA_REGION("io/prepare");
     auto prepare = std::move(job.spec.prepare);
@@ -246,9 +268,13 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
   job.kind = kind;
   job.name = name;
   job.inject = inject;
-  job.spec = assemble();  // the staging copy, made by the step loop
+  job.spec = assemble();  // the staging copy, or what the I/O thread's capture copies
   job.bytes = sync ? 0 : estimate_bytes;
   lk.lock();
+  if (job.spec.capture) {
+    job.capture = Job::pending;
+    ++uncaptured_;
+  }
   job.id = next_id_++;
   const std::uint64_t id = job.id;
   in_flight_[k] = true;
@@ -262,6 +288,49 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
     lk.unlock();
   }
   lk.lock();
+  stats_[k].blocked_seconds += since(t0);
+}
+
+void OutputManager::take_captures(std::unique_lock<std::mutex>& lk) {
+  // By index: the step loop may append while the I/O thread copies (a deque keeps the
+  // elements in place), and only the I/O thread removes, after their capture is done.
+  for (std::size_t i = 0; i < queue_.size(); ++i) {
+    Job& job = queue_[i];
+    if (job.capture != Job::pending) continue;
+    job.capture = Job::running;
+    auto capture = std::move(job.spec.capture);
+    job.spec.capture = nullptr;
+    lk.unlock();
+    std::string why;
+    try {
+      capture(job.spec);
+    } catch (const std::exception& e) {
+      // The snapshot stays incomplete: the writer's checks fail on this rank and every
+      // rank agrees on the failure, so nobody waits in a collective.
+      job.spec.data = memory::ArenaVector<double>(job.spec.data.get_allocator());
+      why = e.what();
+    }
+    lk.lock();
+    if (!why.empty() && error_.empty()) error_ = why;
+    job.capture = Job::taken;
+    --uncaptured_;
+    cv_.notify_all();
+  }
+}
+
+void OutputManager::wait_captures() {
+  std::unique_lock<std::mutex> lk(m_);
+  if (uncaptured_ == 0) return;
+  const auto t0 = Clock::now();
+  TESSERA_REGION("io/wait_capture");
+  // The time is the step loop's, blocked by the output waited for last (queue order).
+  int k = 0;
+  for (const auto& job : queue_)
+    if (job.capture == Job::pending || job.capture == Job::running) k = static_cast<int>(job.kind);
+  // The I/O thread takes them as soon as it is free; if it is busy writing, the step
+  // loop copies them itself rather than wait for that write.
+  take_captures(lk);
+  cv_.wait(lk, [&] { return uncaptured_ == 0; });
   stats_[k].blocked_seconds += since(t0);
 }
 
@@ -316,6 +385,8 @@ nlohmann::json OutputManager::stats_json(MPI_Comm comm) const {
     std::lock_guard<std::mutex> lk(m_);
     j["thread_priority"] = {{"requested", cfg_.thread_priority},
                             {"achieved", thread_.joinable() ? priority_achieved_ : "no thread"}};
+    j["mpi_wait"] = {{"requested", cfg_.mpi_wait},
+                     {"achieved", cfg_.async ? mpi_wait_achieved_ : "poll (no I/O thread)"}};
   }
   j["budget_bytes"] = cfg_.budget;
   j["overflow"] = cfg_.overflow_wait ? "wait" : "sync";

@@ -3,8 +3,10 @@
 // calling thread. Asynchronous mode (io.async) hands a snapshot to one I/O thread per
 // rank, which owns every HDF5 call (Debian's parallel HDF5 is not thread-safe) and
 // writes on a duplicated communicator (MPI_THREAD_MULTIPLE):
-//   - the step loop copies what must be written into a staging snapshot, under a byte
-//     budget (io.async_budget); when the budget would be exceeded it waits for earlier
+//   - the step loop takes what must be written (tree, parameters, and the staging copy
+//     of the variables, or hands that copy to the I/O thread as FlashFileSpec::capture,
+//     and waits for it in wait_captures() before it modifies unk), under a byte budget
+//     (io.async_budget); when the budget would be exceeded it waits for earlier
 //     outputs to finish ("wait") or writes this one synchronously ("sync"), and counts it;
 //   - at most one output of each kind is in flight;
 //   - an error on any rank's I/O thread is reported by local_error(); the driver turns it
@@ -48,12 +50,17 @@ struct OutputConfig {
   /// The I/O thread's CPU priority: "normal", "low" (nice +10: the step loop wins a
   /// contended core) or "idle" (SCHED_IDLE: it runs only on a core nobody else wants).
   std::string thread_priority = "normal";
+  /// "poll" (MPI's busy wait) or "yield": MPI yields the core whenever a wait finds
+  /// nothing to do, so a rank's I/O thread and the ranks' step loops waiting in
+  /// collectives hand a shared core to whoever has work. Process-wide (Open MPI's
+  /// progress engine; other MPIs: not available, reported), applied with an I/O thread.
+  std::string mpi_wait = "poll";
 };
 
 struct OutputStats {
   int count = 0;
   std::uint64_t bytes = 0;     ///< bytes of the published files
-  double blocked_seconds = 0;  ///< step loop time spent in output (snapshot + waits)
+  double blocked_seconds = 0;  ///< step loop time spent in output (snapshot, waits, captures)
   double write_seconds = 0;    ///< time the writes took (write + fsync + publish)
   double drain_seconds = 0;    ///< staging drain (rank 0)
   int sync_fallbacks = 0;      ///< written synchronously although io.async was on
@@ -75,6 +82,10 @@ class OutputManager {
   void write(OutputKind kind, const std::string& name, std::size_t estimate_bytes,
              const std::function<FlashFileSpec()>& assemble, bool force_sync);
 
+  /// Wait until every queued output has taken its copy of the live state its
+  /// FlashFileSpec::capture reads (local). The caller must call it before modifying that
+  /// state (unk) after a write(); without a capture pending it returns at once.
+  void wait_captures();
   /// Wait until every queued write and drain has finished (local).
   void drain();
   /// Non-empty if this rank's I/O thread (or drain) failed: the first error's message.
@@ -102,18 +113,23 @@ class OutputManager {
     std::size_t bytes = 0;  ///< budget bytes held
     std::uint64_t id = 0;
     bool inject = false;
+    /// spec.capture: none, pending (counted in uncaptured_), running (outside the lock,
+    /// on the thread that took it), taken.
+    enum Capture { none, pending, running, taken } capture = none;
   };
   MPI_Comm comm_ = MPI_COMM_NULL;  ///< the I/O thread's communicator
   int rank_ = 0;
   OutputConfig cfg_;
   std::string note_;
   std::string priority_achieved_ = "normal";  ///< the I/O thread's priority (under m_)
+  std::string mpi_wait_achieved_ = "poll";    ///< what io.mpi_wait obtained
   mutable std::mutex m_;
   std::condition_variable cv_;
   std::deque<Job> queue_;
   bool stop_ = false;
   bool in_flight_[kOutputKinds] = {false, false, false};
   std::size_t held_bytes_ = 0;
+  int uncaptured_ = 0;  ///< queued outputs whose capture has not run yet
   std::uint64_t next_id_ = 1, done_id_ = 0;
   int submitted_ = 0;
   std::string error_;
@@ -125,6 +141,10 @@ class OutputManager {
   std::thread thread_;
 
   void loop();
+  /// io.mpi_wait=yield: switch MPI's waits to yielding; returns what was achieved.
+  static std::string set_mpi_yield();
+  /// Run the pending captures of queued jobs, in queue order, unlocking around each.
+  void take_captures(std::unique_lock<std::mutex>& lk);
   /// Write + publish (+ drain when staging in async mode). Runs on the I/O thread in
   /// async mode, on the caller otherwise.
   void execute(Job& job);
