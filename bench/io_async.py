@@ -10,6 +10,7 @@ CHK steps, in three modes on 1 and 2 ranks, interleaved, REPEAT times each (medi
   async-low, async-idle  the same with io.thread_priority=low / idle (with --priorities)
   async-yield  the same with io.mpi_wait=yield (with --waits yield; combinations such as
                async-idle-yield come from both options)
+  async-node   the same with io.writer=node (with --writers node; async-node-low, ...)
 
 Reported per (ranks, mode): total wall time, step-loop (evolution) time, checkpoint time
 the step loop was blocked vs the time the writes took, the hidden fraction
@@ -82,6 +83,8 @@ def one_run(mode, ranks, steps, chk, stage, tracers=False, final=False):
         for opt in mode.split("-")[1:]:
             if opt == "yield":
                 extra.append("io.mpi_wait=yield")
+            elif opt == "node":
+                extra.append("io.writer=node")
             else:
                 extra.append(f"io.thread_priority={opt}")
         if stage:
@@ -117,6 +120,8 @@ def main():
                     help="also async with these io.thread_priority values, e.g. low,idle")
     ap.add_argument("--waits", default="",
                     help="also async with io.mpi_wait=yield, alone and with each priority")
+    ap.add_argument("--writers", default="",
+                    help="also async with io.writer=node (alone, with each priority and wait)")
     ap.add_argument("--exe", default=str(EXE),
                     help="the tessera executable (another build's, for a before/after)")
     ap.add_argument("--final", action="store_true",
@@ -132,6 +137,10 @@ def main():
     modes = ["none", "sync", "async"] + [f"async-{p}" for p in prios]
     if "yield" in a.waits.split(","):
         modes += ["async-yield"] + [f"async-{p}-yield" for p in prios]
+    if "node" in a.writers.split(","):
+        modes += ["async-node"] + [f"async-node-{p}" for p in prios]
+        if "yield" in a.waits.split(","):
+            modes += ["async-node-yield"]
     raw = {}
     load0 = os.getloadavg()
     for ranks in [int(r) for r in a.ranks.split(",")]:

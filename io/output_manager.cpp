@@ -44,7 +44,9 @@ const char* region_of(OutputKind kind) {
 
 OutputManager::OutputManager(MPI_Comm comm, OutputConfig cfg) : cfg_(std::move(cfg)) {
   MPI_Comm_rank(comm, &rank_);
+  MPI_Comm_size(comm, &nranks_);
   MPI_Comm_dup(comm, &comm_);
+  MPI_Comm_dup(comm, &step_comm_);
   if (cfg_.async && !cfg_.thread_multiple) {
     cfg_.async = false;
     note_ =
@@ -56,6 +58,21 @@ OutputManager::OutputManager(MPI_Comm comm, OutputConfig cfg) : cfg_(std::move(c
     if (ec) throw Error("io.stage_dir: cannot create '" + cfg_.stage_dir + "': " + ec.message());
   }
   if (cfg_.async && cfg_.mpi_wait == "yield") mpi_wait_achieved_ = set_mpi_yield();
+  if (cfg_.writer == "node") {
+    MPI_Comm node;
+    MPI_Comm_split_type(step_comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int on_node = 0;
+    MPI_Comm_size(node, &on_node);
+    MPI_Comm_free(&node);
+    int one_node = on_node == nranks_ ? 1 : 0;  // the same answer on every rank
+    MPI_Allreduce(MPI_IN_PLACE, &one_node, 1, MPI_INT, MPI_MIN, step_comm_);
+    if (!cfg_.async)
+      writer_achieved_ = "rank (io.writer=node needs io.async)";
+    else if (one_node == 0)
+      writer_achieved_ = "rank (the ranks span more than one node)";
+    else
+      writer_achieved_ = "node";
+  }
   if (cfg_.async || !cfg_.stage_dir.empty()) thread_ = std::thread([this] { loop(); });
 }
 
@@ -79,6 +96,7 @@ OutputManager::~OutputManager() {
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   MPI_Comm_free(&comm_);
+  MPI_Comm_free(&step_comm_);
 }
 
 void OutputManager::loop() {
@@ -148,6 +166,8 @@ void OutputManager::execute(Job& job) {
     job.spec.capture = nullptr;
     capture(job.spec);
   }
+  const bool alone = !job.rows_of.empty();  // io.writer=node: rank 0 writes every row
+  if (alone) lay_out_gathered(job);
   if (job.spec.prepare) {
     TESSERA_REGION("io/prepare");
     auto prepare = std::move(job.spec.prepare);
@@ -170,8 +190,8 @@ void OutputManager::execute(Job& job) {
     std::lock_guard<std::mutex> lk(m_);
     if (r && (!staging_ || r->bytes > staging_->bytes)) staging_ = std::move(r);
   }
-  const std::string written =
-      write_and_publish(comm_, job.spec, final_path, cfg_.stage_dir, job.inject);
+  const std::string written = write_and_publish(alone ? MPI_COMM_SELF : comm_, job.spec, final_path,
+                                                cfg_.stage_dir, job.inject);
   job.spec = FlashFileSpec{};  // release the snapshot before the (slow) drain
   const double sec = since(t0);
   const int k = static_cast<int>(job.kind);
@@ -270,6 +290,17 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
   job.inject = inject;
   job.spec = assemble();  // the staging copy, or what the I/O thread's capture copies
   job.bytes = sync ? 0 : estimate_bytes;
+  // The same decision on every rank: particle names are global.
+  const bool gather = writer_achieved_ == "node" && job.spec.particle_names.empty();
+  if (gather) {
+    gather_to_writer(job);
+    if (rank_ != 0) {  // nothing left to do here: rank 0 writes the file
+      lk.lock();
+      stats_[k].count += 1;
+      stats_[k].blocked_seconds += since(t0);
+      return;
+    }
+  }
   lk.lock();
   if (job.spec.capture) {
     job.capture = Job::pending;
@@ -289,6 +320,68 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
   }
   lk.lock();
   stats_[k].blocked_seconds += since(t0);
+}
+
+void OutputManager::gather_to_writer(Job& job) {
+  TESSERA_REGION("io/gather");
+  FlashFileSpec& f = job.spec;
+  if (f.capture) {  // the copy is needed now, on this thread
+    auto capture = std::move(f.capture);
+    f.capture = nullptr;
+    capture(f);
+  }
+  const int n = static_cast<int>(f.local_rows.size());
+  std::vector<int> counts(rank_ == 0 ? nranks_ : 0);
+  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, step_comm_);
+  std::vector<int> displs(counts.size(), 0);
+  for (std::size_t r = 1; r < counts.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
+  const int total = rank_ == 0 ? displs.back() + counts.back() : 0;
+  std::vector<int> rows(static_cast<std::size_t>(total));
+  MPI_Gatherv(f.local_rows.data(), n, MPI_INT, rows.data(), counts.data(), displs.data(), MPI_INT,
+              0, step_comm_);
+  // The values: one block of vars * rows * cells doubles per rank (int counts: up to
+  // 16 GiB per file on one node, far beyond io.async_budget's default).
+  const std::size_t per_row = f.var_names.size() * std::size_t(f.nxb) * f.nyb * f.nzb;
+  std::vector<int> vcounts(counts.size()), vdispls(counts.size());
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    vcounts[r] = static_cast<int>(counts[r] * per_row);
+    vdispls[r] = static_cast<int>(displs[r] * per_row);
+  }
+  if (rank_ == 0) {
+    job.gathered = memory::ArenaVector<double>(f.data.get_allocator());
+    job.gathered.resize(std::size_t(total) * per_row);
+  }
+  MPI_Gatherv(f.data.data(), static_cast<int>(f.data.size()), MPI_DOUBLE, job.gathered.data(),
+              vcounts.data(), vdispls.data(), MPI_DOUBLE, 0, step_comm_);
+  f.data = memory::ArenaVector<double>(f.data.get_allocator());  // this rank's copy is sent
+  if (rank_ != 0) return;
+  job.rows_of.resize(counts.size());
+  for (std::size_t r = 0; r < counts.size(); ++r)
+    job.rows_of[r].assign(rows.begin() + displs[r], rows.begin() + displs[r] + counts[r]);
+}
+
+void OutputManager::lay_out_gathered(Job& job) {
+  TESSERA_REGION("io/lay_out");
+  FlashFileSpec& f = job.spec;
+  const std::size_t cells = std::size_t(f.nxb) * f.nyb * f.nzb;
+  const std::size_t nvar = f.var_names.size();
+  f.local_rows.clear();
+  for (const auto& r : job.rows_of) f.local_rows.insert(f.local_rows.end(), r.begin(), r.end());
+  std::sort(f.local_rows.begin(), f.local_rows.end());
+  const std::size_t total = f.local_rows.size();
+  f.data = memory::ArenaVector<double>(job.gathered.get_allocator());
+  f.data.resize(nvar * total * cells);
+  const double* src = job.gathered.data();
+  for (const auto& rows : job.rows_of)
+    for (std::size_t v = 0; v < nvar; ++v)
+      for (const int row : rows) {
+        const auto at = static_cast<std::size_t>(
+            std::lower_bound(f.local_rows.begin(), f.local_rows.end(), row) - f.local_rows.begin());
+        std::copy(src, src + cells, f.data.data() + (v * total + at) * cells);
+        src += cells;
+      }
+  job.gathered = memory::ArenaVector<double>(job.gathered.get_allocator());
+  job.rows_of.clear();
 }
 
 void OutputManager::take_captures(std::unique_lock<std::mutex>& lk) {
@@ -385,6 +478,7 @@ nlohmann::json OutputManager::stats_json(MPI_Comm comm) const {
     std::lock_guard<std::mutex> lk(m_);
     j["thread_priority"] = {{"requested", cfg_.thread_priority},
                             {"achieved", thread_.joinable() ? priority_achieved_ : "no thread"}};
+    j["writer"] = {{"requested", cfg_.writer}, {"achieved", writer_achieved_}};
     j["mpi_wait"] = {{"requested", cfg_.mpi_wait},
                      {"achieved", cfg_.async ? mpi_wait_achieved_ : "poll (no I/O thread)"}};
   }

@@ -55,6 +55,12 @@ struct OutputConfig {
   /// collectives hand a shared core to whoever has work. Process-wide (Open MPI's
   /// progress engine; other MPIs: not available, reported), applied with an I/O thread.
   std::string mpi_wait = "poll";
+  /// "rank": every rank's I/O thread writes its rows (collective MPI-IO among the I/O
+  /// threads). "node": the step loops gather the snapshots onto rank 0 (one collective
+  /// of the step loop, where the ranks meet anyway) and rank 0's I/O thread writes the
+  /// file alone, with no MPI at all; only when every rank is on one node and with
+  /// io.async, and not for outputs with particles (those stay "rank"). Same bytes.
+  std::string writer = "rank";
 };
 
 struct OutputStats {
@@ -116,6 +122,11 @@ class OutputManager {
     /// spec.capture: none, pending (counted in uncaptured_), running (outside the lock,
     /// on the thread that took it), taken.
     enum Capture { none, pending, running, taken } capture = none;
+    /// io.writer=node, rank 0: every rank's snapshot as gathered (rank by rank, each
+    /// [variable][its rows][cells]) and each rank's rows; execute() lays them out as
+    /// the file's rows and writes alone.
+    memory::ArenaVector<double> gathered;
+    std::vector<std::vector<int>> rows_of;
   };
   MPI_Comm comm_ = MPI_COMM_NULL;  ///< the I/O thread's communicator
   int rank_ = 0;
@@ -123,6 +134,9 @@ class OutputManager {
   std::string note_;
   std::string priority_achieved_ = "normal";  ///< the I/O thread's priority (under m_)
   std::string mpi_wait_achieved_ = "poll";    ///< what io.mpi_wait obtained
+  std::string writer_achieved_ = "rank";      ///< what io.writer obtained
+  MPI_Comm step_comm_ = MPI_COMM_NULL;        ///< the step loop's (io.writer=node gathers)
+  int nranks_ = 1;
   mutable std::mutex m_;
   std::condition_variable cv_;
   std::deque<Job> queue_;
@@ -141,6 +155,11 @@ class OutputManager {
   std::thread thread_;
 
   void loop();
+  /// io.writer=node: the step loop's gather of spec onto rank 0 (collective over
+  /// step_comm_). Rank 0 keeps it in job.gathered/rows_of; other ranks' job is empty.
+  void gather_to_writer(Job& job);
+  /// io.writer=node, rank 0 (the I/O thread): spec becomes the whole file's rows.
+  static void lay_out_gathered(Job& job);
   /// io.mpi_wait=yield: switch MPI's waits to yielding; returns what was achieved.
   static std::string set_mpi_yield();
   /// Run the pending captures of queued jobs, in queue order, unlocking around each.
