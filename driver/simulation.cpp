@@ -620,10 +620,11 @@ void Simulation::write(bool checkpoint, bool force_sync) {
           (checkpoint ? particle_bytes : 0),
       [&] {
         mesh_->restrict_parents();
-        // Asynchronous: the I/O thread copies unk while the step loop computes the next
-        // dt; the loop waits for that copy (wait_captures) before anything modifies unk.
+        // Asynchronous (normal priority): the I/O thread copies unk while the step loop
+        // computes the next dt; the loop waits for that copy (wait_captures) before
+        // anything modifies unk.
         io::FlashFileSpec f =
-            io::mesh_file_spec(*mesh_, p_, checkpoint, stored, info, out_->async());
+            io::mesh_file_spec(*mesh_, p_, checkpoint, stored, info, out_->defers_capture());
         f.hints = hints_;
         f.deflate = deflate;
         f.prepare = prepare;

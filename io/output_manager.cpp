@@ -199,6 +199,7 @@ void OutputManager::execute(Job& job) {
     std::lock_guard<std::mutex> lk(m_);
     stats_[k].write_seconds += sec;
     stats_[k].count += 1;
+    if (job.forced) stats_[k].forced_write_seconds += sec;
     if (rank_ == 0) stats_[k].bytes += file_bytes(written);
   }
   if (cfg_.stage_dir.empty()) {
@@ -260,10 +261,15 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
     job.kind = kind;
     job.name = name;
     job.inject = inject;
+    job.forced = force_sync;
     job.spec = assemble();
     execute(job);
     std::lock_guard<std::mutex> lk(m_);
     stats_[k].blocked_seconds += since(t0);
+    if (force_sync) {
+      stats_[k].forced_count += 1;
+      stats_[k].forced_blocked_seconds += since(t0);
+    }
     return;
   }
   bool sync = force_sync;
@@ -288,6 +294,7 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
   job.kind = kind;
   job.name = name;
   job.inject = inject;
+  job.forced = force_sync;
   job.spec = assemble();  // the staging copy, or what the I/O thread's capture copies
   job.bytes = sync ? 0 : estimate_bytes;
   // The same decision on every rank: particle names are global.
@@ -298,6 +305,10 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
       lk.lock();
       stats_[k].count += 1;
       stats_[k].blocked_seconds += since(t0);
+      if (force_sync) {
+        stats_[k].forced_count += 1;
+        stats_[k].forced_blocked_seconds += since(t0);
+      }
       return;
     }
   }
@@ -320,6 +331,10 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
   }
   lk.lock();
   stats_[k].blocked_seconds += since(t0);
+  if (force_sync) {
+    stats_[k].forced_count += 1;
+    stats_[k].forced_blocked_seconds += since(t0);
+  }
 }
 
 void OutputManager::gather_to_writer(Job& job) {
@@ -461,17 +476,23 @@ nlohmann::json OutputManager::stats_json(MPI_Comm comm) const {
   nlohmann::json j;
   const char* names[kOutputKinds] = {"checkpoint", "plotfile", "particles"};
   for (int k = 0; k < kOutputKinds; ++k) {
-    double t[3] = {s[k].blocked_seconds, s[k].write_seconds, s[k].drain_seconds};
-    MPI_Allreduce(MPI_IN_PLACE, t, 3, MPI_DOUBLE, MPI_MAX, comm);
-    const double hidden = t[1] > 0 ? std::clamp(1.0 - t[0] / t[1], 0.0, 1.0) : 0.0;
-    j[names[k]] = {{"count", s[k].count},
-                   {"bytes", s[k].bytes},
-                   {"blocked_seconds", t[0]},
-                   {"write_seconds", t[1]},
-                   {"drain_seconds", t[2]},
-                   {"sync_fallbacks", s[k].sync_fallbacks},
-                   {"budget_waits", s[k].budget_waits},
-                   {"hidden_fraction", hidden}};
+    double t[5] = {s[k].blocked_seconds, s[k].write_seconds, s[k].drain_seconds,
+                   s[k].forced_blocked_seconds, s[k].forced_write_seconds};
+    MPI_Allreduce(MPI_IN_PLACE, t, 5, MPI_DOUBLE, MPI_MAX, comm);
+    // What could be hidden: the outputs not forced synchronous.
+    const double blocked = std::max(0.0, t[0] - t[3]), written = t[1] - t[4];
+    const double hidden = written > 0 ? std::clamp(1.0 - blocked / written, 0.0, 1.0) : 0.0;
+    j[names[k]] = {
+        {"count", s[k].count},
+        {"bytes", s[k].bytes},
+        {"blocked_seconds", t[0]},
+        {"write_seconds", t[1]},
+        {"drain_seconds", t[2]},
+        {"sync_fallbacks", s[k].sync_fallbacks},
+        {"budget_waits", s[k].budget_waits},
+        {"hidden_fraction", hidden},
+        {"forced",
+         {{"count", s[k].forced_count}, {"blocked_seconds", t[3]}, {"write_seconds", t[4]}}}};
   }
   j["async"] = cfg_.async;
   {

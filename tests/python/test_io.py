@@ -264,6 +264,12 @@ def test_async_yielding_idle_and_node_writer_modes_write_the_sync_files(tmp_path
     io = json.loads((tmp_path / "node" / "summary.json").read_text())["io"]
     assert io["writer"] == {"requested": "node", "achieved": "node"}  # every rank on this host
     assert io["checkpoint"]["count"] == 4 and io["plotfile"]["count"] == 4
+    # The final checkpoint is synchronous: counted apart, out of the hidden fraction.
+    for mode in modes:
+        chk = json.loads((tmp_path / mode / "summary.json").read_text())["io"]["checkpoint"]
+        assert chk["forced"]["count"] == 1, (mode, chk)
+        assert 0 < chk["forced"]["blocked_seconds"] <= chk["blocked_seconds"], (mode, chk)
+        assert 0 < chk["forced"]["write_seconds"] <= chk["write_seconds"], (mode, chk)
 
 
 @pytest.mark.parametrize("override, needle", [
