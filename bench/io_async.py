@@ -8,12 +8,27 @@ CHK steps, in three modes on 1 and 2 ranks, interleaved, REPEAT times each (medi
   sync   checkpoints written by the step loop (io.async=false)
   async  checkpoints handed to the I/O thread (io.async=true)
   async-low, async-idle  the same with io.thread_priority=low / idle (with --priorities)
+  async-yield  the same with io.mpi_wait=yield (with --waits yield; combinations such as
+               async-idle-yield come from both options)
+  async-node   the same with io.writer=node (with --writers node; async-node-low, ...)
 
 Reported per (ranks, mode): total wall time, step-loop (evolution) time, checkpoint time
 the step loop was blocked vs the time the writes took, the hidden fraction
 1 - blocked/write, and the overhead the I/O thread adds to compute:
 (evolution - blocked)_async / evolution_none - 1, i.e. how much slower the steps got
-while writes ran beside them. Results go to OUT/io_async.json and a bar chart.
+while writes ran beside them. "loop io" is the step loop's whole share of the outputs:
+its timer region io/checkpoint (the units' deferred-state sync before the snapshot, e.g.
+hydro's EOS refresh, plus the blocked time spent there) and io/wait_capture (the wait for
+the I/O thread's copy of unk before the next step modifies it); "loop +" is
+evolution_async / evolution_none - 1, everything the outputs cost the step loop.
+
+The final checkpoint: io.write_final=false here, so every checkpoint counted is one of
+the schedule, and each can be hidden. A run's final checkpoint (io.write_final=true, or
+a stop signal) is written synchronously (force_sync: the run must not end before it is
+durable), so it can never be hidden; it is timed on its own with --final: one more run
+per rank count and mode with io.write_final=true, whose final checkpoint's blocked time
+(summary.json io.checkpoint.forced, which the run leaves out of its hidden fraction) is
+reported as "final s" (median), apart from the hidden fraction of the scheduled ones. Results go to OUT/io_async.json and a bar chart.
 
     .venv/bin/python bench/io_async.py [--repeat 5] [--steps 60] [--chk 5] [--out runs/bench]
 
@@ -44,16 +59,34 @@ TRACERS_BASE = ["io.write_initial=false", "io.write_final=false", "io.plotfile_i
                 "io.checkpoint_interval_time=0"]
 
 
-def one_run(mode, ranks, steps, chk, stage, tracers=False):
+def find_region(node, name):
+    """Seconds (max over ranks) of the first timer region called `name`, or 0."""
+    if node.get("name") == name:
+        return node.get("max_s", 0.0)
+    for c in node.get("children", []):
+        t = find_region(c, name)
+        if t:
+            return t
+    return 0.0
+
+
+def one_run(mode, ranks, steps, chk, stage, tracers=False, final=False):
     with tempfile.TemporaryDirectory(dir=ROOT / "runs") as d:
         extra = [f"driver.nend={steps}"]
+        if final:
+            extra.append("io.write_final=true")
         if tracers and mode == "none":
             extra += ["io.plotfile_interval_steps=0", "io.checkpoint_interval_steps=0"]
         if mode != "none":
             extra += [f"io.checkpoint_interval_steps={chk}", "io.checkpoint_keep=2",
                       f"io.async={'true' if mode.startswith('async') else 'false'}"]
-        if mode.startswith("async-"):
-            extra.append(f"io.thread_priority={mode.split('-', 1)[1]}")
+        for opt in mode.split("-")[1:]:
+            if opt == "yield":
+                extra.append("io.mpi_wait=yield")
+            elif opt == "node":
+                extra.append("io.writer=node")
+            else:
+                extra.append(f"io.thread_priority={opt}")
         if stage:
             extra.append(f"io.stage_dir={stage}")
         cmd = [str(EXE), "run", str(TRACERS if tracers else PROBLEM), "--dir", d,
@@ -64,13 +97,20 @@ def one_run(mode, ranks, steps, chk, stage, tracers=False):
         s = json.loads((Path(d) / "summary.json").read_text())
     kinds = ["checkpoint", "plotfile", "particles"] if tracers else ["checkpoint"]
     io = [s["io"][k] for k in kinds if k in s["io"]]
-    return {"wall": s["wall_seconds"], "evolution": s["evolution_seconds"],
+    regions = ["io/checkpoint", "io/wait_capture"] + (["io/plotfile"] if tracers else [])
+    loop_io = sum(find_region(s["timers"], r) for r in regions)
+    return {"wall": s["wall_seconds"], "evolution": s["evolution_seconds"], "loop_io": loop_io,
             "blocked": sum(c["blocked_seconds"] for c in io),
             "write": sum(c["write_seconds"] for c in io), "count": sum(c["count"] for c in io),
-            "bytes": sum(c["bytes"] for c in io), "fallbacks": sum(c["sync_fallbacks"] for c in io)}
+            "bytes": sum(c["bytes"] for c in io), "fallbacks": sum(c["sync_fallbacks"] for c in io),
+            # the outputs forced synchronous (the final checkpoint), as the run reports them
+            # (builds before io.*.forced: -1)
+            "forced_blocked": sum(c["forced"]["blocked_seconds"] for c in io)
+            if all("forced" in c for c in io) else -1.0}
 
 
 def main():
+    global EXE
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--steps", type=int, default=60)
@@ -82,13 +122,33 @@ def main():
     ap.add_argument("--out", default=str(ROOT / "runs" / "bench"))
     ap.add_argument("--priorities", default="",
                     help="also async with these io.thread_priority values, e.g. low,idle")
+    ap.add_argument("--waits", default="",
+                    help="also async with io.mpi_wait=yield, alone and with each priority")
+    ap.add_argument("--writers", default="",
+                    help="also async with io.writer=node (alone, with each priority and wait)")
+    ap.add_argument("--modes", default="",
+                    help="exactly these modes, e.g. none,sync,async,async-node-yield (none first)")
+    ap.add_argument("--exe", default=str(EXE),
+                    help="the tessera executable (another build's, for a before/after)")
+    ap.add_argument("--final", action="store_true",
+                    help="also time the final (synchronous) checkpoint: one run more per mode")
     a = ap.parse_args()
+    EXE = Path(a.exe)
     tracers = a.problem == "tracers"
     a.chk = a.chk or (20 if tracers else 5)
     if not EXE.exists():
-        sys.exit("bench: build/bin/tessera is missing; run `make build` first")
+        sys.exit(f"bench: {EXE} is missing; run `make build` first")
     (ROOT / "runs").mkdir(exist_ok=True)
-    modes = ["none", "sync", "async"] + [f"async-{p}" for p in a.priorities.split(",") if p]
+    prios = [p for p in a.priorities.split(",") if p]
+    modes = ["none", "sync", "async"] + [f"async-{p}" for p in prios]
+    if "yield" in a.waits.split(","):
+        modes += ["async-yield"] + [f"async-{p}-yield" for p in prios]
+    if "node" in a.writers.split(","):
+        modes += ["async-node"] + [f"async-node-{p}" for p in prios]
+        if "yield" in a.waits.split(","):
+            modes += ["async-node-yield"]
+    if a.modes:
+        modes = a.modes.split(",")
     raw = {}
     load0 = os.getloadavg()
     for ranks in [int(r) for r in a.ranks.split(",")]:
@@ -100,6 +160,9 @@ def main():
                 print(f"  ranks={ranks} {mode:10s} rep {rep + 1}/{a.repeat}: wall {r['wall']:.2f} s,"
                       f" loop {r['evolution']:.2f} s, blocked {r['blocked']:.3f} s of"
                       f" {r['write']:.3f} s written", flush=True)
+                if a.final and mode != "none":
+                    f = one_run(mode, ranks, a.steps, a.chk, a.stage, tracers, final=True)
+                    raw.setdefault(f"{ranks}/{mode}/final", []).append(f)
     med = {k: {m: statistics.median(x[m] for x in v) for m in v[0]} for k, v in raw.items()}
     rows = []
     for ranks in [int(r) for r in a.ranks.split(",")]:
@@ -107,25 +170,39 @@ def main():
         for mode in modes:
             m = med[f"{ranks}/{mode}"]
             compute = m["evolution"] - m["blocked"]
+            fin = med.get(f"{ranks}/{mode}/final")
             rows.append({"ranks": ranks, "mode": mode, **m,
                          "hidden_fraction": (1 - m["blocked"] / m["write"]) if m["write"] else None,
-                         "compute_overhead": compute / base - 1})
+                         "blocked_ms_per_output": 1e3 * m["blocked"] / m["count"] if m["count"] else 0,
+                         "loop_share": (m["loop_io"] / m["write"]) if m["write"] else None,
+                         "compute_overhead": compute / base - 1,
+                         "loop_overhead": m["evolution"] / base - 1,
+                         # the final checkpoint's own blocked time (--final runs); a build
+                         # that does not report it: blocked of the final run minus the
+                         # scheduled ones' mean times their count (one fewer: the final
+                         # checkpoint replaces the scheduled one of the last step)
+                         "final_blocked": None if not fin else fin["forced_blocked"]
+                         if fin["forced_blocked"] >= 0
+                         else fin["blocked"] - m["blocked"] * (fin["count"] - 1) / m["count"]})
     what = "plotfile + particle file every 10 steps, " if tracers else ""
     print(f"\n{a.problem}: median of {a.repeat}; {a.steps} steps, {what}checkpoint every {a.chk} steps;"
           f" load {load0[0]:.2f} -> {os.getloadavg()[0]:.2f}")
-    print(f"{'ranks':>5} {'mode':>10} {'wall s':>8} {'loop s':>8} {'blocked s':>10} "
-          f"{'write s':>8} {'hidden':>7} {'compute +':>9} {'chk MB':>7}")
+    print(f"{'ranks':>5} {'mode':>16} {'wall s':>7} {'loop s':>7} {'blocked s':>9} "
+          f"{'ms/out':>7} {'write s':>7} {'hidden':>7} {'loop io s':>9} {'compute +':>9} "
+          f"{'loop +':>7} {'final s':>7} {'chk MB':>7}")
     for r in rows:
         hid = "-" if r["hidden_fraction"] is None else f"{100 * r['hidden_fraction']:.1f}%"
-        print(f"{r['ranks']:>5} {r['mode']:>10} {r['wall']:>8.2f} {r['evolution']:>8.2f} "
-              f"{r['blocked']:>10.3f} {r['write']:>8.3f} {hid:>7} "
-              f"{100 * r['compute_overhead']:>8.1f}% {r['bytes'] / 1e6:>7.1f}")
+        fin = "-" if r["final_blocked"] is None else f"{r['final_blocked']:.3f}"
+        print(f"{r['ranks']:>5} {r['mode']:>16} {r['wall']:>7.2f} {r['evolution']:>7.2f} "
+              f"{r['blocked']:>9.3f} {r['blocked_ms_per_output']:>7.2f} {r['write']:>7.3f} "
+              f"{hid:>7} {r['loop_io']:>9.3f} {100 * r['compute_overhead']:>8.1f}% "
+              f"{100 * r['loop_overhead']:>6.1f}% {fin:>7} {r['bytes'] / 1e6:>7.1f}")
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = "io_async_tracers" if tracers else "io_async"
     (out / f"{stem}.json").write_text(json.dumps(
         {"rows": rows, "raw": raw, "steps": a.steps, "chk": a.chk, "repeat": a.repeat,
-         "load_start": load0, "load_end": os.getloadavg()}, indent=1))
+         "load_start": load0, "load_end": os.getloadavg(), "exe": str(EXE)}, indent=1))
     try:
         import matplotlib
         matplotlib.use("Agg")

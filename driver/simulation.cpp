@@ -497,6 +497,7 @@ void Simulation::restore(const io::FlashFileMeta& m) {
 void Simulation::write(bool checkpoint, bool force_sync) {
   finish_units();  // particles complete their move (outside the output's region)
   TESSERA_REGION(checkpoint ? "io/checkpoint" : "io/plotfile");
+  out_->wait_captures();  // an output of this step may still be copying unk
   sync_units();
   std::vector<std::string> names;
   if (checkpoint) {
@@ -548,9 +549,28 @@ void Simulation::write(bool checkpoint, bool force_sync) {
   mesh::BlockShape interior = mesh_->shape();
   interior.ng = 0;
   const int nstored = static_cast<int>(stored.size());
-  auto prepare = [derivers, names, interior, nstored](io::FlashFileSpec& f) {
+  // When the stored variables are the first of `names`, in order (checkpoints: unk, then
+  // the derived variables), the snapshot is laid out as the file: the derived rows are
+  // left empty for the writer to compute in place, and nothing is copied twice.
+  bool in_place = stored.size() <= names.size();
+  for (std::size_t n = 0; in_place && n < stored.size(); ++n) in_place = stored[n].name == names[n];
+  if (in_place)
+    for (std::size_t n = stored.size(); n < names.size(); ++n) stored.push_back({names[n], {}});
+  auto prepare = [derivers, names, interior, nstored, in_place](io::FlashFileSpec& f) {
     const std::size_t rows = f.local_rows.size();
     const std::size_t cells = interior.interior_cells();
+    if (in_place) {
+      for (std::size_t n = nstored; n < names.size(); ++n)
+        for (std::size_t r = 0; r < rows; ++r) {
+          // A view of row r of the snapshot: unk's variables are nstored planes apart.
+          mesh::BlockView<> u(f.data.data() + r * cells, interior);
+          u.sv = rows * cells;
+          u.nvar = nstored;
+          derivers[n]->derived(names[n], u, interior, f.data.data() + (n * rows + r) * cells,
+                               false);
+        }
+      return;
+    }
     memory::ArenaVector<double> data(names.size() * rows * cells, f.data.get_allocator());
     for (std::size_t n = 0; n < names.size(); ++n) {
       double* dst = data.data() + n * rows * cells;
@@ -600,7 +620,11 @@ void Simulation::write(bool checkpoint, bool force_sync) {
           (checkpoint ? particle_bytes : 0),
       [&] {
         mesh_->restrict_parents();
-        io::FlashFileSpec f = io::mesh_file_spec(*mesh_, p_, checkpoint, stored, info);
+        // Asynchronous (normal priority): the I/O thread copies unk while the step loop
+        // computes the next dt; the loop waits for that copy (wait_captures) before
+        // anything modifies unk.
+        io::FlashFileSpec f =
+            io::mesh_file_spec(*mesh_, p_, checkpoint, stored, info, out_->defers_capture());
         f.hints = hints_;
         f.deflate = deflate;
         f.prepare = prepare;
@@ -730,6 +754,9 @@ nlohmann::json Simulation::run() {
       dt = std::min({dt, dtmax, tmax - time_});
       dt_ = dt;
     }
+    // The previous step's outputs may still be copying unk on the I/O thread: dt only
+    // reads it, the operators write it.
+    out_->wait_captures();
     for (auto* op : operators_) {
       // An operator may read what another one deferred (not what it deferred itself).
       if (op->reads_deferred_state())
@@ -788,6 +815,7 @@ nlohmann::json Simulation::run() {
     if (plot_due) write(false);
     if (chk_due) write(true);
   }
+  out_->wait_captures();
   finish_units();  // the last step's deferred work belongs to the loop
   const double loop_seconds = std::chrono::duration<double>(Clock::now() - t_loop).count();
   const auto c1 = totals();

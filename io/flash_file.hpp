@@ -94,9 +94,14 @@ struct FlashFileSpec {
   std::vector<std::pair<std::string, std::string>> hints;
   /// HDF5 deflate level 1..9 for the variables (chunked one block per chunk); 0: off.
   int deflate = 0;
-  /// Run by whoever writes the file, just before writing (the I/O thread in asynchronous
-  /// mode): completes var_names/data, e.g. derived variables computed from a snapshot of
-  /// the conserved ones, so the step loop only copies. Empty: nothing to do.
+  /// Run by whoever writes the file, first (the I/O thread in asynchronous mode): fills
+  /// `data` from live state (unk) the caller left in place. The caller must not modify
+  /// that state until the capture has run (OutputManager::wait_captures). Empty: `data`
+  /// is complete already.
+  std::function<void(FlashFileSpec&)> capture;
+  /// Run by whoever writes the file, after `capture`, just before writing (the I/O thread
+  /// in asynchronous mode): completes var_names/data, e.g. derived variables computed from a
+  /// snapshot of the conserved ones, so the step loop only copies. Empty: nothing to do.
   std::function<void(FlashFileSpec&)> prepare;
 };
 

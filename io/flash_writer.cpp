@@ -31,6 +31,7 @@
 #include "io/hdf5_util.hpp"
 #include "io/manifest.hpp"
 #include "parallel/comm.hpp"
+#include "perf/timers.hpp"
 
 namespace tessera::io {
 namespace {
@@ -175,6 +176,7 @@ class Writer {
     if (!s_.particle_names.empty()) write_particles();
     write_manifest();
     dxpl_.close();
+    TESSERA_REGION("io/h5fclose");
     agreed(file_.close(), "H5Fclose");
   }
 
@@ -391,10 +393,13 @@ class Writer {
     if (!s_.double_precision) single.assign(values, values + count);
     std::array<double, 2> extrema{std::numeric_limits<double>::infinity(),
                                   std::numeric_limits<double>::infinity()};  // {min, -max}
-    for (std::size_t i = 0; i < count; ++i) {
-      const double x = s_.double_precision ? values[i] : static_cast<double>(single[i]);
-      extrema[0] = std::min(extrema[0], x);
-      extrema[1] = std::min(extrema[1], -x);
+    {
+      TESSERA_REGION("io/extrema");
+      for (std::size_t i = 0; i < count; ++i) {
+        const double x = s_.double_precision ? values[i] : static_cast<double>(single[i]);
+        extrema[0] = std::min(extrema[0], x);
+        extrema[1] = std::min(extrema[1], -x);
+      }
     }
     MPI_Allreduce(MPI_IN_PLACE, extrema.data(), 2, MPI_DOUBLE, MPI_MIN, comm_);
 
@@ -410,9 +415,12 @@ class Writer {
     const void* buf = count == 0            ? static_cast<const void*>(&kNoData)
                       : s_.double_precision ? static_cast<const void*>(values)
                                             : static_cast<const void*>(single.data());
-    agreed(H5Dwrite(dset.get(), s_.double_precision ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT,
-                    mspace.get(), fspace.get(), dxpl_.get(), buf),
-           "H5Dwrite" + quoted(name));
+    {
+      TESSERA_REGION("io/h5dwrite");
+      agreed(H5Dwrite(dset.get(), s_.double_precision ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT,
+                      mspace.get(), fspace.get(), dxpl_.get(), buf),
+             "H5Dwrite" + quoted(name));
+    }
 
     write_attribute(dset, name, "minimum", extrema[0]);
     write_attribute(dset, name, "maximum", -extrema[1]);
@@ -423,6 +431,7 @@ class Writer {
     const std::size_t elem = s_.double_precision ? sizeof(double) : sizeof(float);
     const std::size_t row_bytes = cells * elem;
     std::vector<std::uint32_t> row_crc(n, 0);
+    TESSERA_REGION("io/crc");
     for (std::size_t r = 0; r < s_.local_rows.size(); ++r) {
       const void* p = s_.double_precision ? static_cast<const void*>(values + r * cells)
                                           : static_cast<const void*>(single.data() + r * cells);

@@ -36,6 +36,15 @@ void declare_params(base::Params& p) {
   p.declare_string("io.thread_priority", "normal", {"normal", "low", "idle"},
                    "CPU priority of the I/O thread: normal, low (nice +10: the step loop wins "
                    "a shared core) or idle (SCHED_IDLE: only cores nobody else wants)");
+  p.declare_string("io.mpi_wait", "poll", {"poll", "yield"},
+                   "how MPI waits while ranks and I/O threads share cores: poll (MPI's "
+                   "default busy wait) or yield (Open MPI yields the core when idle; the whole "
+                   "process, with io.async only)");
+  p.declare_string("io.writer", "rank", {"rank", "node"},
+                   "who writes an asynchronous output: rank (every rank's I/O thread, "
+                   "collective MPI-IO) or node (the snapshots are gathered onto rank 0, whose "
+                   "I/O thread writes alone; all ranks on one node; outputs with particles "
+                   "stay rank)");
   p.declare_string("io.stage_dir", "", {},
                    "write outputs here first (fast local storage) and drain them to the run "
                    "directory in the background; empty: off");
@@ -70,6 +79,8 @@ OutputConfig config_from(const base::Params& p, const std::string& run_dir, bool
   c.thread_multiple = thread_multiple;
   c.inject_write_error = static_cast<int>(p.get_int("io.inject_write_error"));
   c.thread_priority = p.get_string("io.thread_priority");
+  c.mpi_wait = p.get_string("io.mpi_wait");
+  c.writer = p.get_string("io.writer");
   return c;
 }
 

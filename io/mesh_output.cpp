@@ -27,7 +27,8 @@ std::size_t snapshot_bytes(const mesh::Mesh& m, std::size_t nvars) {
 }
 
 FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool double_precision,
-                             const std::vector<OutputVar>& vars, const OutputInfo& info) {
+                             const std::vector<OutputVar>& vars, const OutputInfo& info,
+                             bool deferred) {
   TESSERA_REGION("io/snapshot");
   const auto& t = m.tree();
   const int nd = m.ndim(), nx = m.nxb(), N = t.size();
@@ -140,15 +141,28 @@ FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool do
   for (const auto& kv : info.str_state) f.str_scalars.push_back(kv);
 
   // This rank's rows: every node it owns, in file (canonical) order.
-  const std::size_t cells = std::size_t(f.nxb) * f.nyb * f.nzb;
   for (int b = 0; b < N; ++b)
     if (t.node(b).owner == m.rank()) f.local_rows.push_back(b);
   for (const auto& v : vars) f.var_names.push_back(v.name);
-  f.data = memory::ArenaVector<double>(staging_allocator(p));
-  f.data.resize(vars.size() * f.local_rows.size() * cells);
-  for (std::size_t v = 0; v < vars.size(); ++v)
-    for (std::size_t r = 0; r < f.local_rows.size(); ++r)
-      vars[v].fill(f.local_rows[r], f.data.data() + (v * f.local_rows.size() + r) * cells);
+  auto capture = [vars, alloc = staging_allocator(p)](FlashFileSpec& s) {
+    TESSERA_REGION("io/snapshot/copy");
+    const std::size_t cells = std::size_t(s.nxb) * s.nyb * s.nzb;
+    const std::size_t rows = s.local_rows.size();
+    {
+      TESSERA_REGION("io/snapshot/alloc");
+      s.data = memory::ArenaVector<double>(alloc);
+      s.data.resize(vars.size() * rows * cells);
+    }
+    // Block by block, every variable of a block in turn: the block's slot is one
+    // contiguous range of unk, read once in address order.
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t v = 0; v < vars.size(); ++v)
+        if (vars[v].fill) vars[v].fill(s.local_rows[r], s.data.data() + (v * rows + r) * cells);
+  };
+  if (deferred)
+    f.capture = std::move(capture);
+  else
+    capture(f);
   return f;
 }
 

@@ -13,6 +13,7 @@
 namespace tessera::io {
 
 /// A variable to write: fill(node, out) writes that block's interior cells (x fastest).
+/// An empty fill leaves the variable's rows unset, for FlashFileSpec::prepare to compute.
 struct OutputVar {
   std::string name;
   std::function<void(int node, double* out)> fill;
@@ -31,9 +32,13 @@ struct OutputInfo {
 
 /// The snapshot of every block (parents restricted first by the caller) as a FLASH file
 /// description: this rank's rows, tree, parameters. Local (no communication); the copy
-/// it makes is what an asynchronous write holds on to.
+/// it makes is what an asynchronous write holds on to. `deferred`: the tree and the
+/// parameters are taken now, but the variables are allocated and copied by
+/// FlashFileSpec::capture (run by the writer: the I/O thread in asynchronous mode), so
+/// `vars`' fill functions must stay valid and the blocks unmodified until it has run.
 FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool double_precision,
-                             const std::vector<OutputVar>& vars, const OutputInfo& info);
+                             const std::vector<OutputVar>& vars, const OutputInfo& info,
+                             bool deferred = false);
 
 /// The allocator of every staging buffer of a snapshot (FlashFileSpec::data and
 /// ::particles): arena "staging" with memory.pages_staging's page policy. The driver

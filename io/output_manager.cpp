@@ -1,5 +1,6 @@
 #include "io/output_manager.hpp"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -43,7 +44,9 @@ const char* region_of(OutputKind kind) {
 
 OutputManager::OutputManager(MPI_Comm comm, OutputConfig cfg) : cfg_(std::move(cfg)) {
   MPI_Comm_rank(comm, &rank_);
+  MPI_Comm_size(comm, &nranks_);
   MPI_Comm_dup(comm, &comm_);
+  MPI_Comm_dup(comm, &step_comm_);
   if (cfg_.async && !cfg_.thread_multiple) {
     cfg_.async = false;
     note_ =
@@ -54,7 +57,35 @@ OutputManager::OutputManager(MPI_Comm comm, OutputConfig cfg) : cfg_(std::move(c
     fs::create_directories(cfg_.stage_dir, ec);
     if (ec) throw Error("io.stage_dir: cannot create '" + cfg_.stage_dir + "': " + ec.message());
   }
+  if (cfg_.async && cfg_.mpi_wait == "yield") mpi_wait_achieved_ = set_mpi_yield();
+  if (cfg_.writer == "node") {
+    MPI_Comm node;
+    MPI_Comm_split_type(step_comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int on_node = 0;
+    MPI_Comm_size(node, &on_node);
+    MPI_Comm_free(&node);
+    int one_node = on_node == nranks_ ? 1 : 0;  // the same answer on every rank
+    MPI_Allreduce(MPI_IN_PLACE, &one_node, 1, MPI_INT, MPI_MIN, step_comm_);
+    if (!cfg_.async)
+      writer_achieved_ = "rank (io.writer=node needs io.async)";
+    else if (one_node == 0)
+      writer_achieved_ = "rank (the ranks span more than one node)";
+    else
+      writer_achieved_ = "node";
+  }
   if (cfg_.async || !cfg_.stage_dir.empty()) thread_ = std::thread([this] { loop(); });
+}
+
+std::string OutputManager::set_mpi_yield() {
+  // Open MPI decides at MPI_Init (mpi_yield_when_idle) whether its progress engine calls
+  // sched_yield() when a wait finds nothing; the same switch is open afterwards in
+  // libopen-pal. Found at run time: another MPI simply does not offer it.
+  using SetYield = bool (*)(bool);
+  auto* set =
+      reinterpret_cast<SetYield>(::dlsym(RTLD_DEFAULT, "opal_progress_set_yield_when_idle"));
+  if (set == nullptr) return "poll (this MPI offers no yield switch: not Open MPI)";
+  set(true);
+  return "yield";
 }
 
 OutputManager::~OutputManager() {
@@ -65,6 +96,7 @@ OutputManager::~OutputManager() {
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   MPI_Comm_free(&comm_);
+  MPI_Comm_free(&step_comm_);
 }
 
 void OutputManager::loop() {
@@ -95,6 +127,9 @@ void OutputManager::loop() {
       std::unique_lock<std::mutex> lk(m_);
       cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stop_ and nothing left
+      // Every queued snapshot first: the step loop may be waiting for them.
+      take_captures(lk);
+      cv_.wait(lk, [&] { return queue_.front().capture != Job::running; });
       job = std::move(queue_.front());
       queue_.pop_front();
     }
@@ -126,7 +161,15 @@ void OutputManager::loop() {
 void OutputManager::execute(Job& job) {
   const auto t0 = Clock::now();
   const std::string final_path = (fs::path(cfg_.dir) / job.name).string();
+  if (job.spec.capture) {  // synchronous mode: nobody has taken the copy yet
+    auto capture = std::move(job.spec.capture);
+    job.spec.capture = nullptr;
+    capture(job.spec);
+  }
+  const bool alone = !job.rows_of.empty();  // io.writer=node: rank 0 writes every row
+  if (alone) lay_out_gathered(job);
   if (job.spec.prepare) {
+    TESSERA_REGION("io/prepare");
     auto prepare = std::move(job.spec.prepare);
     prepare(job.spec);
   }
@@ -147,8 +190,8 @@ void OutputManager::execute(Job& job) {
     std::lock_guard<std::mutex> lk(m_);
     if (r && (!staging_ || r->bytes > staging_->bytes)) staging_ = std::move(r);
   }
-  const std::string written =
-      write_and_publish(comm_, job.spec, final_path, cfg_.stage_dir, job.inject);
+  const std::string written = write_and_publish(alone ? MPI_COMM_SELF : comm_, job.spec, final_path,
+                                                cfg_.stage_dir, job.inject);
   job.spec = FlashFileSpec{};  // release the snapshot before the (slow) drain
   const double sec = since(t0);
   const int k = static_cast<int>(job.kind);
@@ -156,6 +199,7 @@ void OutputManager::execute(Job& job) {
     std::lock_guard<std::mutex> lk(m_);
     stats_[k].write_seconds += sec;
     stats_[k].count += 1;
+    if (job.forced) stats_[k].forced_write_seconds += sec;
     if (rank_ == 0) stats_[k].bytes += file_bytes(written);
   }
   if (cfg_.stage_dir.empty()) {
@@ -217,16 +261,24 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
     job.kind = kind;
     job.name = name;
     job.inject = inject;
+    job.forced = force_sync;
     job.spec = assemble();
     execute(job);
     std::lock_guard<std::mutex> lk(m_);
     stats_[k].blocked_seconds += since(t0);
+    if (force_sync) {
+      stats_[k].forced_count += 1;
+      stats_[k].forced_blocked_seconds += since(t0);
+    }
     return;
   }
   bool sync = force_sync;
   std::unique_lock<std::mutex> lk(m_);
   // At most one output of each kind in flight.
-  cv_.wait(lk, [&] { return !in_flight_[k]; });
+  {
+    TESSERA_REGION("io/wait_previous");
+    cv_.wait(lk, [&] { return !in_flight_[k]; });
+  }
   if (!sync && held_bytes_ + estimate_bytes > cfg_.budget) {
     if (cfg_.overflow_wait) {
       ++stats_[k].budget_waits;
@@ -242,9 +294,29 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
   job.kind = kind;
   job.name = name;
   job.inject = inject;
-  job.spec = assemble();  // the staging copy, made by the step loop
+  job.forced = force_sync;
+  job.spec = assemble();  // the staging copy, or what the I/O thread's capture copies
   job.bytes = sync ? 0 : estimate_bytes;
+  // The same decision on every rank: particle names are global.
+  const bool gather = writer_achieved_ == "node" && job.spec.particle_names.empty();
+  if (gather) {
+    gather_to_writer(job);
+    if (rank_ != 0) {  // nothing left to do here: rank 0 writes the file
+      lk.lock();
+      stats_[k].count += 1;
+      stats_[k].blocked_seconds += since(t0);
+      if (force_sync) {
+        stats_[k].forced_count += 1;
+        stats_[k].forced_blocked_seconds += since(t0);
+      }
+      return;
+    }
+  }
   lk.lock();
+  if (job.spec.capture) {
+    job.capture = Job::pending;
+    ++uncaptured_;
+  }
   job.id = next_id_++;
   const std::uint64_t id = job.id;
   in_flight_[k] = true;
@@ -258,6 +330,115 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
     lk.unlock();
   }
   lk.lock();
+  stats_[k].blocked_seconds += since(t0);
+  if (force_sync) {
+    stats_[k].forced_count += 1;
+    stats_[k].forced_blocked_seconds += since(t0);
+  }
+}
+
+void OutputManager::gather_to_writer(Job& job) {
+  TESSERA_REGION("io/gather");
+  FlashFileSpec& f = job.spec;
+  if (f.capture) {  // the copy is needed now, on this thread
+    auto capture = std::move(f.capture);
+    f.capture = nullptr;
+    capture(f);
+  }
+  const int n = static_cast<int>(f.local_rows.size());
+  std::vector<int> counts(rank_ == 0 ? nranks_ : 0);
+  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, step_comm_);
+  std::vector<int> displs(counts.size(), 0);
+  for (std::size_t r = 1; r < counts.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
+  const int total = rank_ == 0 ? displs.back() + counts.back() : 0;
+  std::vector<int> rows(static_cast<std::size_t>(total));
+  MPI_Gatherv(f.local_rows.data(), n, MPI_INT, rows.data(), counts.data(), displs.data(), MPI_INT,
+              0, step_comm_);
+  // The values: one block of vars * rows * cells doubles per rank (int counts: up to
+  // 16 GiB per file on one node, far beyond io.async_budget's default).
+  const std::size_t per_row = f.var_names.size() * std::size_t(f.nxb) * f.nyb * f.nzb;
+  std::vector<int> vcounts(counts.size()), vdispls(counts.size());
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    vcounts[r] = static_cast<int>(counts[r] * per_row);
+    vdispls[r] = static_cast<int>(displs[r] * per_row);
+  }
+  if (rank_ == 0) {
+    job.gathered = memory::ArenaVector<double>(f.data.get_allocator());
+    job.gathered.resize(std::size_t(total) * per_row);
+  }
+  MPI_Gatherv(f.data.data(), static_cast<int>(f.data.size()), MPI_DOUBLE, job.gathered.data(),
+              vcounts.data(), vdispls.data(), MPI_DOUBLE, 0, step_comm_);
+  f.data = memory::ArenaVector<double>(f.data.get_allocator());  // this rank's copy is sent
+  if (rank_ != 0) return;
+  job.rows_of.resize(counts.size());
+  for (std::size_t r = 0; r < counts.size(); ++r)
+    job.rows_of[r].assign(rows.begin() + displs[r], rows.begin() + displs[r] + counts[r]);
+}
+
+void OutputManager::lay_out_gathered(Job& job) {
+  TESSERA_REGION("io/lay_out");
+  FlashFileSpec& f = job.spec;
+  const std::size_t cells = std::size_t(f.nxb) * f.nyb * f.nzb;
+  const std::size_t nvar = f.var_names.size();
+  f.local_rows.clear();
+  for (const auto& r : job.rows_of) f.local_rows.insert(f.local_rows.end(), r.begin(), r.end());
+  std::sort(f.local_rows.begin(), f.local_rows.end());
+  const std::size_t total = f.local_rows.size();
+  f.data = memory::ArenaVector<double>(job.gathered.get_allocator());
+  f.data.resize(nvar * total * cells);
+  const double* src = job.gathered.data();
+  for (const auto& rows : job.rows_of)
+    for (std::size_t v = 0; v < nvar; ++v)
+      for (const int row : rows) {
+        const auto at = static_cast<std::size_t>(
+            std::lower_bound(f.local_rows.begin(), f.local_rows.end(), row) - f.local_rows.begin());
+        std::copy(src, src + cells, f.data.data() + (v * total + at) * cells);
+        src += cells;
+      }
+  job.gathered = memory::ArenaVector<double>(job.gathered.get_allocator());
+  job.rows_of.clear();
+}
+
+void OutputManager::take_captures(std::unique_lock<std::mutex>& lk) {
+  // By index: the step loop may append while the I/O thread copies (a deque keeps the
+  // elements in place), and only the I/O thread removes, after their capture is done.
+  for (std::size_t i = 0; i < queue_.size(); ++i) {
+    Job& job = queue_[i];
+    if (job.capture != Job::pending) continue;
+    job.capture = Job::running;
+    auto capture = std::move(job.spec.capture);
+    job.spec.capture = nullptr;
+    lk.unlock();
+    std::string why;
+    try {
+      capture(job.spec);
+    } catch (const std::exception& e) {
+      // The snapshot stays incomplete: the writer's checks fail on this rank and every
+      // rank agrees on the failure, so nobody waits in a collective.
+      job.spec.data = memory::ArenaVector<double>(job.spec.data.get_allocator());
+      why = e.what();
+    }
+    lk.lock();
+    if (!why.empty() && error_.empty()) error_ = why;
+    job.capture = Job::taken;
+    --uncaptured_;
+    cv_.notify_all();
+  }
+}
+
+void OutputManager::wait_captures() {
+  std::unique_lock<std::mutex> lk(m_);
+  if (uncaptured_ == 0) return;
+  const auto t0 = Clock::now();
+  TESSERA_REGION("io/wait_capture");
+  // The time is the step loop's, blocked by the output waited for last (queue order).
+  int k = 0;
+  for (const auto& job : queue_)
+    if (job.capture == Job::pending || job.capture == Job::running) k = static_cast<int>(job.kind);
+  // The I/O thread takes them as soon as it is free; if it is busy writing, the step
+  // loop copies them itself rather than wait for that write.
+  take_captures(lk);
+  cv_.wait(lk, [&] { return uncaptured_ == 0; });
   stats_[k].blocked_seconds += since(t0);
 }
 
@@ -295,23 +476,32 @@ nlohmann::json OutputManager::stats_json(MPI_Comm comm) const {
   nlohmann::json j;
   const char* names[kOutputKinds] = {"checkpoint", "plotfile", "particles"};
   for (int k = 0; k < kOutputKinds; ++k) {
-    double t[3] = {s[k].blocked_seconds, s[k].write_seconds, s[k].drain_seconds};
-    MPI_Allreduce(MPI_IN_PLACE, t, 3, MPI_DOUBLE, MPI_MAX, comm);
-    const double hidden = t[1] > 0 ? std::clamp(1.0 - t[0] / t[1], 0.0, 1.0) : 0.0;
-    j[names[k]] = {{"count", s[k].count},
-                   {"bytes", s[k].bytes},
-                   {"blocked_seconds", t[0]},
-                   {"write_seconds", t[1]},
-                   {"drain_seconds", t[2]},
-                   {"sync_fallbacks", s[k].sync_fallbacks},
-                   {"budget_waits", s[k].budget_waits},
-                   {"hidden_fraction", hidden}};
+    double t[5] = {s[k].blocked_seconds, s[k].write_seconds, s[k].drain_seconds,
+                   s[k].forced_blocked_seconds, s[k].forced_write_seconds};
+    MPI_Allreduce(MPI_IN_PLACE, t, 5, MPI_DOUBLE, MPI_MAX, comm);
+    // What could be hidden: the outputs not forced synchronous.
+    const double blocked = std::max(0.0, t[0] - t[3]), written = t[1] - t[4];
+    const double hidden = written > 0 ? std::clamp(1.0 - blocked / written, 0.0, 1.0) : 0.0;
+    j[names[k]] = {
+        {"count", s[k].count},
+        {"bytes", s[k].bytes},
+        {"blocked_seconds", t[0]},
+        {"write_seconds", t[1]},
+        {"drain_seconds", t[2]},
+        {"sync_fallbacks", s[k].sync_fallbacks},
+        {"budget_waits", s[k].budget_waits},
+        {"hidden_fraction", hidden},
+        {"forced",
+         {{"count", s[k].forced_count}, {"blocked_seconds", t[3]}, {"write_seconds", t[4]}}}};
   }
   j["async"] = cfg_.async;
   {
     std::lock_guard<std::mutex> lk(m_);
     j["thread_priority"] = {{"requested", cfg_.thread_priority},
                             {"achieved", thread_.joinable() ? priority_achieved_ : "no thread"}};
+    j["writer"] = {{"requested", cfg_.writer}, {"achieved", writer_achieved_}};
+    j["mpi_wait"] = {{"requested", cfg_.mpi_wait},
+                     {"achieved", cfg_.async ? mpi_wait_achieved_ : "poll (no I/O thread)"}};
   }
   j["budget_bytes"] = cfg_.budget;
   j["overflow"] = cfg_.overflow_wait ? "wait" : "sync";

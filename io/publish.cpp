@@ -11,6 +11,7 @@
 
 #include "base/error.hpp"
 #include "parallel/comm.hpp"
+#include "perf/timers.hpp"
 
 namespace tessera::io {
 
@@ -102,6 +103,7 @@ std::string write_and_publish(MPI_Comm comm, FlashFileSpec& spec, const std::str
   // Every rank's part is in the file. Rank 0 makes it durable and visible.
   why.clear();
   if (rank == 0) {
+    TESSERA_REGION("io/fsync");
     try {
       fsync_path(tmp, false);
       if (::rename(tmp.c_str(), target.c_str()) != 0)

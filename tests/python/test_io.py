@@ -233,6 +233,58 @@ def test_async_outputs_are_identical_to_sync_outputs_on_two_ranks(tmp_path):
     assert regions["io_thread/checkpoint"]["max_s"] > 0
 
 
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_async_yielding_idle_and_node_writer_modes_write_the_sync_files(tmp_path, ranks):
+    # The asynchronous modes (the I/O thread copies unk while the next dt is computed;
+    # io.mpi_wait=yield; io.thread_priority=idle; io.writer=node, rank 0 writing alone
+    # what the step loops gathered) write exactly the synchronous files:
+    # plotfiles (derived variables reordered) and checkpoints (derived computed in place)
+    # due at the same step, on an AMR mesh (parents restricted before the copy).
+    common = ["driver.nend=15", "io.plotfile_interval_steps=5", "io.checkpoint_interval_steps=5"]
+    modes = {"sync": ["io.writer=node"], "async": ["io.async=true"],
+             "yield": ["io.async=true", "io.mpi_wait=yield", "io.thread_priority=idle"],
+             "node": ["io.async=true", "io.writer=node", "io.thread_priority=low"]}
+    for mode, extra in modes.items():
+        run("sedov_2d_amr.toml", tmp_path / mode, *common, *extra, ranks=ranks)
+    files = sorted(p.name for p in (tmp_path / "sync").glob("*_hdf5_*"))
+    assert len(files) == 8  # steps 0, 5, 10 and the final step 15, plotfile and checkpoint
+    for mode in ("async", "yield", "node"):
+        assert files == sorted(p.name for p in (tmp_path / mode).glob("*_hdf5_*"))
+        for name in files:
+            assert not differing_datasets(
+                tmp_path / "sync" / name, tmp_path / mode / name,
+                allowed_params={"io.async", "io.mpi_wait", "io.thread_priority", "io.writer"}), \
+                (mode, name)
+    io = json.loads((tmp_path / "yield" / "summary.json").read_text())["io"]
+    assert io["mpi_wait"] == {"requested": "yield", "achieved": "yield"}  # Open MPI here
+    assert io["thread_priority"]["requested"] == "idle"
+    io = json.loads((tmp_path / "sync" / "summary.json").read_text())["io"]
+    assert io["mpi_wait"] == {"requested": "poll", "achieved": "poll (no I/O thread)"}
+    assert io["writer"] == {"requested": "node", "achieved": "rank (io.writer=node needs io.async)"}
+    io = json.loads((tmp_path / "node" / "summary.json").read_text())["io"]
+    assert io["writer"] == {"requested": "node", "achieved": "node"}  # every rank on this host
+    assert io["checkpoint"]["count"] == 4 and io["plotfile"]["count"] == 4
+    # The final checkpoint is synchronous: counted apart, out of the hidden fraction.
+    for mode in modes:
+        chk = json.loads((tmp_path / mode / "summary.json").read_text())["io"]["checkpoint"]
+        assert chk["forced"]["count"] == 1, (mode, chk)
+        assert 0 < chk["forced"]["blocked_seconds"] <= chk["blocked_seconds"], (mode, chk)
+        assert 0 < chk["forced"]["write_seconds"] <= chk["write_seconds"], (mode, chk)
+
+
+@pytest.mark.parametrize("override, needle", [
+    ("io.mpi_wait=spin", "io.mpi_wait"),
+    ("io.thread_priority=high", "io.thread_priority"),
+    ("io.writer=socket", "io.writer"),
+])
+def test_bad_io_thread_options_are_refused_before_the_run(tmp_path, override, needle):
+    p = run("sedov_2d_amr.toml", tmp_path / "bad", "driver.nend=1", override, check=False)
+    assert p.returncode != 0
+    line = error_line(p)
+    assert needle in line, line
+    assert not (tmp_path / "bad" / "summary.json").exists()
+
+
 def test_budget_smaller_than_one_output_falls_back_and_counts(tmp_path):
     for mode in ("sync", "wait"):
         out = tmp_path / mode

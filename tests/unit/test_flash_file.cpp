@@ -1085,4 +1085,46 @@ TEST(FlashFileOutputManager, ParticleFilesArePublishedWithTheirOwnStatsAndNeverR
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+TEST(FlashFileOutputManager, GivenACaptureOfLiveData_TheFileHoldsTheDataAsOfTheCapture) {
+  // An output whose variables are copied by FlashFileSpec::capture (by the I/O thread when
+  // MPI offers threads, else by the writer): once wait_captures() returns, the live data
+  // may change; the file holds what the capture copied.
+  const std::string dir = shared_path("cap", "dir");
+  if (world_rank() == 0) std::filesystem::create_directories(dir);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto owner = [](int b) { return b % world_size(); };
+  const FlashFileSpec full = two_level_spec("", true, owner);
+  const FlashFileSpec mine = local_part(full, owner);
+  std::vector<double> live(mine.data.begin(), mine.data.end());
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  {
+    tessera::io::OutputConfig cfg;
+    cfg.dir = dir;
+    cfg.async = true;
+    cfg.thread_multiple = provided == MPI_THREAD_MULTIPLE;
+    tessera::io::OutputManager out(MPI_COMM_WORLD, cfg);
+    out.write(
+        tessera::io::OutputKind::checkpoint, "cap_hdf5_chk_0000", 0,
+        [&] {
+          FlashFileSpec f = local_part(full, owner);
+          f.data.clear();
+          f.capture = [&live](FlashFileSpec& s) { s.data.assign(live.begin(), live.end()); };
+          return f;
+        },
+        false);
+    out.wait_captures();
+    std::fill(live.begin(), live.end(), -1.0);  // the step loop goes on
+    out.drain();
+    EXPECT_EQ(out.local_error(), "");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) {
+    const FlashFileSpec got = tessera::io::read_flash_file(dir + "/cap_hdf5_chk_0000");
+    EXPECT_EQ(bytes_of(got.data), bytes_of(full.data)) << "variables, bitwise";
+    std::filesystem::remove_all(dir);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 }  // namespace
