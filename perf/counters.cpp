@@ -575,15 +575,15 @@ std::vector<Plan> plan(const std::vector<std::string>& names) {
 #endif
     const bool papi_ready = papi_unavailable().empty();
     const bool looks_native = name.find(':') != std::string::npos;
-    if (is_preset(name) || papi_knows || (!papi_ready && looks_native)) {
+    // PAPI's perf_event component names generic events "perf::INSTRUCTIONS": the
+    // perf_event of the same name counts them where PAPI cannot (no PAPI, or PAPI without
+    // its perf_event component, as on a machine with no PMU).
+    const PerfName* perf_alias = nullptr;
+    if (name.rfind("perf::", 0) == 0) perf_alias = find_perf(to_lower(name.substr(6)));
+    if (is_preset(name) || papi_knows || (!papi_ready && looks_native) || perf_alias) {
       p.papi = true;
       p.perf = preset_to_perf(name);
-      // PAPI's perf_event component names generic events "perf::INSTRUCTIONS".
-      if (p.perf == nullptr && name.rfind("perf::", 0) == 0) {
-        std::string rest = name.substr(6);
-        for (auto& c : rest) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        p.perf = find_perf(rest);
-      }
+      if (p.perf == nullptr) p.perf = perf_alias;
       plans.push_back(p);
       continue;
     }
