@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <vector>
 
 #include "parallel/comm.hpp"
 #include "perf/timers.hpp"
@@ -108,6 +109,124 @@ inline double mc_slope(double qm, double q0, double qp) {
   return s * std::min({0.5 * std::fabs(dl + dr), 2.0 * std::fabs(dl), 2.0 * std::fabs(dr)});
 }
 
+// Cartesian restriction of box d, one destination x-row at a time: NR = fy * fz fine
+// rows (z outer, y inner) of 2 fine cells per destination cell, summed in that order.
+template <int NR, Layout L>
+void restrict_rows(const Box& d, const IVec& o, const Source<L>& src, const BlockView<L>& dst,
+                   int nvar, int fy, int fz, double w) {
+  const long sx = src.si;
+  const std::ptrdiff_t xs = dst.offset(0, 1, 0, 0) - dst.offset(0, 0, 0, 0);
+  const int n = d.extent(0);
+  for (int v = 0; v < nvar; ++v)
+    for (int k = 0; k < d.extent(2); ++k)
+      for (int j = 0; j < d.extent(1); ++j) {
+        const double* r[NR];
+        int q = 0;
+        for (int c = 0; c < fz; ++c)
+          for (int b = 0; b < fy; ++b)
+            r[q++] = src.ptr(v, o[0], o[1] + fy * j + b, o[2] + fz * k + c);
+        double* out = &dst(v, d.lo[0], d.lo[1] + j, d.lo[2] + k);
+        for (int i = 0; i < n; ++i) {
+          double sum = 0.0;
+#pragma GCC unroll 4
+          for (int m = 0; m < NR; ++m) {
+            sum += r[m][2 * i * sx];
+            sum += r[m][(2 * i + 1) * sx];
+          }
+          out[i * xs] = sum * w;
+        }
+      }
+}
+
+// Conservative limited linear prolongation of op.dst from a coarse source with a 1-cell
+// halo: each fine cell takes the coarse value plus a quarter of the MC-limited slope per
+// axis toward its half (val = q0, then + sgn_a * slope_a for a = x, y, z in that order);
+// the average of the 2^d fine cells is the coarse value. In curvilinear geometry the
+// radial offset is (centroid of the fine cell - centroid of the coarse cell) / coarse
+// width, which keeps the volume integral.
+// Step 1: per variable, q0 and the slopes of every coarse cell under the box, once (a
+// coarse cell has up to 2^d fine cells in it). Step 2: every fine cell from its coarse
+// cell's values. The arithmetic per fine cell is the same as evaluating it cell by cell.
+template <Layout L>
+void prolong(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst, int nvar,
+             int ndim, Geometry geo) {
+  const Box& d = op.dst;
+  const IVec& o = op.src.lo;
+  // Per axis and fine index t: the coarse cell (relative to the coarse sub-box) and the
+  // offset factor; an inactive axis has one cell and no term.
+  thread_local std::vector<int> cidx;
+  thread_local std::vector<double> sgn, coarse;
+  const int ext[3] = {d.extent(0), d.extent(1), d.extent(2)};
+  cidx.resize(std::size_t(ext[0]) + ext[1] + ext[2]);
+  sgn.resize(cidx.size());
+  int* ci[3] = {cidx.data(), cidx.data() + ext[0], cidx.data() + ext[0] + ext[1]};
+  double* sg[3] = {sgn.data(), sgn.data() + ext[0], sgn.data() + ext[0] + ext[1]};
+  int clo[3], nc[3];
+  for (int a = 0; a < 3; ++a) {
+    if (a >= ndim) {
+      clo[a] = o[a];
+      nc[a] = 1;
+      for (int t = 0; t < ext[a]; ++t) ci[a][t] = 0, sg[a][t] = 0.0;
+      continue;
+    }
+    clo[a] = o[a] + (op.parity0[a] >> 1) + 1;
+    nc[a] = o[a] + ((op.parity0[a] + ext[a] - 1) >> 1) + 1 - clo[a] + 1;
+    for (int t = 0; t < ext[a]; ++t) {
+      ci[a][t] = o[a] + ((op.parity0[a] + t) >> 1) + 1 - clo[a];
+      sg[a][t] = ((op.parity0[a] + t) & 1) ? 0.25 : -0.25;
+    }
+  }
+  if (geo != Geometry::cartesian) {
+    for (int i = 0; i < ext[0]; ++i) {
+      const double r0 = op.r_lo + (clo[0] + ci[0][i] - o[0]) * op.r_dx;
+      const double rf = r0 + ((op.parity0[0] + i) & 1) * 0.5 * op.r_dx;
+      sg[0][i] = (geometry::centroid(geo, rf, rf + 0.5 * op.r_dx) -
+                  geometry::centroid(geo, r0, r0 + op.r_dx)) /
+                 op.r_dx;
+    }
+  }
+  // Coarse arrays [q0, slope x, slope y, slope z][nc2][nc1][nc0].
+  const std::size_t NC = std::size_t(nc[0]) * nc[1] * nc[2];
+  coarse.resize(4 * NC);
+  double* const Q = coarse.data();
+  // Source strides along x, y, z (either layout, packed buffer or block array).
+  const long st[3] = {src.si, src.sj, src.sk};
+  const std::ptrdiff_t xs = dst.offset(0, 1, 0, 0) - dst.offset(0, 0, 0, 0);
+  for (int v = 0; v < nvar; ++v) {
+    // Step 1: coarse values and MC slopes.
+    for (int k = 0; k < nc[2]; ++k)
+      for (int j = 0; j < nc[1]; ++j) {
+        const double* q = src.ptr(v, clo[0], clo[1] + j, clo[2] + k);
+        const std::size_t r = (std::size_t(k) * nc[1] + j) * nc[0];
+        for (int i = 0; i < nc[0]; ++i) {
+          const double* c = q + i * st[0];
+          Q[r + i] = c[0];
+          for (int a = 0; a < ndim; ++a)
+            Q[(1 + a) * NC + r + i] = mc_slope(c[-st[a]], c[0], c[st[a]]);
+        }
+      }
+    // Step 2: the fine cells.
+    for (int k = 0; k < ext[2]; ++k)
+      for (int j = 0; j < ext[1]; ++j) {
+        double* out = &dst(v, d.lo[0], d.lo[1] + j, d.lo[2] + k);
+        const std::size_t r = (std::size_t(ci[2][k]) * nc[1] + ci[1][j]) * nc[0];
+        const double* q0 = Q + r;
+        const double* sx = Q + NC + r;
+        const double* sy = Q + 2 * NC + r;
+        const double* sz = Q + 3 * NC + r;
+        const double gy = sg[1][j], gz = sg[2][k];
+        for (int i = 0; i < ext[0]; ++i) {
+          const int c = ci[0][i];
+          double val = q0[c];
+          val += sg[0][i] * sx[c];
+          if (ndim > 1) val += gy * sy[c];
+          if (ndim > 2) val += gz * sz[c];
+          out[i * xs] = val;
+        }
+      }
+  }
+}
+
 // Variables [0, nvar) of op; the source's and the destination's own strides apply (a
 // packed buffer holds nvar variables per zone, a block array all of its own).
 template <Layout L>
@@ -155,51 +274,23 @@ void apply(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst, 
         });
         break;
       }
-      for_box<L>(d, nvar, [&](int v, int i, int j, int k) {
-        double sum = 0.0;
-        for (int c = 0; c < fz; ++c)
-          for (int b = 0; b < fy; ++b)
-            for (int a = 0; a < fx; ++a)
-              sum += src(v, o[0] + fx * i + a, o[1] + fy * j + b, o[2] + fz * k + c);
-        dst(v, d.lo[0] + i, d.lo[1] + j, d.lo[2] + k) = sum * w;
-      });
+      // A destination row at a time from its fy * fz fine rows, each cell's sum in the
+      // order z, y, x of its fine cells (from 0.0, as a sum of no terms).
+      switch (fy * fz) {
+        case 1:
+          restrict_rows<1>(d, o, src, dst, nvar, fy, fz, w);
+          break;
+        case 2:
+          restrict_rows<2>(d, o, src, dst, nvar, fy, fz, w);
+          break;
+        default:
+          restrict_rows<4>(d, o, src, dst, nvar, fy, fz, w);
+          break;
+      }
       break;
     }
     case OpKind::prolong:
-      // Conservative limited linear prolongation: each fine cell takes the coarse value
-      // plus a quarter of the MC-limited slope per axis toward its half; the average of
-      // the 2^d fine cells is the coarse value.
-      // In curvilinear geometry the radial offset is (centroid of the fine cell - centroid
-      // of the coarse cell) / coarse width, which keeps the volume integral.
-      for_box<L>(d, nvar, [&](int v, int i, int j, int k) {
-        const int t[3] = {i, j, k};
-        IVec c{0, 0, 0};
-        double sgn[3] = {0, 0, 0};
-        for (int a = 0; a < 3; ++a) {
-          if (a < ndim) {
-            c[a] = o[a] + ((op.parity0[a] + t[a]) >> 1) + 1;
-            sgn[a] = ((op.parity0[a] + t[a]) & 1) ? 0.25 : -0.25;
-          } else {
-            c[a] = o[a];
-          }
-        }
-        if (geo != Geometry::cartesian) {
-          const double r0 = op.r_lo + (c[0] - o[0]) * op.r_dx;
-          const double rf = r0 + ((op.parity0[0] + i) & 1) * 0.5 * op.r_dx;
-          sgn[0] = (geometry::centroid(geo, rf, rf + 0.5 * op.r_dx) -
-                    geometry::centroid(geo, r0, r0 + op.r_dx)) /
-                   op.r_dx;
-        }
-        const double q0 = src(v, c[0], c[1], c[2]);
-        double val = q0;
-        for (int a = 0; a < ndim; ++a) {
-          IVec m = c, p = c;
-          m[a] -= 1;
-          p[a] += 1;
-          val += sgn[a] * mc_slope(src(v, m[0], m[1], m[2]), q0, src(v, p[0], p[1], p[2]));
-        }
-        dst(v, d.lo[0] + i, d.lo[1] + j, d.lo[2] + k) = val;
-      });
+      prolong(op, src, dst, nvar, ndim, geo);
       break;
   }
 }
