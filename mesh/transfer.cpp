@@ -109,11 +109,29 @@ inline double mc_slope(double qm, double q0, double qp) {
   return s * std::min({0.5 * std::fabs(dl + dr), 2.0 * std::fabs(dl), 2.0 * std::fabs(dr)});
 }
 
+// copy (dst = src) or accumulate (dst += src) of box d, a contiguous run at a time. A run
+// of zone-major doubles spans whole zones only when source and destination both hold
+// exactly nvar variables per zone. Its own function: the guard fill's most frequent op
+// keeps its registers to itself.
+template <bool Acc, Layout L>
+[[gnu::noinline]] void copy_runs(const Box& d, const IVec& o, const Source<L>& src,
+                                 const BlockView<L>& dst, int nvar) {
+  for_box_runs<L>(d, nvar, src.si == nvar && dst.nvar == nvar ? nvar : nvar + 1,
+                  [&](int v, int i, int j, int k, int n) {
+                    double* __restrict out = &dst(v, d.lo[0] + i, d.lo[1] + j, d.lo[2] + k);
+                    const double* __restrict in = src.ptr(v, o[0] + i, o[1] + j, o[2] + k);
+                    if constexpr (Acc)
+                      for (int c = 0; c < n; ++c) out[c] += in[c];
+                    else
+                      for (int c = 0; c < n; ++c) out[c] = in[c];
+                  });
+}
+
 // Cartesian restriction of box d, one destination x-row at a time: NR = fy * fz fine
 // rows (z outer, y inner) of 2 fine cells per destination cell, summed in that order.
 template <int NR, Layout L>
-void restrict_rows(const Box& d, const IVec& o, const Source<L>& src, const BlockView<L>& dst,
-                   int nvar, int fy, int fz, double w) {
+[[gnu::noinline]] void restrict_rows(const Box& d, const IVec& o, const Source<L>& src,
+                                     const BlockView<L>& dst, int nvar, int fy, int fz, double w) {
   const long sx = src.si;
   const std::ptrdiff_t xs = dst.offset(0, 1, 0, 0) - dst.offset(0, 0, 0, 0);
   const int n = d.extent(0);
@@ -148,8 +166,8 @@ void restrict_rows(const Box& d, const IVec& o, const Source<L>& src, const Bloc
 // coarse cell has up to 2^d fine cells in it). Step 2: every fine cell from its coarse
 // cell's values. The arithmetic per fine cell is the same as evaluating it cell by cell.
 template <Layout L>
-void prolong(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst, int nvar,
-             int ndim, Geometry geo) {
+[[gnu::noinline]] void prolong(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst,
+                               int nvar, int ndim, Geometry geo) {
   const Box& d = op.dst;
   const IVec& o = op.src.lo;
   // Per axis and fine index t: the coarse cell (relative to the coarse sub-box) and the
@@ -236,22 +254,10 @@ void apply(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst, 
   const IVec& o = op.src.lo;
   switch (op.kind) {
     case OpKind::copy:
-      // A run of zone-major doubles spans whole zones only when source and destination
-      // both hold exactly nvar variables per zone.
-      for_box_runs<L>(d, nvar, src.si == nvar && dst.nvar == nvar ? nvar : nvar + 1,
-                      [&](int v, int i, int j, int k, int n) {
-                        double* __restrict out = &dst(v, d.lo[0] + i, d.lo[1] + j, d.lo[2] + k);
-                        const double* __restrict in = src.ptr(v, o[0] + i, o[1] + j, o[2] + k);
-                        for (int c = 0; c < n; ++c) out[c] = in[c];
-                      });
+      copy_runs<false>(d, o, src, dst, nvar);
       break;
     case OpKind::accumulate:
-      for_box_runs<L>(d, nvar, src.si == nvar && dst.nvar == nvar ? nvar : nvar + 1,
-                      [&](int v, int i, int j, int k, int n) {
-                        double* __restrict out = &dst(v, d.lo[0] + i, d.lo[1] + j, d.lo[2] + k);
-                        const double* __restrict in = src.ptr(v, o[0] + i, o[1] + j, o[2] + k);
-                        for (int c = 0; c < n; ++c) out[c] += in[c];
-                      });
+      copy_runs<true>(d, o, src, dst, nvar);
       break;
     case OpKind::restrict_avg: {
       const int fx = 2, fy = ndim > 1 ? 2 : 1, fz = ndim > 2 ? 2 : 1;
