@@ -104,9 +104,15 @@ Source<L> buffer_source(const double* p, const Box& b, int nvar) {
 // Monotonised-central slope (van Leer 1977) of the full-cell difference.
 inline double mc_slope(double qm, double q0, double qp) {
   const double dl = q0 - qm, dr = qp - q0;
-  if (dl * dr <= 0.0) return 0.0;
   const double s = std::copysign(1.0, dl);
-  return s * std::min({0.5 * std::fabs(dl + dr), 2.0 * std::fabs(dl), 2.0 * std::fabs(dr)});
+  // std::min({a, b, c}) as written out (the first of equal values), and the zero of an
+  // extremum as a select, so that a loop over cells vectorises.
+  double m = 0.5 * std::fabs(dl + dr);
+  const double b = 2.0 * std::fabs(dl), c = 2.0 * std::fabs(dr);
+  m = b < m ? b : m;
+  m = c < m ? c : m;
+  const double r = s * m;
+  return dl * dr <= 0.0 ? 0.0 : r;
 }
 
 // copy (dst = src) or accumulate (dst += src) of box d, a contiguous run at a time. A run
@@ -203,44 +209,59 @@ template <Layout L>
                  op.r_dx;
     }
   }
-  // Coarse arrays [q0, slope x, slope y, slope z][nc2][nc1][nc0].
-  const std::size_t NC = std::size_t(nc[0]) * nc[1] * nc[2];
-  coarse.resize(4 * NC);
-  double* const Q = coarse.data();
+  // Per coarse row (nc2 x nc1 of them), at fine x resolution (ext0 cells): the coarse
+  // value plus the x term, and the y and z slopes of the coarse cell under each fine cell.
+  const int nrow = nc[1] * nc[2], n0 = ext[0];
+  const std::size_t NR = std::size_t(nrow) * n0;
+  coarse.resize(3 * NR + 4 * std::size_t(nc[0]));
+  double* const X = coarse.data();
+  double* const EY = X + NR;
+  double* const EZ = X + 2 * NR;
+  double* const tq = X + 3 * NR;  // one coarse row: q0 and the slopes along x, y, z
+  double* const ts[3] = {tq + nc[0], tq + 2 * nc[0], tq + 3 * nc[0]};
   // Source strides along x, y, z (either layout, packed buffer or block array).
-  const long st[3] = {src.si, src.sj, src.sk};
-  const std::ptrdiff_t xs = dst.offset(0, 1, 0, 0) - dst.offset(0, 0, 0, 0);
+  const long sx = L == Layout::var_major ? 1 : src.si;
+  const long st[3] = {sx, src.sj, src.sk};
   for (int v = 0; v < nvar; ++v) {
-    // Step 1: coarse values and MC slopes.
+    // Step 1: coarse values and MC slopes, then the x term at fine resolution.
     for (int k = 0; k < nc[2]; ++k)
       for (int j = 0; j < nc[1]; ++j) {
         const double* q = src.ptr(v, clo[0], clo[1] + j, clo[2] + k);
-        const std::size_t r = (std::size_t(k) * nc[1] + j) * nc[0];
-        for (int i = 0; i < nc[0]; ++i) {
-          const double* c = q + i * st[0];
-          Q[r + i] = c[0];
-          for (int a = 0; a < ndim; ++a)
-            Q[(1 + a) * NC + r + i] = mc_slope(c[-st[a]], c[0], c[st[a]]);
+        for (int i = 0; i < nc[0]; ++i) tq[i] = q[i * sx];
+        for (int a = 0; a < ndim; ++a) {
+          const long sa = st[a];
+          double* __restrict out = ts[a];
+          for (int i = 0; i < nc[0]; ++i)
+            out[i] = mc_slope(q[i * sx - sa], q[i * sx], q[i * sx + sa]);
+        }
+        const std::size_t r = (std::size_t(k) * nc[1] + j) * n0;
+        for (int i = 0; i < n0; ++i) {
+          const int c = ci[0][i];
+          X[r + i] = tq[c] + sg[0][i] * ts[0][c];
+          if (ndim > 1) EY[r + i] = ts[1][c];
+          if (ndim > 2) EZ[r + i] = ts[2][c];
         }
       }
-    // Step 2: the fine cells.
+    // Step 2: the fine cells, + y term, + z term.
     for (int k = 0; k < ext[2]; ++k)
       for (int j = 0; j < ext[1]; ++j) {
-        double* out = &dst(v, d.lo[0], d.lo[1] + j, d.lo[2] + k);
-        const std::size_t r = (std::size_t(ci[2][k]) * nc[1] + ci[1][j]) * nc[0];
-        const double* q0 = Q + r;
-        const double* sx = Q + NC + r;
-        const double* sy = Q + 2 * NC + r;
-        const double* sz = Q + 3 * NC + r;
+        const std::size_t r = (std::size_t(ci[2][k]) * nc[1] + ci[1][j]) * n0;
+        const double* __restrict x = X + r;
+        const double* __restrict ey = EY + r;
+        const double* __restrict ez = EZ + r;
         const double gy = sg[1][j], gz = sg[2][k];
-        for (int i = 0; i < ext[0]; ++i) {
-          const int c = ci[0][i];
-          double val = q0[c];
-          val += sg[0][i] * sx[c];
-          if (ndim > 1) val += gy * sy[c];
-          if (ndim > 2) val += gz * sz[c];
-          out[i * xs] = val;
-        }
+        auto row = [&](auto out) {
+          if (ndim > 2)
+            for (int i = 0; i < n0; ++i) out[i] = x[i] + gy * ey[i] + gz * ez[i];
+          else if (ndim > 1)
+            for (int i = 0; i < n0; ++i) out[i] = x[i] + gy * ey[i];
+          else
+            for (int i = 0; i < n0; ++i) out[i] = x[i];
+        };
+        if constexpr (L == Layout::var_major)
+          row(static_cast<double* __restrict>(&dst(v, d.lo[0], d.lo[1] + j, d.lo[2] + k)));
+        else
+          row(dst.row(v, d.lo[1] + j, d.lo[2] + k) + d.lo[0]);
       }
   }
 }
