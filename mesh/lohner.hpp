@@ -8,6 +8,7 @@
 // a smooth field gives small values, a jump gives values near 1.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "mesh/block_view.hpp"
 
@@ -74,7 +75,8 @@ LohnerErrors lohner_errors_nd(const Field& q, const BlockShape& s, double filter
   // maximum that starts at 0 unchanged, so such a row is skipped with the same result.
   // An ambient medium at rest keeps its exact initial value until a wave arrives.
   const int n0 = s.n(0), n1 = s.n(1);
-  unsigned char quiet[72 * 72];  // one flag per row (n(1) n(2) <= (64 + 2 * 4)^2)
+  thread_local std::vector<unsigned char> quiet;  // one flag per row
+  quiet.resize(std::size_t(n1) * s.n(2));
   for (int k = 0; k < s.n(2); ++k)
     for (int j = 0; j < n1; ++j) {
       const long c0 = j * st[1] + k * st[2];
