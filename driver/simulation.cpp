@@ -230,7 +230,26 @@ void Simulation::initialise() {
   }
 }
 
-bool Simulation::mark_and_regrid() {
+const physics::Unit* Simulation::marking_provider(const std::string& name) const {
+  for (auto* u : services_first_)
+    if (u->marking_computes(name)) return u;
+  return nullptr;
+}
+
+bool Simulation::marking_skips_sync() const {
+  for (auto* u : services_first_)
+    if (!u->marking_skips_sync()) return false;
+  for (int n = 1; n <= 4; ++n) {
+    const auto& name = p_.get_string("mesh.refine_var_" + std::to_string(n));
+    if (name == "none" || name.empty()) continue;
+    const int v = mesh_->var_index(name);
+    if (v < 0) return false;  // a derived variable: its unit reads unk after sync
+    if (!mesh_->vars()[v].guard_fill && marking_provider(name) == nullptr) return false;
+  }
+  return true;
+}
+
+bool Simulation::mark_and_regrid(bool lean) {
   TESSERA_REGION("mark_refine");
   const auto& s = mesh_->shape();
   std::vector<mesh::Flag> flags(mesh_->tree().size(), mesh::Flag::keep);
@@ -239,6 +258,7 @@ bool Simulation::mark_and_regrid() {
     int var;
     std::string name;
     double refine, derefine, filter;
+    const physics::Unit* computed_by = nullptr;  // lean marking: not guard-filled
   };
   std::vector<Crit> crit;
   // With one refinement level the criteria decide nothing (the bounds override every
@@ -249,9 +269,11 @@ bool Simulation::mark_and_regrid() {
     const std::string k = std::to_string(n);
     const auto& name = p_.get_string("mesh.refine_var_" + k);
     if (name == "none" || name.empty()) continue;
-    crit.push_back({mesh_->var_index(name), name, p_.get_real("mesh.refine_cutoff_" + k),
-                    p_.get_real("mesh.derefine_cutoff_" + k),
-                    p_.get_real("mesh.refine_filter_" + k)});
+    const int v = mesh_->var_index(name);
+    crit.push_back(
+        {v, name, p_.get_real("mesh.refine_cutoff_" + k), p_.get_real("mesh.derefine_cutoff_" + k),
+         p_.get_real("mesh.refine_filter_" + k),
+         lean && v >= 0 && !mesh_->vars()[v].guard_fill ? marking_provider(name) : nullptr});
   }
   const int ext = static_cast<int>(p_.get_int("mesh.derefine_guard_layers"));
   mesh_->with_layout([&](auto tag) {
@@ -260,7 +282,10 @@ bool Simulation::mark_and_regrid() {
       bool refine = false, derefine = true;
       for (const auto& c : crit) {
         mesh::LohnerErrors e;
-        if (c.var >= 0) {
+        if (c.computed_by != nullptr) {
+          c.computed_by->marking_field(c.name, u, s, scratch.data());
+          e = mesh::lohner_errors(scratch.data(), s, c.filter, ext);
+        } else if (c.var >= 0) {
           e = mesh::lohner_errors(u.field(c.var), s, c.filter, ext);
         } else {
           const physics::Unit* d = deriver(c.name);
@@ -779,11 +804,18 @@ nlohmann::json Simulation::run() {
     check_state();
     if (tiers_ && tiers_->static_pending()) place_tiers();
     if (step_ % nrefs == 0 && mesh_->lrefine_max() > mesh_->lrefine_min()) {
-      fill_guards();
+      // Without the units' sync and guard-zone EOS when only the marking would read them
+      // (the gamma law's pres comes from hydro's marking_field instead): the same flags,
+      // and the deferred state waits for the next reader (an output, a regrid).
+      const bool lean = marking_skips_sync();
+      if (lean)
+        mesh_->fill_guards();
+      else
+        fill_guards();
       // The tree as it was: the guard zones just filled are those the next step's first
       // fill would compute (nothing changes unk in between; hydro's mass scalars
       // invalidate them), so that fill is skipped.
-      if (!mark_and_regrid()) mesh_->mark_guards_current();
+      if (!mark_and_regrid(lean)) mesh_->mark_guards_current();
     }
     if (step_ % log_every == 0 && rank_ == 0) {
       const auto now = Clock::now();

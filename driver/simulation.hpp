@@ -111,8 +111,15 @@ class Simulation {
   /// Guard zones of every variable after the units' sync: the mesh fills the guard-filled
   /// ones, the units the rest (collective).
   void fill_guards();
-  /// Refinement marking and regrid; true if the tree changed.
-  bool mark_and_regrid();
+  /// Refinement marking and regrid; true if the tree changed. `lean`: the guard fill
+  /// before it left out the units' sync() and fill_guard_state() (marking_skips_sync()),
+  /// and the variables guard fills skip come from Unit::marking_field().
+  bool mark_and_regrid(bool lean = false);
+  /// Whether marking may leave out sync() and fill_guard_state(): every unit agrees and
+  /// every refinement variable is guard-filled or computed by a unit's marking_field().
+  bool marking_skips_sync() const;
+  /// The unit whose marking_field() computes unk variable `name`, or null.
+  const physics::Unit* marking_provider(const std::string& name) const;
   long regrid_checks_ = 0, regrid_changes_ = 0;  ///< in the step loop and at start-up
   void check_state();
   std::vector<double> totals();  ///< total_names_'s values (rank-independent sums)

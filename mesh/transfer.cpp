@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <vector>
 
 #include "parallel/comm.hpp"
 #include "perf/timers.hpp"
@@ -103,9 +104,166 @@ Source<L> buffer_source(const double* p, const Box& b, int nvar) {
 // Monotonised-central slope (van Leer 1977) of the full-cell difference.
 inline double mc_slope(double qm, double q0, double qp) {
   const double dl = q0 - qm, dr = qp - q0;
-  if (dl * dr <= 0.0) return 0.0;
   const double s = std::copysign(1.0, dl);
-  return s * std::min({0.5 * std::fabs(dl + dr), 2.0 * std::fabs(dl), 2.0 * std::fabs(dr)});
+  // std::min({a, b, c}) as written out (the first of equal values), and the zero of an
+  // extremum as a select, so that a loop over cells vectorises.
+  double m = 0.5 * std::fabs(dl + dr);
+  const double b = 2.0 * std::fabs(dl), c = 2.0 * std::fabs(dr);
+  m = b < m ? b : m;
+  m = c < m ? c : m;
+  const double r = s * m;
+  return dl * dr <= 0.0 ? 0.0 : r;
+}
+
+// copy (dst = src) or accumulate (dst += src) of box d, a contiguous run at a time. A run
+// of zone-major doubles spans whole zones only when source and destination both hold
+// exactly nvar variables per zone. Its own function: the guard fill's most frequent op
+// keeps its registers to itself.
+template <bool Acc, Layout L>
+[[gnu::noinline]] void copy_runs(const Box& d, const IVec& o, const Source<L>& src,
+                                 const BlockView<L>& dst, int nvar) {
+  for_box_runs<L>(d, nvar, src.si == nvar && dst.nvar == nvar ? nvar : nvar + 1,
+                  [&](int v, int i, int j, int k, int n) {
+                    double* __restrict out = &dst(v, d.lo[0] + i, d.lo[1] + j, d.lo[2] + k);
+                    const double* __restrict in = src.ptr(v, o[0] + i, o[1] + j, o[2] + k);
+                    if constexpr (Acc)
+                      for (int c = 0; c < n; ++c) out[c] += in[c];
+                    else
+                      for (int c = 0; c < n; ++c) out[c] = in[c];
+                  });
+}
+
+// Cartesian restriction of box d, one destination x-row at a time: NR = fy * fz fine
+// rows (z outer, y inner) of 2 fine cells per destination cell, summed in that order.
+template <int NR, Layout L>
+[[gnu::noinline]] void restrict_rows(const Box& d, const IVec& o, const Source<L>& src,
+                                     const BlockView<L>& dst, int nvar, int fy, int fz, double w) {
+  const long sx = src.si;
+  const std::ptrdiff_t xs = dst.offset(0, 1, 0, 0) - dst.offset(0, 0, 0, 0);
+  const int n = d.extent(0);
+  for (int v = 0; v < nvar; ++v)
+    for (int k = 0; k < d.extent(2); ++k)
+      for (int j = 0; j < d.extent(1); ++j) {
+        const double* r[NR];
+        int q = 0;
+        for (int c = 0; c < fz; ++c)
+          for (int b = 0; b < fy; ++b)
+            r[q++] = src.ptr(v, o[0], o[1] + fy * j + b, o[2] + fz * k + c);
+        double* out = &dst(v, d.lo[0], d.lo[1] + j, d.lo[2] + k);
+        for (int i = 0; i < n; ++i) {
+          double sum = 0.0;
+#pragma GCC unroll 4
+          for (int m = 0; m < NR; ++m) {
+            sum += r[m][2 * i * sx];
+            sum += r[m][(2 * i + 1) * sx];
+          }
+          out[i * xs] = sum * w;
+        }
+      }
+}
+
+// Conservative limited linear prolongation of op.dst from a coarse source with a 1-cell
+// halo: each fine cell takes the coarse value plus a quarter of the MC-limited slope per
+// axis toward its half (val = q0, then + sgn_a * slope_a for a = x, y, z in that order);
+// the average of the 2^d fine cells is the coarse value. In curvilinear geometry the
+// radial offset is (centroid of the fine cell - centroid of the coarse cell) / coarse
+// width, which keeps the volume integral.
+// Step 1: per variable, q0 and the slopes of every coarse cell under the box, once (a
+// coarse cell has up to 2^d fine cells in it). Step 2: every fine cell from its coarse
+// cell's values. The arithmetic per fine cell is the same as evaluating it cell by cell.
+template <Layout L>
+[[gnu::noinline]] void prolong(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst,
+                               int nvar, int ndim, Geometry geo) {
+  const Box& d = op.dst;
+  const IVec& o = op.src.lo;
+  // Per axis and fine index t: the coarse cell (relative to the coarse sub-box) and the
+  // offset factor; an inactive axis has one cell and no term.
+  thread_local std::vector<int> cidx;
+  thread_local std::vector<double> sgn, coarse;
+  const int ext[3] = {d.extent(0), d.extent(1), d.extent(2)};
+  cidx.resize(std::size_t(ext[0]) + ext[1] + ext[2]);
+  sgn.resize(cidx.size());
+  int* ci[3] = {cidx.data(), cidx.data() + ext[0], cidx.data() + ext[0] + ext[1]};
+  double* sg[3] = {sgn.data(), sgn.data() + ext[0], sgn.data() + ext[0] + ext[1]};
+  int clo[3], nc[3];
+  for (int a = 0; a < 3; ++a) {
+    if (a >= ndim) {
+      clo[a] = o[a];
+      nc[a] = 1;
+      for (int t = 0; t < ext[a]; ++t) ci[a][t] = 0, sg[a][t] = 0.0;
+      continue;
+    }
+    clo[a] = o[a] + (op.parity0[a] >> 1) + 1;
+    nc[a] = o[a] + ((op.parity0[a] + ext[a] - 1) >> 1) + 1 - clo[a] + 1;
+    for (int t = 0; t < ext[a]; ++t) {
+      ci[a][t] = o[a] + ((op.parity0[a] + t) >> 1) + 1 - clo[a];
+      sg[a][t] = ((op.parity0[a] + t) & 1) ? 0.25 : -0.25;
+    }
+  }
+  if (geo != Geometry::cartesian) {
+    for (int i = 0; i < ext[0]; ++i) {
+      const double r0 = op.r_lo + (clo[0] + ci[0][i] - o[0]) * op.r_dx;
+      const double rf = r0 + ((op.parity0[0] + i) & 1) * 0.5 * op.r_dx;
+      sg[0][i] = (geometry::centroid(geo, rf, rf + 0.5 * op.r_dx) -
+                  geometry::centroid(geo, r0, r0 + op.r_dx)) /
+                 op.r_dx;
+    }
+  }
+  // Per coarse row (nc2 x nc1 of them), at fine x resolution (ext0 cells): the coarse
+  // value plus the x term, and the y and z slopes of the coarse cell under each fine cell.
+  const int nrow = nc[1] * nc[2], n0 = ext[0];
+  const std::size_t NR = std::size_t(nrow) * n0;
+  coarse.resize(3 * NR + 4 * std::size_t(nc[0]));
+  double* const X = coarse.data();
+  double* const EY = X + NR;
+  double* const EZ = X + 2 * NR;
+  double* const tq = X + 3 * NR;  // one coarse row: q0 and the slopes along x, y, z
+  double* const ts[3] = {tq + nc[0], tq + 2 * nc[0], tq + 3 * nc[0]};
+  // Source strides along x, y, z (either layout, packed buffer or block array).
+  const long sx = L == Layout::var_major ? 1 : src.si;
+  const long st[3] = {sx, src.sj, src.sk};
+  for (int v = 0; v < nvar; ++v) {
+    // Step 1: coarse values and MC slopes, then the x term at fine resolution.
+    for (int k = 0; k < nc[2]; ++k)
+      for (int j = 0; j < nc[1]; ++j) {
+        const double* q = src.ptr(v, clo[0], clo[1] + j, clo[2] + k);
+        for (int i = 0; i < nc[0]; ++i) tq[i] = q[i * sx];
+        for (int a = 0; a < ndim; ++a) {
+          const long sa = st[a];
+          double* __restrict out = ts[a];
+          for (int i = 0; i < nc[0]; ++i)
+            out[i] = mc_slope(q[i * sx - sa], q[i * sx], q[i * sx + sa]);
+        }
+        const std::size_t r = (std::size_t(k) * nc[1] + j) * n0;
+        for (int i = 0; i < n0; ++i) {
+          const int c = ci[0][i];
+          X[r + i] = tq[c] + sg[0][i] * ts[0][c];
+          if (ndim > 1) EY[r + i] = ts[1][c];
+          if (ndim > 2) EZ[r + i] = ts[2][c];
+        }
+      }
+    // Step 2: the fine cells, + y term, + z term.
+    for (int k = 0; k < ext[2]; ++k)
+      for (int j = 0; j < ext[1]; ++j) {
+        const std::size_t r = (std::size_t(ci[2][k]) * nc[1] + ci[1][j]) * n0;
+        const double* __restrict x = X + r;
+        const double* __restrict ey = EY + r;
+        const double* __restrict ez = EZ + r;
+        const double gy = sg[1][j], gz = sg[2][k];
+        auto row = [&](auto out) {
+          if (ndim > 2)
+            for (int i = 0; i < n0; ++i) out[i] = x[i] + gy * ey[i] + gz * ez[i];
+          else if (ndim > 1)
+            for (int i = 0; i < n0; ++i) out[i] = x[i] + gy * ey[i];
+          else
+            for (int i = 0; i < n0; ++i) out[i] = x[i];
+        };
+        if constexpr (L == Layout::var_major)
+          row(static_cast<double* __restrict>(&dst(v, d.lo[0], d.lo[1] + j, d.lo[2] + k)));
+        else
+          row(dst.row(v, d.lo[1] + j, d.lo[2] + k) + d.lo[0]);
+      }
+  }
 }
 
 // Variables [0, nvar) of op; the source's and the destination's own strides apply (a
@@ -117,22 +275,10 @@ void apply(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst, 
   const IVec& o = op.src.lo;
   switch (op.kind) {
     case OpKind::copy:
-      // A run of zone-major doubles spans whole zones only when source and destination
-      // both hold exactly nvar variables per zone.
-      for_box_runs<L>(d, nvar, src.si == nvar && dst.nvar == nvar ? nvar : nvar + 1,
-                      [&](int v, int i, int j, int k, int n) {
-                        double* __restrict out = &dst(v, d.lo[0] + i, d.lo[1] + j, d.lo[2] + k);
-                        const double* __restrict in = src.ptr(v, o[0] + i, o[1] + j, o[2] + k);
-                        for (int c = 0; c < n; ++c) out[c] = in[c];
-                      });
+      copy_runs<false>(d, o, src, dst, nvar);
       break;
     case OpKind::accumulate:
-      for_box_runs<L>(d, nvar, src.si == nvar && dst.nvar == nvar ? nvar : nvar + 1,
-                      [&](int v, int i, int j, int k, int n) {
-                        double* __restrict out = &dst(v, d.lo[0] + i, d.lo[1] + j, d.lo[2] + k);
-                        const double* __restrict in = src.ptr(v, o[0] + i, o[1] + j, o[2] + k);
-                        for (int c = 0; c < n; ++c) out[c] += in[c];
-                      });
+      copy_runs<true>(d, o, src, dst, nvar);
       break;
     case OpKind::restrict_avg: {
       const int fx = 2, fy = ndim > 1 ? 2 : 1, fz = ndim > 2 ? 2 : 1;
@@ -155,51 +301,23 @@ void apply(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst, 
         });
         break;
       }
-      for_box<L>(d, nvar, [&](int v, int i, int j, int k) {
-        double sum = 0.0;
-        for (int c = 0; c < fz; ++c)
-          for (int b = 0; b < fy; ++b)
-            for (int a = 0; a < fx; ++a)
-              sum += src(v, o[0] + fx * i + a, o[1] + fy * j + b, o[2] + fz * k + c);
-        dst(v, d.lo[0] + i, d.lo[1] + j, d.lo[2] + k) = sum * w;
-      });
+      // A destination row at a time from its fy * fz fine rows, each cell's sum in the
+      // order z, y, x of its fine cells (from 0.0, as a sum of no terms).
+      switch (fy * fz) {
+        case 1:
+          restrict_rows<1>(d, o, src, dst, nvar, fy, fz, w);
+          break;
+        case 2:
+          restrict_rows<2>(d, o, src, dst, nvar, fy, fz, w);
+          break;
+        default:
+          restrict_rows<4>(d, o, src, dst, nvar, fy, fz, w);
+          break;
+      }
       break;
     }
     case OpKind::prolong:
-      // Conservative limited linear prolongation: each fine cell takes the coarse value
-      // plus a quarter of the MC-limited slope per axis toward its half; the average of
-      // the 2^d fine cells is the coarse value.
-      // In curvilinear geometry the radial offset is (centroid of the fine cell - centroid
-      // of the coarse cell) / coarse width, which keeps the volume integral.
-      for_box<L>(d, nvar, [&](int v, int i, int j, int k) {
-        const int t[3] = {i, j, k};
-        IVec c{0, 0, 0};
-        double sgn[3] = {0, 0, 0};
-        for (int a = 0; a < 3; ++a) {
-          if (a < ndim) {
-            c[a] = o[a] + ((op.parity0[a] + t[a]) >> 1) + 1;
-            sgn[a] = ((op.parity0[a] + t[a]) & 1) ? 0.25 : -0.25;
-          } else {
-            c[a] = o[a];
-          }
-        }
-        if (geo != Geometry::cartesian) {
-          const double r0 = op.r_lo + (c[0] - o[0]) * op.r_dx;
-          const double rf = r0 + ((op.parity0[0] + i) & 1) * 0.5 * op.r_dx;
-          sgn[0] = (geometry::centroid(geo, rf, rf + 0.5 * op.r_dx) -
-                    geometry::centroid(geo, r0, r0 + op.r_dx)) /
-                   op.r_dx;
-        }
-        const double q0 = src(v, c[0], c[1], c[2]);
-        double val = q0;
-        for (int a = 0; a < ndim; ++a) {
-          IVec m = c, p = c;
-          m[a] -= 1;
-          p[a] += 1;
-          val += sgn[a] * mc_slope(src(v, m[0], m[1], m[2]), q0, src(v, p[0], p[1], p[2]));
-        }
-        dst(v, d.lo[0] + i, d.lo[1] + j, d.lo[2] + k) = val;
-      });
+      prolong(op, src, dst, nvar, ndim, geo);
       break;
   }
 }

@@ -106,6 +106,23 @@ class Unit {
   /// After the driver filled guard zones for its own use (refinement marking): fill the
   /// guard zones of the unit's variables that guard fills skip, from those it fills.
   virtual void fill_guard_state(mesh::Mesh& /*m*/) {}
+  /// Refinement marking in the step loop leaves out every unit's sync() and
+  /// fill_guard_state() when each unit answers true: they would change no guard-filled
+  /// variable, and nothing but the marking reads what they write before the next sync().
+  /// The marking then reads its variables that guard fills skip from marking_field().
+  /// Default: the unit has neither hook.
+  virtual bool marking_skips_sync() const { return true; }
+  /// Whether marking_field() computes unk variable `name`.
+  virtual bool marking_computes(const std::string& /*name*/) const { return false; }
+  /// Unk variable `name` over the whole block array of u into out (x fastest, guard zones
+  /// included), from the guard-filled variables alone: the values sync() and
+  /// fill_guard_state() would leave in unk, to the bit. Only for names marking_computes().
+  virtual void marking_field(const std::string& /*name*/,
+                             const mesh::BlockView<mesh::Layout::var_major>& /*u*/,
+                             const mesh::BlockShape& /*s*/, double* /*out*/) const {}
+  virtual void marking_field(const std::string& /*name*/,
+                             const mesh::BlockView<mesh::Layout::zone_major>& /*u*/,
+                             const mesh::BlockShape& /*s*/, double* /*out*/) const {}
   /// Before a regrid moves block data (the tree will change; guard zones are filled):
   /// put what must be conserved by prolongation and restriction in conserved form.
   virtual void before_regrid(mesh::Mesh& /*m*/) {}
@@ -148,10 +165,11 @@ class Unit {
   virtual particles::ParticleSet* particle_set() { return nullptr; }
 };
 
-/// Implements Unit's per-layout overloads (derived, total_densities) from the templates
-/// of Derived, derived_impl(name, view, shape, out, with_guards) and
-/// totals_impl(view, i, j, k, out), so that a unit writes each once for every layout (as
-/// problems::ProblemBase does for set-ups). A unit without one keeps the empty default.
+/// Implements Unit's per-layout overloads (derived, total_densities, marking_field) from
+/// the templates of Derived, derived_impl(name, view, shape, out, with_guards),
+/// totals_impl(view, i, j, k, out) and marking_field_impl(name, view, shape, out), so that a unit
+/// writes each once for every layout (as problems::ProblemBase does for set-ups). A unit without
+/// one keeps the empty default.
 template <class Derived>
 class UnitBase : public Unit {
  public:
@@ -162,6 +180,14 @@ class UnitBase : public Unit {
   void derived(const std::string& name, const mesh::BlockView<mesh::Layout::zone_major>& u,
                const mesh::BlockShape& s, double* out, bool with_guards) const final {
     self().derived_impl(name, u, s, out, with_guards);
+  }
+  void marking_field(const std::string& name, const mesh::BlockView<mesh::Layout::var_major>& u,
+                     const mesh::BlockShape& s, double* out) const final {
+    self().marking_field_impl(name, u, s, out);
+  }
+  void marking_field(const std::string& name, const mesh::BlockView<mesh::Layout::zone_major>& u,
+                     const mesh::BlockShape& s, double* out) const final {
+    self().marking_field_impl(name, u, s, out);
   }
   void total_densities(const mesh::BlockView<mesh::Layout::var_major>& u, int i, int j, int k,
                        double* out) const final {
@@ -178,6 +204,9 @@ class UnitBase : public Unit {
   }
   template <class View>
   void totals_impl(const View&, int, int, int, double*) const {}
+  template <class View>
+  void marking_field_impl(const std::string&, const View&, const mesh::BlockShape&, double*) const {
+  }
 
  private:
   const Derived& self() const { return static_cast<const Derived&>(*this); }

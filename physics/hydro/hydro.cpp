@@ -1342,6 +1342,21 @@ physics::BadZone Hydro::check(mesh::Mesh& m) const {
 }
 
 template <class View>
+void Hydro::marking_field_impl(const std::string& /*name*/, const View& u,
+                               const mesh::BlockShape& s, double* out) const {
+  const double gm1 = at_.ugame - 1.0;
+  const std::size_t N = s.cells();
+  const auto d = u.row(DENS, 0, 0), mx = u.row(MOMX, 0, 0), my = u.row(MOMY, 0, 0),
+             mz = u.row(MOMZ, 0, 0), e = u.row(ETOT, 0, 0);
+  for (std::size_t c = 0; c < N; ++c) {
+    const double ir = 1.0 / d[c];
+    const double vx = mx[c] * ir, vy = my[c] * ir, vz = mz[c] * ir;
+    const double ei = e[c] * ir - 0.5 * (vx * vx + vy * vy + vz * vz);
+    out[c] = gm1 * d[c] * ei;
+  }
+}
+
+template <class View>
 void Hydro::derived_impl(const std::string& name, const View& u, const mesh::BlockShape& s,
                          double* out, bool with_guards) const {
   const int which = name == "velx" ? 0 : (name == "vely" ? 1 : (name == "velz" ? 2 : 3));

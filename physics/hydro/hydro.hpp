@@ -116,6 +116,14 @@ class Hydro final : public physics::UnitBase<Hydro> {
   /// The EOS state (pres, temp, gamc, game, eint) of every leaf's guard zones from their
   /// filled conserved variables (for refinement on pres, say).
   void fill_guard_state(mesh::Mesh& m) override;
+  /// With a uniform-gamma EOS: nothing reads the EOS state in unk but readers after sync()
+  /// (the kernels recompute p from the conserved variables), and the guard zones
+  /// fill_guard_state() writes serve refinement marking alone.
+  bool marking_skips_sync() const override { return at_.uniform; }
+  /// "pres" with a uniform-gamma EOS.
+  bool marking_computes(const std::string& name) const override {
+    return at_.uniform && name == "pres";
+  }
   /// Mass scalars to rho*X on every leaf's whole block array (guards included), so that
   /// prolongation and restriction conserve species mass, not mass fractions.
   void before_regrid(mesh::Mesh& m) override;
@@ -181,6 +189,11 @@ class Hydro final : public physics::UnitBase<Hydro> {
   template <class View>
   void derived_impl(const std::string& name, const View& u, const mesh::BlockShape& s, double* out,
                     bool with_guards) const;
+  /// pres = (game - 1) rho e over the whole block array, eint from the conserved variables
+  /// as refresh_row and fill_guard_state compute it: the EOS's bits.
+  template <class View>
+  void marking_field_impl(const std::string& name, const View& u, const mesh::BlockShape& s,
+                          double* out) const;
 };
 
 }  // namespace tessera::hydro

@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
 #include <random>
 #include <vector>
 
@@ -16,6 +20,7 @@ using tessera::mesh::BlockShape;
 using tessera::mesh::BlockStorage;
 using tessera::mesh::BlockView;
 using tessera::mesh::Box;
+using tessera::mesh::IVec;
 using tessera::mesh::Layout;
 using tessera::mesh::OpKind;
 using tessera::mesh::TransferOp;
@@ -114,6 +119,100 @@ TEST(Transfer, GivenTheSameValuesInEitherLayout_ThenCopyRestrictAndProlongAgreeT
   }
   const long expected = (copy.dst.volume() + restrict_op.dst.volume() + prolong.dst.volume()) * 5;
   EXPECT_EQ(written, expected);
+}
+
+// The documented formulas zone by zone (transfer.hpp): restriction sums the 2^d fine zones
+// (z, y, x order, from 0) times 1/2^d; prolongation gives fine zone t the coarse value plus
+// -1/4 or +1/4 (by the parity of t) of the MC-limited slope per active axis, x, y, z in that
+// order.
+double mc_reference(double qm, double q0, double qp) {
+  const double dl = q0 - qm, dr = qp - q0;
+  if (dl * dr <= 0.0) return 0.0;
+  return std::copysign(1.0, dl) *
+         std::min({0.5 * std::fabs(dl + dr), 2.0 * std::fabs(dl), 2.0 * std::fabs(dr)});
+}
+
+template <Layout L>
+void expect_formulas(int nd) {
+  BlockShape s;
+  s.ndim = nd;
+  s.nx = 8;
+  s.ng = 2;
+  s.nvar = 3;
+  BlockStorage st(s, 2, 0, {}, L);
+  const int a = st.acquire(), b = st.acquire();
+  const auto src = st.view<L>(a), dst = st.view<L>(b);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0.5, 2.0);
+  for (int v = 0; v < s.nvar; ++v)
+    for (int k = 0; k < s.n(2); ++k)
+      for (int j = 0; j < s.n(1); ++j)
+        for (int i = 0; i < s.n(0); ++i) src(v, i, j, k) = u(rng);
+  auto same_bits = [](double x, double y) {
+    return std::bit_cast<std::uint64_t>(x) == std::bit_cast<std::uint64_t>(y);
+  };
+  const int fy = nd > 1 ? 2 : 1, fz = nd > 2 ? 2 : 1;
+  // Restriction of an odd-sized box; prolongation with every parity, odd extents.
+  TransferOp r;
+  r.kind = OpKind::restrict_avg;
+  r.dst = Box{{9, nd > 1 ? 2 : 0, nd > 2 ? 3 : 0}, {12, nd > 1 ? 5 : 1, nd > 2 ? 5 : 1}};
+  r.src = Box{{2, nd > 1 ? 1 : 0, nd > 2 ? 2 : 0}, {8, nd > 1 ? 7 : 1, nd > 2 ? 6 : 1}};
+  for (int parity = 0; parity < 8; ++parity) {
+    TransferOp p;
+    p.kind = OpKind::prolong;
+    p.parity0 = {parity & 1, nd > 1 ? (parity >> 1) & 1 : 0, nd > 2 ? (parity >> 2) & 1 : 0};
+    p.dst = Box{{2, 0, nd > 2 ? 9 : 0}, {9, nd > 1 ? 3 : 1, nd > 2 ? 12 : 1}};
+    p.src = Box{{2, nd > 1 ? 1 : 0, nd > 2 ? 3 : 0}, {8, nd > 1 ? 5 : 1, nd > 2 ? 7 : 1}};
+    TransferPlan plan;
+    plan.ops = {r, p};
+    for (auto& op : plan.ops) op.src_slot = a, op.dst_slot = b;
+    tessera::mesh::execute(plan, st, MPI_COMM_SELF, 901);
+    for (int v = 0; v < s.nvar; ++v) {
+      const IVec& o = r.src.lo;
+      for (int k = 0; k < r.dst.extent(2); ++k)
+        for (int j = 0; j < r.dst.extent(1); ++j)
+          for (int i = 0; i < r.dst.extent(0); ++i) {
+            double sum = 0.0;
+            for (int c = 0; c < fz; ++c)
+              for (int bb = 0; bb < fy; ++bb)
+                for (int aa = 0; aa < 2; ++aa)
+                  sum += src(v, o[0] + 2 * i + aa, o[1] + fy * j + bb, o[2] + fz * k + c);
+            const double want = sum * (1.0 / (2 * fy * fz));
+            EXPECT_TRUE(same_bits(dst(v, r.dst.lo[0] + i, r.dst.lo[1] + j, r.dst.lo[2] + k), want))
+                << "restrict v " << v << " at " << i << "," << j << "," << k;
+          }
+      const IVec& q = p.src.lo;
+      for (int k = 0; k < p.dst.extent(2); ++k)
+        for (int j = 0; j < p.dst.extent(1); ++j)
+          for (int i = 0; i < p.dst.extent(0); ++i) {
+            const int t[3] = {i, j, k};
+            int c[3];
+            double sg[3];
+            for (int ax = 0; ax < 3; ++ax) {
+              c[ax] = ax < nd ? q[ax] + ((p.parity0[ax] + t[ax]) >> 1) + 1 : q[ax];
+              sg[ax] = ((p.parity0[ax] + t[ax]) & 1) ? 0.25 : -0.25;
+            }
+            const double q0 = src(v, c[0], c[1], c[2]);
+            double want = q0;
+            for (int ax = 0; ax < nd; ++ax) {
+              int m[3] = {c[0], c[1], c[2]}, pl[3] = {c[0], c[1], c[2]};
+              --m[ax];
+              ++pl[ax];
+              want +=
+                  sg[ax] * mc_reference(src(v, m[0], m[1], m[2]), q0, src(v, pl[0], pl[1], pl[2]));
+            }
+            EXPECT_TRUE(same_bits(dst(v, p.dst.lo[0] + i, p.dst.lo[1] + j, p.dst.lo[2] + k), want))
+                << "prolong parity " << parity << " v " << v << " at " << i << "," << j << "," << k;
+          }
+    }
+  }
+}
+
+TEST(Transfer, GivenAnyParityAndDimension_ThenRestrictAndProlongGiveTheDocumentedFormulasToTheBit) {
+  for (int nd = 1; nd <= 3; ++nd) {
+    expect_formulas<Layout::var_major>(nd);
+    expect_formulas<Layout::zone_major>(nd);
+  }
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include <map>
 #include <numbers>
 #include <ostream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -28,6 +29,7 @@
 #include "base/error.hpp"
 #include "base/params.hpp"
 #include "mesh/flux_register.hpp"
+#include "mesh/lohner.hpp"
 #include "mesh/mesh.hpp"
 #include "mesh/tree.hpp"
 #include "tests/unit/test_util.hpp"
@@ -1019,6 +1021,65 @@ TEST(TreeDistribution, GivenRoundRobin_ThenLeafIGoesToRankIModNranks) {
       EXPECT_EQ(d.node(leaves[i]).owner, int(i % nranks)) << nranks << " ranks, leaf " << i;
   };
   check_distributions(m, true, check);
+}
+
+// 7. Löhner's estimator (mesh/lohner.hpp) skips rows whose stencil lies in quiet rows of
+// one value (E = 0 there); the maxima are those of the zone-by-zone formula over every
+// zone, to the bit.
+// The maxima of E^2 zone by zone (detail::lohner_row on one zone at a time), as sqrt.
+LohnerErrors lohner_zone_by_zone(const std::vector<double>& q, const BlockShape& s, int nd,
+                                 double filter, int ext) {
+  const long st[3] = {1, s.n(0), long(s.n(0)) * s.n(1)};
+  double r[256];
+  double inner = 0.0, wide = 0.0;
+  for (int k = 0; k < s.n(2); ++k)
+    for (int j = 0; j < s.n(1); ++j)
+      for (int i = 0; i < s.n(0); ++i) {
+        auto in = [&](int a, int x, int e) {
+          return a >= nd || (x >= s.g(a) - e && x < s.g(a) + s.ni(a) + e);
+        };
+        if (!(in(0, i, ext) && in(1, j, ext) && in(2, k, ext))) continue;
+        const long c0 = j * st[1] + k * st[2];
+        if (nd == 1) detail::lohner_row<1>(q.data(), st, c0, i, i + 1, filter, r);
+        if (nd == 2) detail::lohner_row<2>(q.data(), st, c0, i, i + 1, filter, r);
+        if (nd == 3) detail::lohner_row<3>(q.data(), st, c0, i, i + 1, filter, r);
+        wide = std::max(wide, r[i]);
+        if (in(0, i, 0) && in(1, j, 0) && in(2, k, 0)) inner = std::max(inner, r[i]);
+      }
+  return {std::sqrt(inner), std::sqrt(wide)};
+}
+
+TEST(MeshLohner, GivenQuietRowsAroundADisturbance_ThenTheErrorsAreTheZoneByZoneMaxima) {
+  for (int nd = 1; nd <= 3; ++nd) {
+    BlockShape s;
+    s.ndim = nd;
+    s.nx = 8;
+    s.ng = 2;
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<double> u(0.5, 2.0);
+    const long n0 = s.n(0), n1 = s.n(1);
+    auto at = [&](int i, int j, int k) { return i + n0 * (j + n1 * k); };
+    // Uniform ambient (1e-5), random zones near one corner, a bump in one guard zone, and
+    // rows that are each quiet but differ from their neighbours (one value per row).
+    std::vector<double> q(s.cells(), 1e-5);
+    for (int k = 0; k < s.n(2); ++k)
+      for (int j = 0; j < s.n(1); ++j)
+        for (int i = 0; i < s.n(0); ++i) {
+          if (i < 5 && j < 4 && k < 3) q[at(i, j, k)] = u(rng);
+          if (nd > 1 && j == s.n(1) - 3) q[at(i, j, k)] = 2e-5 + 1e-6 * k;
+        }
+    q[at(s.n(0) - 1, nd > 1 ? 5 : 0, nd > 2 ? 6 : 0)] = 3.0;
+    for (int ext : {0, 1}) {
+      const auto want = lohner_zone_by_zone(q, s, nd, 0.01, ext);
+      const auto got = lohner_errors(q.data(), s, 0.01, ext);
+      EXPECT_EQ(got.interior, want.interior) << nd << "-D, ext " << ext;
+      EXPECT_EQ(got.widened, want.widened) << nd << "-D, ext " << ext;
+      EXPECT_GT(got.interior, 0.0);
+    }
+    // A block of one value has no error at all.
+    const std::vector<double> flat(s.cells(), 0.25);
+    EXPECT_EQ(lohner_errors(flat.data(), s, 0.01, 1).widened, 0.0) << nd << "-D";
+  }
 }
 
 }  // namespace
