@@ -474,8 +474,8 @@ void Mesh::accumulate_guards(int first, int nvar) {
         for (int side = 0; side < 2; ++side)
           if (bc_[a][side] == Boundary::outflow && at_edge(a, side))
             fold_slab(u, shape(), a, side, Boundary::outflow, vars_, first, nvar);
-      for (int a = ndim() - 1; a >= 0; --a)
-        for (int side = 0; side < 2; ++side)
+      for (int q = 0; q < ndim(); ++q)  // axes z, y, x (q counts up: GCC 12 then bounds it)
+        for (int side = 0, a = ndim() - 1 - q; side < 2; ++side)
           if (bc_[a][side] == Boundary::reflecting && at_edge(a, side))
             fold_slab(u, shape(), a, side, Boundary::reflecting, vars_, first, nvar);
     }
