@@ -161,7 +161,7 @@ void OutputManager::loop() {
 void OutputManager::execute(Job& job) {
   const auto t0 = Clock::now();
   const std::string final_path = (fs::path(cfg_.dir) / job.name).string();
-  if (job.spec.capture) {  // synchronous mode: nobody has taken the copy yet
+  if (job.spec.capture) {  // written by the step loop (a fallback to sync): copy now
     auto capture = std::move(job.spec.capture);
     job.spec.capture = nullptr;
     capture(job.spec);
@@ -265,11 +265,7 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
     job.spec = assemble();
     execute(job);
     std::lock_guard<std::mutex> lk(m_);
-    stats_[k].blocked_seconds += since(t0);
-    if (force_sync) {
-      stats_[k].forced_count += 1;
-      stats_[k].forced_blocked_seconds += since(t0);
-    }
+    charge_blocked(k, force_sync, since(t0));
     return;
   }
   bool sync = force_sync;
@@ -304,11 +300,7 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
     if (rank_ != 0) {  // nothing left to do here: rank 0 writes the file
       lk.lock();
       stats_[k].count += 1;
-      stats_[k].blocked_seconds += since(t0);
-      if (force_sync) {
-        stats_[k].forced_count += 1;
-        stats_[k].forced_blocked_seconds += since(t0);
-      }
+      charge_blocked(k, force_sync, since(t0));
       return;
     }
   }
@@ -330,11 +322,14 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
     lk.unlock();
   }
   lk.lock();
-  stats_[k].blocked_seconds += since(t0);
-  if (force_sync) {
-    stats_[k].forced_count += 1;
-    stats_[k].forced_blocked_seconds += since(t0);
-  }
+  charge_blocked(k, force_sync, since(t0));
+}
+
+void OutputManager::charge_blocked(int k, bool forced, double seconds) {
+  stats_[k].blocked_seconds += seconds;
+  if (!forced) return;
+  stats_[k].forced_count += 1;
+  stats_[k].forced_blocked_seconds += seconds;  // the same reading: never above the total
 }
 
 void OutputManager::gather_to_writer(Job& job) {

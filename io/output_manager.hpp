@@ -177,6 +177,9 @@ class OutputManager {
   static void lay_out_gathered(Job& job);
   /// io.mpi_wait=yield: switch MPI's waits to yielding; returns what was achieved.
   static std::string set_mpi_yield();
+  /// The step loop's time in one output of kind k (under m_): blocked_seconds, and the
+  /// forced_* counts for an output forced synchronous.
+  void charge_blocked(int k, bool forced, double seconds);
   /// Run the pending captures of queued jobs, in queue order, unlocking around each.
   void take_captures(std::unique_lock<std::mutex>& lk);
   /// Write + publish (+ drain when staging in async mode). Runs on the I/O thread in
