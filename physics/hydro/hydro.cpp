@@ -901,6 +901,14 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
 // the rows to look at. UG (a uniform-gamma EOS, unk's pres possibly stale): the pressure
 // is (game - 1) rho e from the conserved variables (gm1 = game - 1), finite exactly where
 // the energy and momenta are (the scan tests those).
+// A uniform-gamma EOS's pressure from one zone's conserved variables, (game - 1) rho e
+// (gm1 = game - 1): check_block's and refinement marking's, the bits of the gamma law's.
+inline double ug_pressure(double gm1, double d, double mx, double my, double mz, double e) {
+  const double ir = 1.0 / d;
+  const double vx = mx * ir, vy = my * ir, vz = mz * ir;
+  return gm1 * d * (e * ir - 0.5 * (vx * vx + vy * vy + vz * vz));
+}
+
 template <bool UG, Layout L>
 physics::BadZone check_block(const BlockView<L>& u, const BlockShape& s, int ipres, double gm1) {
   const double inf = std::numeric_limits<double>::infinity();
@@ -911,9 +919,7 @@ physics::BadZone check_block(const BlockView<L>& u, const BlockShape& s, int ipr
       const auto mx = u.row(MOMX, j, k), my = u.row(MOMY, j, k), mz = u.row(MOMZ, j, k);
       auto pres = [&](int i) {
         if constexpr (UG) {
-          const double ir = 1.0 / d[i];
-          const double vx = mx[i] * ir, vy = my[i] * ir, vz = mz[i] * ir;
-          return gm1 * d[i] * (e[i] * ir - 0.5 * (vx * vx + vy * vy + vz * vz));
+          return ug_pressure(gm1, d[i], mx[i], my[i], mz[i], e[i]);
         } else {
           return double(pr[i]);
         }
@@ -1348,12 +1354,7 @@ void Hydro::marking_field_impl(const std::string& /*name*/, const View& u,
   const std::size_t N = s.cells();
   const auto d = u.row(DENS, 0, 0), mx = u.row(MOMX, 0, 0), my = u.row(MOMY, 0, 0),
              mz = u.row(MOMZ, 0, 0), e = u.row(ETOT, 0, 0);
-  for (std::size_t c = 0; c < N; ++c) {
-    const double ir = 1.0 / d[c];
-    const double vx = mx[c] * ir, vy = my[c] * ir, vz = mz[c] * ir;
-    const double ei = e[c] * ir - 0.5 * (vx * vx + vy * vy + vz * vz);
-    out[c] = gm1 * d[c] * ei;
-  }
+  for (std::size_t c = 0; c < N; ++c) out[c] = ug_pressure(gm1, d[c], mx[c], my[c], mz[c], e[c]);
 }
 
 template <class View>
