@@ -12,6 +12,7 @@
 
 #include "base/error.hpp"
 #include "physics/eos/helmholtz/helmholtz.hpp"
+#include "physics/eos/helmholtz/invert_check.hpp"
 
 namespace tessera::app {
 
@@ -134,20 +135,75 @@ nlohmann::json to_json(const eos::Helmholtz& eos, const char* mode, const FullSt
 
 CLI::App* add_eos_command(CLI::App& app, EosOptions& opt) {
   auto* c = app.add_subcommand("eos", "evaluate the Helmholtz equation of state at one state");
-  c->add_option("--dens", opt.dens, "density, g/cm^3")->required();
+  c->add_option("--dens", opt.dens, "density, g/cm^3 (required for one state)");
   c->add_option("--temp", opt.temp, "temperature, K (mode dens_temp)");
   c->add_option("--eint", opt.eint, "specific internal energy, erg/g (mode dens_ei)");
   c->add_option("--pres", opt.pres, "pressure, erg/cm^3 (mode dens_pres)");
-  c->add_option("--abar", opt.abar, "mean mass number")->required();
-  c->add_option("--zbar", opt.zbar, "mean charge number")->required();
+  c->add_option("--abar", opt.abar, "mean mass number (required for one state)");
+  c->add_option("--zbar", opt.zbar, "mean charge number (required for one state)");
   c->add_option("--coulomb", opt.coulomb, "Coulomb corrections: 1 on (default), 0 off")
       ->check(CLI::IsMember({0, 1}));
   c->add_option("--table", opt.table, "Helmholtz table file (default: the build's)");
   c->add_flag("--json", opt.json, "print the state as one JSON object");
+  c->add_option("--invert-check", opt.invert_check,
+                "invert N random in-table states in both kernels and report")
+      ->check(CLI::PositiveNumber);
+  c->add_option("--seed", opt.seed, "random seed of --invert-check");
   return c;
 }
 
+namespace {
+
+int invert_check_command(const EosOptions& opt) {
+  const eos::Helmholtz eos(opt.table, static_cast<double>(opt.coulomb));
+  const auto r = eos::helmholtz::invert_check(eos, static_cast<std::size_t>(opt.invert_check),
+                                              static_cast<std::uint64_t>(opt.seed));
+  const bool pass = r.scalar_failed == 0 && r.vector_failed == 0 && r.disagree == 0;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    nlohmann::json j = {{"states", r.states},
+                        {"in_table", r.in_table},
+                        {"inversions", r.inversions},
+                        {"scalar_failed", r.scalar_failed},
+                        {"vector_failed", r.vector_failed},
+                        {"kernels_disagree", r.disagree},
+                        {"not_recovered", r.not_recovered},
+                        {"worst_vector_scalar_dT", r.worst_dt},
+                        {"worst_recovery_dT", r.worst_recovery},
+                        {"mean_iterations", r.mean_iterations},
+                        {"max_iterations", r.max_iterations},
+                        {"coulomb_mult", eos.coulomb_mult()},
+                        {"table_sha256", eos.table_sha256()},
+                        {"pass", pass}};
+    if (opt.json) {
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::printf(
+          "Helmholtz inversion check, coulomb_mult %g, seed %ld\n"
+          "  %zu states drawn, %zu inside the table, %zu inversions (dens_ei, dens_pres)\n"
+          "  converged: scalar %zu, vector %zu; kernels disagree on %zu\n"
+          "  Newton iterations (scalar): mean %.2f, max %d\n"
+          "  worst |T_vector - T_scalar| / T / (1 + kappa): %.2e\n"
+          "  worst |T - T_drawn| / T / (1 + kappa): %.2e (%zu converged elsewhere: e(T) not "
+          "monotonic)\n"
+          "  %s\n",
+          eos.coulomb_mult(), opt.seed, r.states, r.in_table, r.inversions,
+          r.inversions - r.scalar_failed, r.inversions - r.vector_failed, r.disagree,
+          r.mean_iterations, r.max_iterations, r.worst_dt, r.worst_recovery, r.not_recovered,
+          pass ? "PASS: every in-table state inverts in both kernels"
+               : "FAIL: in-table states that do not invert, or kernels that disagree");
+    }
+  }
+  return pass ? 0 : 1;
+}
+
+}  // namespace
+
 int eos_command(const EosOptions& opt) {
+  if (opt.invert_check > 0) return invert_check_command(opt);
+  if (std::isnan(opt.dens) || std::isnan(opt.abar) || std::isnan(opt.zbar))
+    throw Error("tessera eos: --dens, --abar and --zbar are required (or --invert-check N)");
   const int given = !std::isnan(opt.temp) + !std::isnan(opt.eint) + !std::isnan(opt.pres);
   if (given != 1) throw Error("tessera eos: give exactly one of --temp, --eint, --pres");
   if (!(opt.dens > 0.0) || !std::isfinite(opt.dens))

@@ -4,6 +4,13 @@
 //
 //   tessera eos --dens D (--temp T | --eint E | --pres P) --abar A --zbar Z
 //               [--coulomb 0|1] [--table PATH] [--json]
+//   tessera eos --invert-check N [--seed S] [--coulomb 0|1] [--table PATH] [--json]
+//
+// --invert-check draws N random states inside the table and over white dwarfs and inverts
+// their energy and pressure in both kernels (helmholtz/invert_check.hpp): how many
+// converge, whether the kernels fail on the same states, the worst vector/scalar
+// difference in T (over 1 + the condition number). Exit status 1 if a kernel failed on an
+// in-table state or the kernels disagree.
 //
 // Bad input (a non-positive density or composition, none or more than one of --temp,
 // --eint, --pres, a state outside the table, no convergence) is a tessera::Error, which
@@ -28,6 +35,8 @@ struct EosOptions {
   int coulomb = 1;
   std::string table;  ///< "" = the build's table (helmholtz::default_table_path)
   bool json = false;
+  long invert_check = 0;  ///< > 0: run the random inversion check on this many states
+  long seed = 1;          ///< its random seed
 };
 
 /// Registers the `eos` subcommand on `app`, its options bound to `opt`; returns it.

@@ -34,6 +34,12 @@ std::string describe_failure(const FullState& s, const HelmTable& t) {
       o << "Helmholtz EOS: Newton iteration in temperature did not converge in " << s.iterations
         << " iterations (dens = " << s.dens << ", last temp = " << s.temp << ")";
       break;
+    case Failure::no_solution:
+      o << "Helmholtz EOS: no temperature in the table gives this state (dens = " << s.dens
+        << ", eint = " << s.eint << ", pres = " << s.pres << ", abar = " << s.abar
+        << ", zbar = " << s.zbar << "): e(T) or p(T) jumps across it near temp = " << s.temp
+        << " K";
+      break;
   }
   return o.str();
 }

@@ -24,8 +24,12 @@
 //
 // Failures. A zone fails (Result::failed = its index, the first one) if its density,
 // temperature (in dens_temp) or composition is not positive and finite, if rho Y_e or T
-// leaves the table (1e-12 <= rho Y_e <= 1e15, 1e3 <= T <= 1e13: no extrapolation), or if
-// Newton does not converge in max_newton iterations. Its outputs are then unspecified.
+// leaves the table (1e-12 <= rho Y_e <= 1e15, 1e3 <= T <= 1e13: no extrapolation), if no
+// T in the table gives the energy or pressure asked for (a jump of e(T) or p(T) across it:
+// no_solution), or if the iteration does not converge in max_newton iterations (the
+// bracket makes that unreachable for a continuous e(T); kept as a guard). Its outputs are
+// then unspecified. The inversion is Newton in T safeguarded by a bracket and bisection
+// in log T (kernels.hpp, invert_step), the same steps in both kernels.
 //
 // Inputs and outputs per mode (Pencil, cgs): dens_temp reads dens, temp and writes eint,
 // pres; dens_ei reads dens, eint, temp (the initial guess) and writes temp, pres;
@@ -42,7 +46,7 @@
 namespace tessera::eos::helmholtz {
 
 /// Why a zone failed.
-enum class Failure { none, bad_input, outside_table, no_convergence };
+enum class Failure { none, bad_input, outside_table, no_convergence, no_solution };
 
 /// One zone's full thermodynamic state (cgs; per gram where specific). Inputs: dens, abar,
 /// zbar, and temp (dens_temp, else the initial guess), eint (dens_ei) or pres (dens_pres).
@@ -99,9 +103,10 @@ class Helmholtz final : public Eos {
  public:
   /// Zones per chunk of the vector kernel.
   static constexpr int kChunk = 8;
-  /// Newton: converged when |dT| < newton_tol * T; at most max_newton iterations.
+  /// Newton: converged when a Newton step |dT| < newton_tol * T; at most max_newton
+  /// iterations (bisection over the whole table to newton_tol takes about 31).
   static constexpr double newton_tol = 1e-8;
-  static constexpr int max_newton = 50;
+  static constexpr int max_newton = 100;
   /// Default composition: 50/50 C/O by mass (abar = 96/7, zbar = 48/7).
   static constexpr double default_abar = 96.0 / 7.0;
   static constexpr double default_zbar = 48.0 / 7.0;

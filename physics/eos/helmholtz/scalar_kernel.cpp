@@ -255,28 +255,30 @@ void solve_zone(const HelmTable& t, double coulomb_mult, Mode mode, FullState& s
     s.failure = Failure::bad_input;
     return;
   }
-  // Newton in T from the caller's guess, clamped into the table.
+  // Safeguarded Newton in T from the caller's guess, clamped into the table (invert_step).
   double temp = std::clamp(s.temp, tmin, tmax);
+  Bracket b;
+  b.lo = tmin;
+  b.hi = tmax;
   for (int it = 1; it <= Helmholtz::max_newton; ++it) {
     s.temp = temp;
     eval_dens_temp(t, coulomb_mult, s);
     const double v = by_e ? s.eint : s.pres;
     const double dvdt = by_e ? s.dedt : s.dpdt;
-    double tnew = temp - (v - want) / dvdt;
     s.iterations = it;
-    if (!std::isfinite(tnew)) {
-      s.failure = Failure::no_convergence;
-      return;
-    }
-    // At most a factor of 10 per step (FLASH), then into the table.
-    tnew = std::min(std::max(tnew, 0.1 * temp), 10.0 * temp);
-    const double err = std::fabs(tnew - temp) / temp;
-    if ((temp <= tmin && tnew < tmin) || (temp >= tmax && tnew > tmax)) {
+    InvertStatus status;
+    const double tnew =
+        invert_step(temp, v - want, want, dvdt, tmin, tmax, Helmholtz::newton_tol, b, status);
+    if (status == InvertStatus::outside_table) {
       s.failure = Failure::outside_table;  // the solution lies beyond the table
       return;
     }
-    temp = std::clamp(tnew, tmin, tmax);
-    if (err < Helmholtz::newton_tol) {
+    if (status == InvertStatus::no_solution) {
+      s.failure = Failure::no_solution;
+      return;
+    }
+    temp = tnew;
+    if (status == InvertStatus::converged) {
       s.temp = temp;
       eval_dens_temp(t, coulomb_mult, s);
       // The caller's value stays the input; the computed one differs by round-off.

@@ -2,7 +2,8 @@
 // design). The pencil is processed in chunks of W zones held in local structure-of-arrays
 // scratch. The lane loops of Steps 1 and 3-6 and of gamc/cs are branch-free and vectorise
 // (checked with -fopt-info-vec; GCC 12, -O3 -march=native: 256-bit vectors); the gather
-// (Step 2) and the Newton mask update are scalar loops over the 8 lanes. The physics is
+// (Step 2) and the Newton step (invert_step, shared with the scalar kernel) are scalar
+// loops over the 8 lanes. The physics is
 // term for term the scalar kernel's (scalar_kernel.cpp), with the sums in the same order,
 // without what apply() does not return (entropy, eta, n): the two agree to round-off.
 #include <algorithm>
@@ -309,8 +310,14 @@ Result apply_vector(const HelmTable& t, double coulomb_mult, double abar_default
       }
       z.temp[l] = std::min(std::max(z.temp[l], tmin), tmax);
     }
-    // Newton in T, all lanes together; a converged or failed lane is frozen.
+    // Safeguarded Newton in T (invert_step), all lanes together; a converged or failed
+    // lane is frozen.
     if (iterate) {
+      Bracket br[W];
+      for (int l = 0; l < W; ++l) {
+        br[l].lo = tmin;
+        br[l].hi = tmax;
+      }
       for (int it = 0; it < Helmholtz::max_newton; ++it) {
         bool any = false;
         for (int l = 0; l < W; ++l) any = any || active[l];
@@ -318,21 +325,14 @@ Result apply_vector(const HelmTable& t, double coulomb_mult, double abar_default
         eval_lanes<false>(t, coulomb_mult, z);
         const double* v = by_e ? z.eint : z.pres;
         const double* dvdt = by_e ? z.dedt : z.dpdt;
-        // Branch-free (bitwise & and | on the masks) so that it vectorises.
         for (int l = 0; l < W; ++l) {
-          const double temp = z.temp[l];
-          double tnew = temp - (v[l] - want[l]) / dvdt[l];
-          const bool finite = std::fabs(tnew) <= 1e300;  // false for inf and NaN
-          tnew = std::min(std::max(tnew, 0.1 * temp), 10.0 * temp);
-          const double err = std::fabs(tnew - temp) / temp;
-          const bool stuck = ((temp <= tmin) & (tnew < tmin)) | ((temp >= tmax) & (tnew > tmax));
-          const bool go = active[l];
-          const bool bad = go & (!finite | stuck);
-          const double tclamped = std::min(std::max(tnew, tmin), tmax);
-          z.temp[l] = (go & !bad) ? tclamped : temp;
-          iters[l] += go ? 1 : 0;
-          failed[l] = failed[l] | bad;
-          active[l] = go & !bad & !(err < Helmholtz::newton_tol);
+          if (!active[l]) continue;
+          InvertStatus status;
+          z.temp[l] = invert_step(z.temp[l], v[l] - want[l], want[l], dvdt[l], tmin, tmax,
+                                  Helmholtz::newton_tol, br[l], status);
+          ++iters[l];
+          failed[l] = status == InvertStatus::outside_table || status == InvertStatus::no_solution;
+          active[l] = status == InvertStatus::going;
         }
       }
       for (int l = 0; l < W; ++l) {
