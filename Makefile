@@ -60,7 +60,7 @@ run: deps build
 
 test: deps build
 	cmake --build build --target helm_table
-	cd build && ctest --output-on-failure -j1
+	cd build && ctest --output-on-failure -j$(NPROC)
 
 # The Helmholtz EOS table (build/helm_table.dat), generated from first principles.
 helm-table: configure

@@ -8,6 +8,7 @@ set (ctest sets it under the build directory), shared_run keeps each fixture's r
 keyed by the executable (its size and modification time), the problem file's text, the
 overrides and the rank count, and reuses it while the key holds; a run that did not
 finish leaves no `.complete` mark and is run again."""
+import fcntl
 import hashlib
 import json
 import os
@@ -52,8 +53,13 @@ def shared_run(tmp_path_factory, tag, problem, *overrides, ranks=1):
     out = Path(cache) / f"{tag}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
     if (out / ".complete").exists():
         return out
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
-    run(problem, out, *overrides, ranks=ranks)
-    (out / ".complete").write_text(key)
+    # ctest -j runs tests at once: the first to take the lock runs it, the others wait.
+    Path(cache).mkdir(parents=True, exist_ok=True)
+    with open(f"{out}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (out / ".complete").exists():
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir(parents=True)
+            run(problem, out, *overrides, ranks=ranks)
+            (out / ".complete").write_text(key)
     return out

@@ -1,0 +1,65 @@
+"""The CTest entries of the Python system tests, for tests/CMakeLists.txt (run at configure
+time): one line per test function, `file;function;processors;serial`.
+
+`ctest -j2` (make test) runs two tests at once on this project's 2-core machines. A test
+that starts tessera on several ranks, directly or through a module fixture or helper it
+uses, takes 2 processors (CTest then runs it alone on 2 cores); one that measures time,
+resident memory or huge pages, which another process beside it would disturb, runs serial
+(SERIAL below, with the reason). The rest take 1.
+
+Multi-rank use is read from the source of the function, of the module fixtures it names
+(recursively) and of the module functions it calls: `ranks=2`, `ranks=4`, a rank list
+such as `(1, 2, 4)`, or mpirun itself."""
+import ast
+import re
+import sys
+from pathlib import Path
+
+MULTI = re.compile(r"ranks\s*=\s*[2-9]|\(1, 2(, 4)?\)|\(2, 4\)|MPIRUN|mpirun|RANKS\s*=\s*[2-9]")
+
+# Timing, RSS or page-size measurements: alone on the machine.
+SERIAL = {
+    # the asynchronous writer must hide some plotfile time behind the step loop
+    "test_io": {"test_async_outputs_are_identical_to_sync_outputs_on_two_ranks",
+                "test_async_yielding_idle_and_node_writer_modes_write_the_sync_files",
+                "test_kill_9_at_random_moments_leaves_only_verifiable_checkpoints",
+                "test_staging_directory_drains_to_the_run_directory"},
+    "test_memory": None,  # page policies achieved and RSS against the planner: every test
+    "test_tiers": None,   # emulated slow-tier sleeps
+    "test_bench": None,   # the harness's repeated runs
+}
+
+
+def entries(path):
+    src = path.read_text()
+    tree = ast.parse(src)
+    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+    def text(name, seen):
+        if name in seen or name not in funcs:
+            return ""
+        seen.add(name)
+        f = funcs[name]
+        out = "".join(ast.get_source_segment(src, d) or "" for d in f.decorator_list)
+        out += ast.get_source_segment(src, f) or ""
+        for a in f.args.args:  # fixtures
+            out += text(a.arg, seen)
+        for c in ast.walk(f):  # module helpers it calls
+            if isinstance(c, ast.Call) and isinstance(c.func, ast.Name):
+                out += text(c.func.id, seen)
+        return out
+
+    stem = path.stem
+    serial = SERIAL.get(stem, set())
+    for name, f in funcs.items():
+        if not name.startswith("test_"):
+            continue
+        procs = 2 if MULTI.search(text(name, set())) else 1
+        is_serial = serial is None or name in serial
+        yield f"{stem}|{name}|{procs}|{int(is_serial)}"
+
+
+if __name__ == "__main__":
+    for arg in sys.argv[1:]:
+        for line in entries(Path(arg)):
+            print(line)
