@@ -4,6 +4,8 @@
 //   plan FILE [--ranks N] [--ranks-per-node N] [--memory-per-node SIZE] [--blocks N] [--json]
 //                                                   predict per-rank memory
 //   params                                          print every parameter with its doc
+//   units [FILE] [overrides] [--json]               the registered physics units
+//                                                   (units_command.hpp)
 //   eos --dens D (--temp T | --eint E | --pres P) --abar A --zbar Z [--coulomb 0|1]
 //       [--table PATH] [--json]                     one Helmholtz EOS call (eos_command.hpp)
 // Any error: one line "tessera: error: <reason>" on stderr and a non-zero exit.
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "app/eos_command.hpp"
+#include "app/units_command.hpp"
 #include "base/error.hpp"
 #include "base/params.hpp"
 #include "base/size.hpp"
@@ -199,6 +202,14 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--blocks", plan_blocks,
                        "blocks per rank (default: refined everywhere to lrefine_max)");
   plan_cmd->add_flag("--json", plan_json, "print the prediction as JSON");
+  auto* units_cmd = app.add_subcommand(
+      "units", "list the registered physics units: requirements, variables, hooks");
+  std::string units_file;
+  std::vector<std::string> units_overrides;
+  bool units_json = false;
+  units_cmd->add_option("file", units_file, "parameter file (default: every default)");
+  units_cmd->add_option("overrides", units_overrides, "section.key=value overrides");
+  units_cmd->add_flag("--json", units_json, "print the list as JSON");
   tessera::app::EosOptions eos_opt;
   auto* eos_cmd = tessera::app::add_eos_command(app, eos_opt);
   int rc = 0;
@@ -224,6 +235,8 @@ int main(int argc, char** argv) {
       rc = plan(plan_file, plan_overrides, plan_ranks, plan_rpn, plan_mem, plan_blocks, plan_json);
     } else if (*check_cmd) {
       rc = check(check_files);
+    } else if (*units_cmd) {
+      rc = tessera::app::units_command(units_file, units_overrides, units_json);
     } else if (*eos_cmd) {
       rc = tessera::app::eos_command(eos_opt);
     } else if (*run_cmd) {

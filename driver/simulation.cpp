@@ -276,6 +276,13 @@ bool Simulation::mark_and_regrid(bool lean) {
          lean && v >= 0 && !mesh_->vars()[v].guard_fill ? marking_provider(name) : nullptr});
   }
   const int ext = static_cast<int>(p_.get_int("mesh.derefine_guard_layers"));
+  // The units' own criteria: one vote per local leaf from each unit that has one.
+  std::vector<std::vector<mesh::Flag>> votes;
+  for (auto* u : services_first_) {
+    if (!decide) break;
+    std::vector<mesh::Flag> v(mesh_->tree().size(), mesh::Flag::keep);
+    if (u->tag_refinement(*mesh_, v)) votes.push_back(std::move(v));
+  }
   mesh_->with_layout([&](auto tag) {
     for (int id : mesh_->local_leaves()) {
       auto u = mesh_->view(id, tag);
@@ -296,8 +303,13 @@ bool Simulation::mark_and_regrid(bool lean) {
         refine |= e.interior > c.refine;
         derefine &= e.widened < c.derefine;
       }
-      flags[id] = refine ? mesh::Flag::refine
-                         : (derefine && !crit.empty() ? mesh::Flag::derefine : mesh::Flag::keep);
+      for (const auto& v : votes) {
+        refine |= v[id] == mesh::Flag::refine;
+        derefine &= v[id] == mesh::Flag::derefine;
+      }
+      const bool any = !crit.empty() || !votes.empty();
+      flags[id] =
+          refine ? mesh::Flag::refine : (derefine && any ? mesh::Flag::derefine : mesh::Flag::keep);
     }
   });
   const bool changed = mesh_->regrid(flags, [&] {
@@ -313,35 +325,32 @@ bool Simulation::mark_and_regrid(bool lean) {
 
 std::vector<double> Simulation::totals() {
   const auto& s = mesh_->shape();
-  const auto& t = mesh_->tree();
   const std::size_t nt = total_names_.size();
-  // Per-leaf sums, gathered and added in canonical order: the same bits on any rank count.
-  std::vector<double> all(nt * t.size(), 0.0), red(nt * t.size(), 0.0), zone(nt, 0.0);
-  mesh_->for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& g) {
+  std::vector<double> zone(nt, 0.0), sum(nt, 0.0);
+  // Per-leaf sums added in canonical order (Mesh::leaf_sums): the same bits on any rank
+  // count.
+  return mesh_->leaf_sums(static_cast<int>(nt), [&](int id, double* out) {
+    const mesh::BlockGeom g = mesh_->geom(id);
     // Cartesian zones share one volume (applied once per block); curvilinear ones are
     // weighted zone by zone.
     const bool curved = g.geometry != mesh::Geometry::cartesian;
     double dv = 1;
     for (int a = 0; a < s.ndim; ++a) dv *= g.dx[a];
-    std::vector<double> sum(nt, 0.0);
-    mesh::for_each_zone(s, [&](int i, int j, int k) {
-      std::size_t at = 0;
-      for (const auto& [unit, n] : totals_by_) {
-        unit->total_densities(u, i, j, k, zone.data() + at);
-        at += n;
-      }
-      const double w = curved ? g.volume(i - s.g(0)) : 1.0;
-      for (std::size_t q = 0; q < nt; ++q) sum[q] += zone[q] * w;
+    std::fill(sum.begin(), sum.end(), 0.0);
+    mesh_->with_layout([&](auto tag) {
+      const auto u = mesh_->view(id, tag);
+      mesh::for_each_zone(s, [&](int i, int j, int k) {
+        std::size_t at = 0;
+        for (const auto& [unit, n] : totals_by_) {
+          unit->total_densities(u, i, j, k, zone.data() + at);
+          at += n;
+        }
+        const double w = curved ? g.volume(i - s.g(0)) : 1.0;
+        for (std::size_t q = 0; q < nt; ++q) sum[q] += zone[q] * w;
+      });
     });
-    for (std::size_t q = 0; q < nt; ++q)
-      all[nt * std::size_t(id) + q] = curved ? sum[q] : sum[q] * dv;
+    for (std::size_t q = 0; q < nt; ++q) out[q] = curved ? sum[q] : sum[q] * dv;
   });
-  // Exactly one rank holds each entry, others hold 0: the sum is exact.
-  MPI_Allreduce(all.data(), red.data(), static_cast<int>(red.size()), MPI_DOUBLE, MPI_SUM, comm_);
-  std::vector<double> tot(nt, 0.0);
-  for (int id = 0; id < t.size(); ++id)
-    for (std::size_t q = 0; q < nt; ++q) tot[q] += red[nt * std::size_t(id) + q];
-  return tot;
 }
 
 void Simulation::check_state() {

@@ -11,78 +11,99 @@
 #include "physics/gravity/gravity.hpp"
 #include "physics/hydro/hydro.hpp"
 #include "physics/pic/pic_unit.hpp"
+#include "physics/scalar/scalar.hpp"
 #include "physics/tracers/flow.hpp"
 #include "physics/tracers/tracers.hpp"
 
 namespace tessera::driver {
 
-namespace {
-const char* const kOperators[] = {"hydro", "flow", "gravity", "flame", "burn", "pic"};
+const std::vector<physics::Registration>& registry() {
+  // Operators in the order `known:` lists them, then the particles, then the services.
+  static const std::vector<physics::Registration> r = {hydro::Hydro::registration(),
+                                                       tracers::Flow::registration(),
+                                                       gravity::Gravity::registration(),
+                                                       flame::Flame::registration(),
+                                                       burn::Burn::registration(),
+                                                       pic::Pic::registration(),
+                                                       scalar::Scalar::registration(),
+                                                       tracers::Tracers::registration(),
+                                                       composition::Composition::registration(),
+                                                       eos::EosUnit::registration()};
+  return r;
+}
+
+const physics::Registration* find_registration(const std::string& name) {
+  for (const auto& r : registry())
+    if (r.name == name) return &r;
+  return nullptr;
 }
 
 void declare_unit_params(base::Params& p) {
+  std::string known;
+  for (const auto& r : registry())
+    if (r.role == physics::UnitRole::operator_unit)
+      known += std::string(known.empty() ? "" : ", ") + r.name;
   p.declare_string_list(
       "driver.operators", {"hydro"},
-      "physics operators applied each step, in this order (known: hydro, flow, gravity, "
-      "flame, burn, pic; burn after flame; flow: a prescribed velocity field, no hydro; "
-      "pic: particle-in-cell, alone, without EOS; particles.tracers adds 'particles' after "
-      "them all)");
-  hydro::Hydro::declare_params(p);
-  gravity::Gravity::declare_params(p);
-  flame::Flame::declare_params(p);
-  burn::Burn::declare_params(p);
-  tracers::Tracers::declare_params(p);
-  pic::Pic::declare_params(p);
-  eos::EosUnit::declare_params(p);
-  composition::Composition::declare_params(p);
+      "physics operators applied each step, in this order (known: " + known +
+          "; burn after flame; flow: a prescribed velocity field, no hydro; "
+          "pic: particle-in-cell, alone, without EOS; particles.tracers adds 'particles' after "
+          "them all)");
+  for (const auto& r : registry())
+    if (r.declare_params) r.declare_params(p);
+}
+
+void check_operators(const std::vector<std::string>& names) {
+  if (names.empty()) throw Error("driver.operators is empty: name at least one operator (hydro)");
+  auto listed = [&](const std::string& n, std::size_t upto) {
+    return std::find(names.begin(), names.begin() + long(upto), n) != names.begin() + long(upto);
+  };
+  for (std::size_t n = 0; n < names.size(); ++n) {
+    if (listed(names[n], n)) throw Error("driver.operators lists '" + names[n] + "' twice");
+    const physics::Registration* r = find_registration(names[n]);
+    if (r == nullptr || r->role != physics::UnitRole::operator_unit) {
+      std::string known;
+      for (const auto& k : registry())
+        if (k.role == physics::UnitRole::operator_unit)
+          known += std::string(known.empty() ? "" : ", ") + k.name;
+      throw Error("driver.operators: unknown operator '" + names[n] + "' (known: " + known + ")");
+    }
+    const auto& q = r->requires_;
+    if (q.alone && names.size() > 1)
+      throw Error("driver.operators: '" + r->name + "' runs alone (driver.operators = [\"" +
+                  r->name + "\"]); it does not couple to hydro or the other operators");
+    for (const auto& x : q.excludes)
+      if (listed(x, names.size()))
+        throw Error("driver.operators: '" + r->name + "' (" + r->doc + ") and '" + x +
+                    "' exclude each other");
+    for (const auto& a : q.after)
+      if (!listed(a, n))
+        throw Error("driver.operators: '" + r->name + "' needs '" + a + "' before it");
+  }
 }
 
 physics::Units make_units(const base::Params& p, std::vector<physics::Unit*>* operators) {
   physics::Units units;
   const auto& names = p.get_string_list("driver.operators");
-  if (names.empty()) throw Error("driver.operators is empty: name at least one operator (hydro)");
-  for (std::size_t n = 0; n < names.size(); ++n) {
-    if (std::find(names.begin(), names.begin() + long(n), names[n]) != names.begin() + long(n))
-      throw Error("driver.operators lists '" + names[n] + "' twice");
-    if (names[n] == "pic") {
-      if (names.size() > 1)
-        throw Error(
-            "driver.operators: 'pic' runs alone (driver.operators = [\"pic\"]); it does not "
-            "couple to hydro or the other operators");
-      units.add(std::make_unique<pic::Pic>(p));
-    } else if (names[n] == "hydro") {
-      units.add(std::make_unique<hydro::Hydro>(p));
-    } else if (names[n] == "flow") {
-      if (std::find(names.begin(), names.end(), "hydro") != names.end())
-        throw Error(
-            "driver.operators: 'flow' (a prescribed velocity) and 'hydro' exclude each other");
-      units.add(std::make_unique<tracers::Flow>());
-    } else if (names[n] == "gravity") {
-      if (n == 0) throw Error("driver.operators: 'gravity' needs 'hydro' before it");
-      units.add(std::make_unique<gravity::Gravity>(p));
-    } else if (names[n] == "flame") {
-      units.add(std::make_unique<flame::Flame>(p));
-    } else if (names[n] == "burn") {
-      // It turns the flame's increment of this step into energy: the flame comes first.
-      if (std::find(names.begin(), names.begin() + long(n), "flame") == names.begin() + long(n))
-        throw Error("driver.operators: 'burn' needs 'flame' before it");
-      units.add(std::make_unique<burn::Burn>(p));
-    } else {
-      std::string known;
-      for (const char* k : kOperators) known += std::string(known.empty() ? "" : ", ") + k;
-      throw Error("driver.operators: unknown operator '" + names[n] + "' (known: " + known + ")");
+  check_operators(names);
+  bool services = false;
+  for (const auto& n : names) {
+    const physics::Registration* r = find_registration(n);
+    units.add(r->make(p));
+    services |= r->requires_.needs_services;
+    if (operators) operators->push_back(units.all().back().get());
+  }
+  // Particles move after the fluid (the mesh then holds t^{n+1}); services every operator
+  // may call come last (a particle-in-cell run has no fluid: none).
+  for (const auto role : {physics::UnitRole::particles, physics::UnitRole::service})
+    for (const auto& r : registry()) {
+      if (r.role != role) continue;
+      if (role == physics::UnitRole::particles && r.enabled && !r.enabled(p)) continue;
+      if (role == physics::UnitRole::service && !services) continue;
+      units.add(r.make(p));
+      if (operators && role == physics::UnitRole::particles)
+        operators->push_back(units.all().back().get());
     }
-    if (operators) operators->push_back(units.all().back().get());
-  }
-  // Tracers move after the fluid (the mesh then holds t^{n+1}).
-  if (p.get_bool("particles.tracers")) {
-    units.add(std::make_unique<tracers::Tracers>(p));
-    if (operators) operators->push_back(units.all().back().get());
-  }
-  // Services every operator may call (a particle-in-cell run has no fluid: none).
-  if (names.size() == 1 && names[0] == "pic") return units;
-  units.add(std::make_unique<composition::Composition>(p));
-  units.add(std::make_unique<eos::EosUnit>(p));
   return units;
 }
 
@@ -102,14 +123,21 @@ int unk_nguard(const physics::Units& units) {
 }
 
 int unk_nflux(const physics::Units& units, const std::vector<mesh::VarInfo>& vars) {
+  std::vector<mesh::VarInfo> unk = vars;  // what the flux register sees: no scratch
+  std::erase_if(unk, [](const mesh::VarInfo& v) { return v.role == mesh::VarRole::scratch; });
   int n = 0;
-  for (const auto& u : units.all()) n = std::max(n, u->nflux(vars));
+  for (const auto& u : units.all()) n = std::max(n, u->nflux(unk));
   return n;
 }
 
 memory::Declared declared(const base::Params& p, const physics::Units& units) {
   memory::Declared d;
-  const auto vars = unk_variables(units);
+  auto vars = unk_variables(units);
+  // Scratch variables are mapped apart from unk (Mesh::scratch_vars): an arena of their own.
+  const auto nscratch = std::count_if(vars.begin(), vars.end(), [](const mesh::VarInfo& v) {
+    return v.role == mesh::VarRole::scratch;
+  });
+  std::erase_if(vars, [](const mesh::VarInfo& v) { return v.role == mesh::VarRole::scratch; });
   for (const auto& v : vars) d.unk_vars.push_back(v.name);
   for (const auto& u : units.all())
     for (const auto& n : u->derived_names()) d.derived_vars.push_back(n);
@@ -121,6 +149,12 @@ memory::Declared declared(const base::Params& p, const physics::Units& units) {
   s.ng = d.nguard;
   s.nvar = static_cast<int>(vars.size());
   const long maxblocks = p.get_int("mesh.maxblocks");
+  if (nscratch > 0) {
+    mesh::BlockShape ss = s;
+    ss.nvar = static_cast<int>(nscratch);
+    d.arenas.push_back({"scratch_vars", "scratch", 0.0, double(ss.doubles()) * sizeof(double),
+                        std::to_string(nscratch) + " scratch variables x block with guards"});
+  }
   for (const auto& u : units.all())
     for (const auto& a : u->memory_needs(vars, s, maxblocks))
       d.arenas.push_back({a.name, a.config, a.bytes, a.bytes_per_slot, a.formula});

@@ -1,11 +1,14 @@
 #pragma once
 // Which physics units a run has and what they declare, in one place: the operators of
-// driver.operators in that order, then the service units they call (composition, eos).
+// driver.operators in that order, then the particles (if enabled), then the service units
+// they call (composition, eos), all from the units' registrations.
 // `unk` is the union of their variables; the planner reads the same declarations.
+#include <string>
 #include <vector>
 
 #include "memory/planner.hpp"
 #include "mesh/mesh.hpp"
+#include "physics/registry.hpp"
 #include "physics/unit.hpp"
 
 namespace tessera::base {
@@ -13,6 +16,15 @@ class Params;
 }
 
 namespace tessera::driver {
+
+/// Every registered unit (physics/registry.hpp), in the order they are listed: the
+/// operators, the particles, the services.
+const std::vector<physics::Registration>& registry();
+/// The registration of unit `name`, or null.
+const physics::Registration* find_registration(const std::string& name);
+/// Throws the one-line tessera::Error of the first rule driver.operators `names` breaks
+/// (registry.hpp lists the rules).
+void check_operators(const std::vector<std::string>& names);
 
 /// driver.operators and every unit's parameters.
 void declare_unit_params(base::Params& p);

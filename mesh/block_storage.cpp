@@ -18,10 +18,10 @@ Layout parse_layout(const std::string& s) {
 }
 
 BlockStorage::BlockStorage(const BlockShape& shape, int maxblocks, int rank,
-                           memory::ArenaConfig cfg, Layout layout)
+                           memory::ArenaConfig cfg, Layout layout, const std::string& arena_name)
     : shape_(shape), layout_(layout), maxblocks_(maxblocks), rank_(rank) {
   try {
-    arena_ = memory::Arena("unk", bytes(), cfg);
+    arena_ = memory::Arena(arena_name, bytes(), cfg);
   } catch (const Error& e) {
     throw Error("rank " + std::to_string(rank) +
                 ": cannot allocate block storage (mesh.maxblocks = " + std::to_string(maxblocks) +

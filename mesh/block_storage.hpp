@@ -6,6 +6,7 @@
 // out is an Error naming the rank, the count and `mesh.maxblocks`.
 #include <cassert>
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "memory/arena.hpp"
@@ -16,10 +17,10 @@ namespace tessera::mesh {
 class BlockStorage {
  public:
   BlockStorage() = default;
-  /// Maps the arena "unk" (maxblocks * shape.doubles() doubles) with policy cfg; a policy
-  /// that cannot be had falls back as memory::Arena does (see arena().warning()).
+  /// Maps the arena `arena_name` (maxblocks * shape.doubles() doubles) with policy cfg; a
+  /// policy that cannot be had falls back as memory::Arena does (see arena().warning()).
   BlockStorage(const BlockShape& shape, int maxblocks, int rank, memory::ArenaConfig cfg = {},
-               Layout layout = Layout::var_major);
+               Layout layout = Layout::var_major, const std::string& arena_name = "unk");
   const BlockShape& shape() const { return shape_; }
   Layout layout() const { return layout_; }
   /// with_layout(layout(), f): f(LayoutTag<L>{}) for this storage's layout.

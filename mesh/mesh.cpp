@@ -1,6 +1,7 @@
 #include "mesh/mesh.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 
 #include "base/error.hpp"
@@ -117,12 +118,15 @@ void Mesh::declare_params(base::Params& p) {
 }
 
 Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int nguard, int nflux)
-    : comm_(comm), vars_(std::move(vars)) {
-  for (std::size_t v = 0; v < vars_.size(); ++v) {
+    : comm_(comm) {
+  for (std::size_t v = 0; v < vars.size(); ++v)
     for (std::size_t w = 0; w < v; ++w)
-      if (vars_[w].name == vars_[v].name)
-        throw Error("variable '" + vars_[v].name + "' is declared by both " + vars_[w].owner +
-                    " and " + vars_[v].owner);
+      if (vars[w].name == vars[v].name)
+        throw Error("variable '" + vars[v].name + "' is declared by both " + vars[w].owner +
+                    " and " + vars[v].owner);
+  // Scratch variables live apart from unk (their own storage, below).
+  for (auto& v : vars) (v.role == VarRole::scratch ? scratch_vars_ : vars_).push_back(std::move(v));
+  for (std::size_t v = 0; v < vars_.size(); ++v) {
     if (vars_[v].guard_fill) {
       if (nfill_ != static_cast<int>(v))
         throw Error("mesh: guard-filled variable '" + vars_[v].name +
@@ -200,6 +204,12 @@ Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int 
   tree_.distribute(nranks_, round_robin_);
   storage_ = BlockStorage(s, maxblocks, rank_, memory::config_for(p, "unk"),
                           parse_layout(p.get_string("mesh.layout")));
+  if (!scratch_vars_.empty()) {
+    BlockShape ss = s;
+    ss.nvar = static_cast<int>(scratch_vars_.size());
+    scratch_ = BlockStorage(ss, maxblocks, rank_, memory::config_for(p, "scratch"),
+                            storage_.layout(), "scratch_vars");
+  }
   fluxreg_ = std::make_unique<FluxRegister>(s, maxblocks, nflux < 0 ? s.nvar : nflux,
                                             memory::config_for(p, "flux"));
   check_maxblocks(tree_);
@@ -214,6 +224,12 @@ Mesh::~Mesh() = default;
 int Mesh::var_index(const std::string& name) const {
   for (int v = 0; v < static_cast<int>(vars_.size()); ++v)
     if (vars_[v].name == name) return v;
+  return -1;
+}
+
+int Mesh::scratch_index(const std::string& name) const {
+  for (int v = 0; v < static_cast<int>(scratch_vars_.size()); ++v)
+    if (scratch_vars_[v].name == name) return v;
   return -1;
 }
 
@@ -242,6 +258,18 @@ std::array<double, 3> Mesh::finest_dx() const {
   return dx;
 }
 
+std::vector<double> Mesh::leaf_sums(int n, const std::function<void(int, double*)>& f) const {
+  const std::size_t nn = static_cast<std::size_t>(n);
+  std::vector<double> all(nn * tree_.size(), 0.0), red(nn * tree_.size(), 0.0);
+  for (int id : local_leaves_) f(id, all.data() + nn * std::size_t(id));
+  // Exactly one rank holds each entry, the others 0: the sum over ranks is exact.
+  MPI_Allreduce(all.data(), red.data(), static_cast<int>(red.size()), MPI_DOUBLE, MPI_SUM, comm_);
+  std::vector<double> tot(nn, 0.0);
+  for (int id = 0; id < tree_.size(); ++id)
+    for (std::size_t q = 0; q < nn; ++q) tot[q] += red[nn * std::size_t(id) + q];
+  return tot;
+}
+
 void Mesh::check_maxblocks(const Tree& t) const {
   std::vector<int> count(nranks_, 0);
   for (const auto& n : t.nodes()) ++count[n.owner];
@@ -254,6 +282,8 @@ void Mesh::check_maxblocks(const Tree& t) const {
 
 void Mesh::after_tree_change() {
   guards_current_ = false;
+  set_runs_.clear();
+  scratch_runs_.clear();
   local_leaves_.clear();
   for (int id = 0; id < tree_.size(); ++id)
     if (tree_.node(id).leaf() && tree_.node(id).owner == rank_) local_leaves_.push_back(id);
@@ -495,69 +525,257 @@ namespace {
 // so applying x, then y, then z fills edges and corners from already-filled zones.
 template <Layout L>
 void boundary_slab(const BlockView<L>& u, const BlockShape& s, int a, int side, Boundary bc,
-                   const std::vector<VarInfo>& vars, int nfill) {
+                   const std::vector<VarInfo>& vars, const std::vector<VarRun>& runs,
+                   const std::map<std::array<int, 3>, BoundaryFill>* own, const BlockGeom& geom) {
   const int nx = s.nx, ng = s.ng;
   const int b = a == 0 ? 1 : 0, c = a == 2 ? 1 : 2;  // the other two axes
-  for (int v = 0; v < nfill; ++v) {
-    const double sign = bc == Boundary::reflecting && vars[v].vector_axis == a ? -1.0 : 1.0;
-    for (int m = 0; m < ng; ++m) {
-      int g[3], q[3];
-      g[a] = side ? ng + nx + m : ng - 1 - m;
-      q[a] =
-          bc == Boundary::outflow ? (side ? ng + nx - 1 : ng) : (side ? ng + nx - 1 - m : ng + m);
-      g[b] = q[b] = g[c] = q[c] = 0;
-      // Offsets are linear in (i, j, k) in either layout: the guard zone is a fixed
-      // distance from its source zone across the whole slab.
-      const std::ptrdiff_t shift = std::ptrdiff_t(u.offset(v, g[0], g[1], g[2])) -
-                                   std::ptrdiff_t(u.offset(v, q[0], q[1], q[2]));
-      const std::ptrdiff_t sb = u.offset(v, b == 0, b == 1, b == 2) - u.offset(v, 0, 0, 0);
-      const std::ptrdiff_t sc = u.offset(v, c == 0, c == 1, c == 2) - u.offset(v, 0, 0, 0);
-      double* base = &u(v, q[0], q[1], q[2]);
-      for (int y = 0; y < s.n(c); ++y)
-        for (int x = 0; x < s.n(b); ++x) {
-          double* src = base + y * sc + x * sb;
-          src[shift] = sign * src[0];
+  for (const auto& run : runs)
+    for (int v = run.first; v < run.first + run.n; ++v) {
+      if (own != nullptr) {
+        if (const auto it = own->find({v, a, side}); it != own->end()) {
+          GuardSlab g;
+          g.axis = a;
+          g.side = side;
+          g.ng = ng;
+          g.nx = nx;
+          g.b = b;
+          g.c = c;
+          g.nb = s.n(b);
+          g.nc = s.n(c);
+          g.geom = geom;
+          g.p0 = &u(v, 0, 0, 0);
+          for (int d = 0; d < 3; ++d)
+            g.st[d] = std::ptrdiff_t(u.offset(v, d == 0, d == 1, d == 2)) -
+                      std::ptrdiff_t(u.offset(v, 0, 0, 0));
+          it->second(g);
+          continue;
         }
+      }
+      const double sign = bc == Boundary::reflecting && vars[v].vector_axis == a ? -1.0 : 1.0;
+      for (int m = 0; m < ng; ++m) {
+        int g[3], q[3];
+        g[a] = side ? ng + nx + m : ng - 1 - m;
+        q[a] =
+            bc == Boundary::outflow ? (side ? ng + nx - 1 : ng) : (side ? ng + nx - 1 - m : ng + m);
+        g[b] = q[b] = g[c] = q[c] = 0;
+        // Offsets are linear in (i, j, k) in either layout: the guard zone is a fixed
+        // distance from its source zone across the whole slab.
+        const std::ptrdiff_t shift = std::ptrdiff_t(u.offset(v, g[0], g[1], g[2])) -
+                                     std::ptrdiff_t(u.offset(v, q[0], q[1], q[2]));
+        const std::ptrdiff_t sb = u.offset(v, b == 0, b == 1, b == 2) - u.offset(v, 0, 0, 0);
+        const std::ptrdiff_t sc = u.offset(v, c == 0, c == 1, c == 2) - u.offset(v, 0, 0, 0);
+        double* base = &u(v, q[0], q[1], q[2]);
+        for (int y = 0; y < s.n(c); ++y)
+          for (int x = 0; x < s.n(b); ++x) {
+            double* src = base + y * sc + x * sb;
+            src[shift] = sign * src[0];
+          }
+      }
     }
-  }
 }
 }  // namespace
 
-void Mesh::apply_physical_bcs(int level, int nvar) {
+void Mesh::apply_physical_bcs(int level, BlockStorage& st, const std::vector<VarInfo>& vars,
+                              const std::vector<VarRun>& runs) {
   with_layout([&](auto tag) {
     for (int id : local_leaves_) {
       const Node& n = tree_.node(id);
       if (n.level != level) continue;
-      const auto u = view(id, tag);
+      const auto u = st.view(slot_[id], tag);
       for (int a = 0; a < ndim(); ++a)
         for (int side = 0; side < 2; ++side) {
           const Boundary bc = bc_[a][side];
           if (bc == Boundary::periodic) continue;
           const int edge = side ? tree_.geometry().nblocks_at(a, level) - 1 : 0;
-          if (n.pos[a] == edge) boundary_slab(u, shape(), a, side, bc, vars_, nvar);
+          if (n.pos[a] == edge)
+            boundary_slab(u, st.shape(), a, side, bc, vars, runs,
+                          &st == &storage_ && !var_bcs_.empty() ? &var_bcs_ : nullptr, geom(id));
         }
     }
   });
 }
 
 void Mesh::fill_guards(int nvar) {
-  TESSERA_REGION("guardcell");
   const int n = nvar < 0 ? nfill_ : std::min(nvar, nfill_);
-  if (!guards_current_) {
-    execute(guard_stages_[0], storage_, comm_, 100, n, geometry_);
-    apply_physical_bcs(0, n);
-    for (int L = 1; L < static_cast<int>(guard_stages_.size()); ++L) {
-      execute(guard_stages_[L], storage_, comm_, 100 + L, n, geometry_);
-      apply_physical_bcs(L, n);
-    }
-  } else if (n == nfill_) {
-    guards_current_ = false;  // a complete fill would have been this one
+  std::vector<int> prefix(static_cast<std::size_t>(n));
+  std::iota(prefix.begin(), prefix.end(), 0);
+  fill_set(VarSet(std::move(prefix)), true);
+}
+
+void Mesh::fill_guards(const VarSet& set) {
+  fill_set(set, false);
+}
+
+const std::vector<VarRun>& Mesh::runs_of(const VarSet& set, const std::vector<VarInfo>& vars,
+                                         std::map<std::vector<int>, std::vector<VarRun>>& cache) {
+  auto it = cache.find(set.vars());
+  if (it != cache.end()) return it->second;
+  std::vector<VarRun> runs;
+  for (const int v : set.vars()) {
+    const Prolong p = vars[v].prolong;
+    if (!runs.empty() && runs.back().first + runs.back().n == v && runs.back().prolong == p)
+      ++runs.back().n;
+    else
+      runs.push_back({v, 1, p});
   }
-  if (after_fill_ && n >= after_fill_nvar_) {
+  return cache.emplace(set.vars(), std::move(runs)).first->second;
+}
+
+void Mesh::fill_runs(BlockStorage& st, const std::vector<VarInfo>& vars,
+                     const std::vector<VarRun>& runs) {
+  execute(guard_stages_[0], st, comm_, 100, runs, geometry_);
+  apply_physical_bcs(0, st, vars, runs);
+  for (int L = 1; L < static_cast<int>(guard_stages_.size()); ++L) {
+    execute(guard_stages_[L], st, comm_, 100 + L, runs, geometry_);
+    apply_physical_bcs(L, st, vars, runs);
+  }
+}
+
+void Mesh::fill_set(const VarSet& set, bool keep_current) {
+  TESSERA_REGION("guardcell");
+  for (const int v : set.vars())
+    if (v < 0 || v >= static_cast<int>(vars_.size()))
+      throw Error("mesh: fill_guards of variable " + std::to_string(v) + " of " +
+                  std::to_string(vars_.size()));
+  // Whether the set holds every guard-filled variable [0, n) (they come first).
+  auto covers = [&](int n) {
+    return static_cast<int>(set.size()) >= n && (n == 0 || set.vars()[n - 1] == n - 1);
+  };
+  const VarSet* todo = &set;
+  VarSet rest;
+  if (guards_current_) {
+    // The marking's fill left the guard-filled variables' guard zones current: only the
+    // others of the set need filling. A complete fill would have been this one.
+    std::vector<int> others;
+    for (const int v : set.vars())
+      if (v >= nfill_) others.push_back(v);
+    rest = VarSet(std::move(others));
+    todo = &rest;
+    if (covers(nfill_) || !keep_current) guards_current_ = false;
+  }
+  if (!todo->empty()) fill_runs(storage_, vars_, runs_of(*todo, vars_, set_runs_));
+  if (after_fill_ && covers(after_fill_nvar_)) {
     auto f = std::move(after_fill_);
     after_fill_ = nullptr;
     f();
   }
+}
+
+void Mesh::fill_scratch_guards(const VarSet& set) {
+  TESSERA_REGION("guardcell");
+  for (const int v : set.vars())
+    if (v < 0 || v >= static_cast<int>(scratch_vars_.size()))
+      throw Error("mesh: fill_scratch_guards of scratch variable " + std::to_string(v) + " of " +
+                  std::to_string(scratch_vars_.size()));
+  if (!set.empty()) fill_runs(scratch_, scratch_vars_, runs_of(set, scratch_vars_, scratch_runs_));
+}
+
+std::array<double, 3> GuardSlab::centre(int m, int x, int y) const {
+  std::array<double, 3> r{};
+  for (int d = 0; d < 3; ++d) {
+    const int i = d == axis ? gidx(m) : (d == b ? x : y);
+    const int g = d < geom.ndim ? ng : 0;
+    r[d] = geom.lo[d] + (i - g + 0.5) * geom.dx[d];
+  }
+  return r;
+}
+
+double GuardSlab::face() const {
+  return geom.lo[axis] + (side ? nx * geom.dx[axis] : 0.0);
+}
+
+BoundaryFill dirichlet(std::function<double(const std::array<double, 3>&)> g) {
+  return [g = std::move(g)](const GuardSlab& s) {
+    for (int y = 0; y < s.nc; ++y)
+      for (int x = 0; x < s.nb; ++x) {
+        auto at = s.centre(0, x, y);
+        at[s.axis] = s.face();
+        const double value = g(at);
+        for (int m = 0; m < s.ng; ++m) s.guard(m, x, y) = 2.0 * value - s.interior(m, x, y);
+      }
+  };
+}
+
+BoundaryFill neumann(std::function<double(const std::array<double, 3>&)> q) {
+  return [q = std::move(q)](const GuardSlab& s) {
+    for (int y = 0; y < s.nc; ++y)
+      for (int x = 0; x < s.nb; ++x) {
+        auto at = s.centre(0, x, y);
+        at[s.axis] = s.face();
+        const double dudn = q(at);
+        for (int m = 0; m < s.ng; ++m) s.guard(m, x, y) = s.interior(m, x, y) + s.gap(m) * dudn;
+      }
+  };
+}
+
+void Mesh::set_var_boundary(int var, int axis, int side, BoundaryFill fill) {
+  if (var < 0 || var >= static_cast<int>(vars_.size()) || axis < 0 || axis >= ndim() || side < 0 ||
+      side > 1)
+    throw Error("mesh: set_var_boundary(" + std::to_string(var) + ", " + std::to_string(axis) +
+                ", " + std::to_string(side) + ") is outside the variables or the axes");
+  if (bc_[axis][side] == Boundary::periodic)
+    throw Error("mesh: variable '" + vars_[var].name + "' cannot have its own condition on the " +
+                std::string(side ? "high " : "low ") + "xyz"[axis] + " face: it is periodic");
+  var_bcs_[{var, axis, side}] = std::move(fill);
+}
+
+VarSet Mesh::scratch_set(const std::vector<std::string>& names) const {
+  std::vector<int> v;
+  for (const auto& n : names) {
+    const int i = scratch_index(n);
+    if (i < 0) throw Error("mesh: no scratch variable '" + n + "'");
+    v.push_back(i);
+  }
+  return VarSet(std::move(v));
+}
+
+VarSet Mesh::var_set(const std::vector<std::string>& names) const {
+  std::vector<int> v;
+  for (const auto& n : names) {
+    const int i = var_index(n);
+    if (i < 0) throw Error("mesh: no variable '" + n + "' in unk");
+    v.push_back(i);
+  }
+  return VarSet(std::move(v));
+}
+
+VarSet Mesh::guard_filled() const {
+  std::vector<int> v(static_cast<std::size_t>(nfill_));
+  std::iota(v.begin(), v.end(), 0);
+  return VarSet(std::move(v));
+}
+
+VarSet::VarSet(std::vector<int> vars) : vars_(std::move(vars)) {
+  std::sort(vars_.begin(), vars_.end());
+  vars_.erase(std::unique(vars_.begin(), vars_.end()), vars_.end());
+}
+
+bool VarSet::contains(int v) const {
+  return std::binary_search(vars_.begin(), vars_.end(), v);
+}
+
+const char* to_string(VarRole r) {
+  switch (r) {
+    case VarRole::independent:
+      return "independent";
+    case VarRole::derived:
+      return "derived";
+    case VarRole::scratch:
+      return "scratch";
+  }
+  return "?";
+}
+
+const char* to_string(Prolong p) {
+  switch (p) {
+    case Prolong::mc:
+      return "mc";
+    case Prolong::linear:
+      return "linear";
+    case Prolong::injection:
+      return "injection";
+  }
+  return "?";
 }
 
 void Mesh::after_next_fill(int nvar, std::function<void()> f) {
@@ -648,7 +866,13 @@ bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_m
       }
     }
   }
-  execute(plan, storage_, comm_, 200, -1, geometry_);
+  {
+    // Every variable, each with its own prolongation.
+    std::vector<int> all(vars_.size());
+    std::iota(all.begin(), all.end(), 0);
+    const std::vector<VarRun> runs = runs_of(VarSet(std::move(all)), vars_, set_runs_);
+    execute(plan, storage_, comm_, 200, runs, geometry_);
+  }
   for (int id = 0; id < tree_.size(); ++id)
     if (slot_[id] >= 0 && !kept[slot_[id]]) storage_.release(slot_[id]);
   tree_ = std::move(nt);

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +32,16 @@ enum class VarKind {
   auxiliary     ///< a zone quantity without fluxes (pres, temp, gamc)
 };
 
+/// What a variable is to the run (Parthenon's Metadata::Independent / Derived / OneCopy).
+enum class VarRole {
+  independent,  ///< evolved state: checkpointed, regridded, restarted (dens, ener, flam)
+  derived,      ///< recomputable from the independents (pres, temp, gamc of a gamma law);
+                ///< a checkpoint may leave it out: restart recomputes it
+  scratch       ///< within a step only (Krylov vectors, RK stages): never written
+};
+const char* to_string(VarRole r);
+const char* to_string(Prolong p);
+
 /// A variable held in `unk`, declared by the unit that owns it.
 struct VarInfo {
   VarInfo() = default;
@@ -48,6 +59,36 @@ struct VarInfo {
   bool guard_fill = true;  ///< guard zones are filled (false: the owner recomputes them)
   bool plot = true;        ///< in the plotfile list "unk" (io.plot_vars) stands for
   std::string owner;       ///< the declaring unit's name
+  VarRole role = VarRole::independent;
+  Prolong prolong = Prolong::mc;  ///< how a prolongation fills its fine zones
+  /// The same with a role and a prolongation (declarations read as sentences).
+  VarInfo with_role(VarRole r) const {
+    VarInfo v = *this;
+    v.role = r;
+    return v;
+  }
+  VarInfo with_prolong(Prolong p) const {
+    VarInfo v = *this;
+    v.prolong = p;
+    return v;
+  }
+};
+
+/// A set of unk variables (indices into Mesh::vars(), ascending, each once): what a guard
+/// fill moves. Made by Mesh::var_set from names.
+class VarSet {
+ public:
+  VarSet() = default;
+  /// From indices in any order (sorted, duplicates dropped).
+  explicit VarSet(std::vector<int> vars);
+  const std::vector<int>& vars() const { return vars_; }
+  bool contains(int v) const;
+  bool empty() const { return vars_.empty(); }
+  std::size_t size() const { return vars_.size(); }
+  bool operator==(const VarSet& o) const { return vars_ == o.vars_; }
+
+ private:
+  std::vector<int> vars_;
 };
 
 enum class Boundary { outflow, reflecting, periodic };
@@ -72,6 +113,47 @@ struct BlockGeom {
 
 class FluxRegister;
 
+/// The guard zones of one variable of one block beyond one physical face of the domain,
+/// handed to a variable's own boundary condition (Mesh::set_var_boundary). Layer m = 0
+/// touches the face (m < ng); (x, y) run over the block's whole array (guard zones
+/// included) along the two other axes b < c; faces are filled x, then y, then z, so the
+/// guard zones along b and c already hold their values.
+struct GuardSlab {
+  int axis = 0, side = 0;      ///< the face: axis 0/1/2, side 0 (low) or 1 (high)
+  int ng = 0, nb = 1, nc = 1;  ///< layers; extents along the other axes b, c
+  int b = 1, c = 2;            ///< the other two axes, b < c
+  BlockGeom geom;              ///< the block's cells
+  /// Guard zone m (0 next to the face) at transverse array indices (x, y).
+  double& guard(int m, int x, int y) const { return at(gidx(m), x, y); }
+  /// The interior zone m from the face (the mirror of guard m).
+  double interior(int m, int x, int y) const { return at(midx(m), x, y); }
+  /// Centre of guard zone (m, x, y); at(axis) of face() gives the face point under it.
+  std::array<double, 3> centre(int m, int x, int y) const;
+  /// The face's position along `axis`.
+  double face() const;
+  /// Distance between the centres of guard m and its mirror, (2m + 1) dx.
+  double gap(int m) const { return (2 * m + 1) * geom.dx[axis]; }
+
+  double* p0 = nullptr;                ///< the variable's zone (0, 0, 0)
+  std::array<std::ptrdiff_t, 3> st{};  ///< offset per array index along each axis
+  int nx = 0;                          ///< interior zones along `axis`
+
+ private:
+  int gidx(int m) const { return side ? ng + nx + m : ng - 1 - m; }
+  int midx(int m) const { return side ? ng + nx - 1 - m : ng + m; }
+  double& at(int i_axis, int x, int y) const {
+    return p0[i_axis * st[axis] + x * st[b] + y * st[c]];
+  }
+};
+
+/// A variable's own condition on a face of the domain: fills the slab's guard zones.
+using BoundaryFill = std::function<void(const GuardSlab&)>;
+/// Dirichlet: the face value g(face point) held by guard = 2 g - mirror (second order for
+/// cell-centred data; deeper layers antisymmetric about the face).
+BoundaryFill dirichlet(std::function<double(const std::array<double, 3>&)> g);
+/// Neumann: the outward normal derivative q(face point): guard = mirror + gap(m) q.
+BoundaryFill neumann(std::function<double(const std::array<double, 3>&)> q);
+
 class Mesh {
  public:
   /// Declare mesh.* parameters.
@@ -93,8 +175,22 @@ class Mesh {
   const BlockShape& shape() const { return storage_.shape(); }
   BlockStorage& storage() { return storage_; }
   const BlockStorage& storage() const { return storage_; }
+  /// unk's variables: every declared variable but the scratch ones.
   const std::vector<VarInfo>& vars() const { return vars_; }
-  int var_index(const std::string& name) const;  ///< -1 if absent
+  int var_index(const std::string& name) const;  ///< -1 if absent (or a scratch variable)
+  /// The scratch variables (VarRole::scratch), kept apart from unk in their own block
+  /// storage (arena "scratch_vars", page policy memory.pages_scratch), one slot per block at
+  /// the block's unk slot. Never written, restarted or moved by a regrid: after a tree
+  /// change their values are unspecified. Guard fills on request (fill_scratch_guards).
+  const std::vector<VarInfo>& scratch_vars() const { return scratch_vars_; }
+  int scratch_index(const std::string& name) const;  ///< -1 if absent
+  /// View of a local block's scratch variables (indices of scratch_vars()); L: layout().
+  template <Layout L>
+  BlockView<L> scratch_view(int node, LayoutTag<L> tag) {
+    return scratch_.view(slot_[node], tag);
+  }
+  /// The scratch storage (empty, no arena, without scratch variables).
+  const BlockStorage& scratch_storage() const { return scratch_; }
   int ndim() const { return tree_.geometry().ndim; }
   int nxb() const { return shape().nx; }
   int lrefine_min() const { return lrefine_min_; }  ///< 1-based, as FLASH
@@ -135,12 +231,37 @@ class Mesh {
   const std::vector<int>& peer_ranks() const { return peer_ranks_; }
   /// Smallest cell width on each axis over the whole tree.
   std::array<double, 3> finest_dx() const;
+  /// Collective: n sums over the leaves, the same bits on any number of ranks. f(id, out)
+  /// writes leaf id's n partial sums (this rank's leaves); the partials are gathered by
+  /// node id and added in canonical order. The one place sums over leaves are reduced
+  /// (the driver's totals, units' diagnostics).
+  std::vector<double> leaf_sums(int n, const std::function<void(int id, double* out)>& f) const;
 
   /// Collective: fill every local leaf's guard cells (same-level copy, restriction,
   /// prolongation, then physical boundaries, coarse levels first) of the guard-filled
   /// variables, or of the first `nvar` of them (variables [0, nvar): a unit that reads
   /// only hydro's dens and momenta fills those four).
   void fill_guards(int nvar = -1);
+  /// Collective: the same for the variables of `set` alone, guard-filled or not (a unit
+  /// fills what its stencil reads), in one exchange, each variable with its own
+  /// prolongation. The runs of contiguous variables a set moves are worked out once per
+  /// set and kept until the tree changes. A fill the marking's guard zones serve
+  /// (mark_guards_current) ends that state: its caller may change the variables next.
+  void fill_guards(const VarSet& set);
+  /// The set of the variables named (throws tessera::Error naming an unknown one).
+  VarSet var_set(const std::vector<std::string>& names) const;
+  /// The guard-filled variables (what fill_guards() moves).
+  VarSet guard_filled() const;
+  /// Collective: fill the guard zones of the scratch variables of `set` (indices of
+  /// scratch_vars()), as fill_guards(VarSet) does for unk's.
+  void fill_scratch_guards(const VarSet& set);
+  /// The set of the scratch variables named (throws tessera::Error naming an unknown one).
+  VarSet scratch_set(const std::vector<std::string>& names) const;
+  /// Variable `var` of unk takes its own condition at face (axis, side) of the domain
+  /// instead of the face's mesh.*_boundary_type (which the other variables keep): a unit's
+  /// Dirichlet or Neumann value, or any fill (a Marshak condition). Throws tessera::Error
+  /// for a periodic face or a bad index. Every guard fill applies it, on every rank.
+  void set_var_boundary(int var, int axis, int side, BoundaryFill fill);
   /// Run f once, right after the next fill_guards that fills at least variables
   /// [0, nvar) (whoever calls it), and forget it. One at a time: a second call replaces the
   /// first. A unit that needs the guard zones of the current state but not now (the
@@ -225,6 +346,18 @@ class Mesh {
   TransferPlan accumulate_plan_;
   int accumulate_levels_ = 1;
   std::unique_ptr<FluxRegister> fluxreg_;
+  /// Runs of contiguous variables of one prolongation per filled set (fill_guards(VarSet)),
+  /// kept until the tree changes; and those of every variable (regrid).
+  std::map<std::vector<int>, std::vector<VarRun>> set_runs_, scratch_runs_;
+  static const std::vector<VarRun>& runs_of(const VarSet& set, const std::vector<VarInfo>& vars,
+                                            std::map<std::vector<int>, std::vector<VarRun>>& cache);
+  /// The guard fill of `runs` of the variables `vars` held in `st` (unk or the scratch).
+  void fill_runs(BlockStorage& st, const std::vector<VarInfo>& vars,
+                 const std::vector<VarRun>& runs);
+  std::vector<VarInfo> scratch_vars_;
+  BlockStorage scratch_;
+  /// Variables' own boundary conditions, by (var, axis, side) (unk variables only).
+  std::map<std::array<int, 3>, BoundaryFill> var_bcs_;
   std::function<void()> after_fill_;
   int after_fill_nvar_ = 0;
   bool guards_current_ = false;
@@ -234,7 +367,11 @@ class Mesh {
   void set_radial(TransferOp& op, int src_node) const;
   void build_guard_plan();
   void build_accumulate_plan();
-  void apply_physical_bcs(int level, int nvar);
+  /// fill_guards of a set; `keep_current`: a partial fill served by current guard zones
+  /// leaves them current (fill_guards(nvar), whose partial callers do not write unk).
+  void fill_set(const VarSet& set, bool keep_current);
+  void apply_physical_bcs(int level, BlockStorage& st, const std::vector<VarInfo>& vars,
+                          const std::vector<VarRun>& runs);
   void check_maxblocks(const Tree& t) const;
 };
 

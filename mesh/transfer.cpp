@@ -162,18 +162,18 @@ template <int NR, Layout L>
       }
 }
 
-// Conservative limited linear prolongation of op.dst from a coarse source with a 1-cell
-// halo: each fine cell takes the coarse value plus a quarter of the MC-limited slope per
-// axis toward its half (val = q0, then + sgn_a * slope_a for a = x, y, z in that order);
-// the average of the 2^d fine cells is the coarse value. In curvilinear geometry the
-// radial offset is (centroid of the fine cell - centroid of the coarse cell) / coarse
-// width, which keeps the volume integral.
-// Step 1: per variable, q0 and the slopes of every coarse cell under the box, once (a
-// coarse cell has up to 2^d fine cells in it). Step 2: every fine cell from its coarse
-// cell's values. The arithmetic per fine cell is the same as evaluating it cell by cell.
+// Conservative linear prolongation of op.dst from a coarse source with a 1-cell
+// halo: each fine cell takes the coarse value plus a quarter of the slope per axis toward
+// its half (MC-limited, the unlimited central difference, or none: `kind`) (val = q0, then + sgn_a
+// * slope_a for a = x, y, z in that order); the average of the 2^d fine cells is the coarse value.
+// In curvilinear geometry the radial offset is (centroid of the fine cell - centroid of the coarse
+// cell) / coarse width, which keeps the volume integral. Step 1: per variable, q0 and the slopes of
+// every coarse cell under the box, once (a coarse cell has up to 2^d fine cells in it). Step 2:
+// every fine cell from its coarse cell's values. The arithmetic per fine cell is the same as
+// evaluating it cell by cell.
 template <Layout L>
 [[gnu::noinline]] void prolong(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst,
-                               int nvar, int ndim, Geometry geo) {
+                               int nvar, int ndim, Geometry geo, Prolong kind) {
   const Box& d = op.dst;
   const IVec& o = op.src.lo;
   // Per axis and fine index t: the coarse cell (relative to the coarse sub-box) and the
@@ -231,8 +231,18 @@ template <Layout L>
         for (int a = 0; a < ndim; ++a) {
           const long sa = st[a];
           double* __restrict out = ts[a];
-          for (int i = 0; i < nc[0]; ++i)
-            out[i] = mc_slope(q[i * sx - sa], q[i * sx], q[i * sx + sa]);
+          switch (kind) {
+            case Prolong::mc:
+              for (int i = 0; i < nc[0]; ++i)
+                out[i] = mc_slope(q[i * sx - sa], q[i * sx], q[i * sx + sa]);
+              break;
+            case Prolong::linear:
+              for (int i = 0; i < nc[0]; ++i) out[i] = 0.5 * (q[i * sx + sa] - q[i * sx - sa]);
+              break;
+            case Prolong::injection:
+              for (int i = 0; i < nc[0]; ++i) out[i] = 0.0;
+              break;
+          }
         }
         const std::size_t r = (std::size_t(k) * nc[1] + j) * n0;
         for (int i = 0; i < n0; ++i) {
@@ -270,7 +280,7 @@ template <Layout L>
 // packed buffer holds nvar variables per zone, a block array all of its own).
 template <Layout L>
 void apply(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst, int nvar, int ndim,
-           Geometry geo) {
+           Geometry geo, Prolong kind) {
   const Box& d = op.dst;
   const IVec& o = op.src.lo;
   switch (op.kind) {
@@ -317,17 +327,20 @@ void apply(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst, 
       break;
     }
     case OpKind::prolong:
-      prolong(op, src, dst, nvar, ndim, geo);
+      prolong(op, src, dst, nvar, ndim, geo, kind);
       break;
   }
 }
 
 template <Layout L>
-void run_plan(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag, int nvar,
-              Geometry geo, int first) {
+void run_plan(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag,
+              const std::vector<VarRun>& runs, Geometry geo) {
   const int me = parallel::rank(comm);
   const int nall = storage.shape().nvar;
   const int ndim = storage.shape().ndim;
+  int nvar = 0;  // doubles per zone in a packed buffer: every run's, run after run
+  for (const auto& r : runs) nvar += r.n;
+  TransferBytes& bytes = transfer_bytes();
   std::map<int, std::vector<double>> send, recv;
   {
     TESSERA_REGION("pack");
@@ -342,12 +355,15 @@ void run_plan(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, in
     for (const auto& op : plan.ops) {
       if (op.src_rank != me || op.dst_rank == me) continue;
       auto& buf = send[op.dst_rank];
-      const Source<L> s = block_source<L>(storage, op.src_slot, first);
       const Box& b = op.src;
-      for_box_runs<L>(b, nvar, nall, [&](int v, int i, int j, int k, int n) {
-        const double* in = s.ptr(v, b.lo[0] + i, b.lo[1] + j, b.lo[2] + k);
-        buf.insert(buf.end(), in, in + n);
-      });
+      for (const auto& run : runs) {
+        const Source<L> s = block_source<L>(storage, op.src_slot, run.first);
+        for_box_runs<L>(b, run.n, nall, [&](int v, int i, int j, int k, int n) {
+          const double* in = s.ptr(v, b.lo[0] + i, b.lo[1] + j, b.lo[2] + k);
+          buf.insert(buf.end(), in, in + n);
+        });
+      }
+      bytes.sent += sizeof(double) * op.src.volume() * nvar;
     }
   }
   {
@@ -358,27 +374,42 @@ void run_plan(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, in
   std::map<int, std::size_t> cursor;
   for (const auto& op : plan.ops) {
     if (op.dst_rank != me) continue;
-    const BlockView<L> dst = block_dest<L>(storage, op.dst_slot, first);
+    bytes.written += sizeof(double) * op.dst.volume() * nvar;
     if (op.src_rank == me) {
-      apply(op, block_source<L>(storage, op.src_slot, first), dst, nvar, ndim, geo);
+      for (const auto& run : runs)
+        apply(op, block_source<L>(storage, op.src_slot, run.first),
+              block_dest<L>(storage, op.dst_slot, run.first), run.n, ndim, geo, run.prolong);
     } else {
       std::size_t& at = cursor[op.src_rank];
-      const double* p = recv[op.src_rank].data() + at;
-      apply(op, buffer_source<L>(p, op.src, nvar), dst, nvar, ndim, geo);
-      at += op.src.volume() * nvar;
+      for (const auto& run : runs) {
+        const double* p = recv[op.src_rank].data() + at;
+        apply(op, buffer_source<L>(p, op.src, run.n),
+              block_dest<L>(storage, op.dst_slot, run.first), run.n, ndim, geo, run.prolong);
+        at += op.src.volume() * run.n;
+      }
     }
   }
 }
 
 }  // namespace
 
+TransferBytes& transfer_bytes() {
+  thread_local TransferBytes b;
+  return b;
+}
+
 void execute(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag, int nvar,
              Geometry geo, int first) {
   const int nall = storage.shape().nvar;
   const int f = std::clamp(first, 0, nall);
   const int nv = nvar < 0 || nvar > nall - f ? nall - f : nvar;
+  execute(plan, storage, comm, tag, std::vector<VarRun>{{f, nv, Prolong::mc}}, geo);
+}
+
+void execute(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag,
+             const std::vector<VarRun>& runs, Geometry geo) {
   storage.with_layout(
-      [&](auto L) { run_plan<decltype(L)::value>(plan, storage, comm, tag, nv, geo, f); });
+      [&](auto L) { run_plan<decltype(L)::value>(plan, storage, comm, tag, runs, geo); });
 }
 
 }  // namespace tessera::mesh

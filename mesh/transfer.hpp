@@ -47,6 +47,30 @@ struct TransferPlan {
   std::vector<TransferOp> ops;  ///< only ops this rank takes part in, in global order
 };
 
+/// How a prolong op fills fine cells from a coarse cell of one variable (each variable
+/// declares its own): the coarse value plus a quarter of a slope per axis toward the fine
+/// cell's half; the average of the fine cells is always the coarse value.
+enum class Prolong : std::uint8_t {
+  mc,        ///< MC-limited slope (van Leer 1977): no new extrema (hydro's variables)
+  linear,    ///< the unlimited central slope: exact for a linear field (a Krylov operand,
+             ///< a signed distance)
+  injection  ///< no slope: every fine cell takes the coarse value
+};
+
+/// A run of contiguous variables [first, first + n) moved by one plan with one prolongation.
+struct VarRun {
+  int first = 0, n = 0;
+  Prolong prolong = Prolong::mc;
+};
+
+/// Bytes moved by execute() on this thread since the last reset: `written` counts the
+/// doubles written into destination zones (local and remote ops), `sent` those packed for
+/// other ranks. For tests and benchmarks (a fill of one variable must move one variable).
+struct TransferBytes {
+  std::uint64_t written = 0, sent = 0;
+};
+TransferBytes& transfer_bytes();
+
 /// Execute a plan on `storage` for variables [first, first + nvar) (nvar < 0: all from
 /// first on), in geometry `geo` (restriction is the volume-weighted mean and prolongation
 /// conserves the volume integral). Ops are applied in plan order on the destination rank.
@@ -54,5 +78,9 @@ struct TransferPlan {
 /// separates concurrent plans.
 void execute(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag, int nvar = -1,
              Geometry geo = Geometry::cartesian, int first = 0);
+/// The same for several runs of variables in one exchange (one message per peer rank):
+/// each op moves run after run, each run with its own prolongation.
+void execute(const TransferPlan& plan, BlockStorage& storage, MPI_Comm comm, int tag,
+             const std::vector<VarRun>& runs, Geometry geo = Geometry::cartesian);
 
 }  // namespace tessera::mesh

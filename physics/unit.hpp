@@ -131,6 +131,15 @@ class Unit {
   virtual void after_regrid(mesh::Mesh& /*m*/) {}
   /// The first bad zone of this rank's leaves.
   virtual BadZone check(mesh::Mesh& /*m*/) const { return {}; }
+  /// The unit's own refinement criterion (a level-set band, a scalar front), evaluated with
+  /// the Löhner criteria whenever the driver marks (guard zones of the guard-filled
+  /// variables filled): write votes[id] for this rank's leaves (refine, derefine or keep:
+  /// no change) and return true; false (the default): the unit has none. A leaf refines
+  /// if any criterion says refine and derefines only if every criterion says derefine
+  /// (Parthenon's rule). Users: the example unit `scalar`; the level set (issue 22).
+  virtual bool tag_refinement(mesh::Mesh& /*m*/, std::vector<mesh::Flag>& /*votes*/) const {
+    return false;
+  }
 
   /// Derived output variables (computed from unk, written to files, usable for
   /// refinement).

@@ -36,6 +36,7 @@
 
 #include "physics/eos/eos.hpp"
 #include "physics/flame/flame.hpp"
+#include "physics/registry.hpp"
 #include "physics/unit.hpp"
 
 namespace tessera::base {
@@ -63,6 +64,8 @@ class Burn final : public physics::UnitBase<Burn>, public flame::FuelDensity {
  public:
   /// burn.fuel, burn.ash, burn.q_fuel.
   static void declare_params(base::Params& p);
+  /// The unit's registration (physics/registry.hpp): name, factory, parameters, needs.
+  static physics::Registration registration();
   explicit Burn(const base::Params& p);
 
   std::string name() const override { return "burn"; }

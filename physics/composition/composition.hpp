@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "physics/composition/nuclides.hpp"
+#include "physics/registry.hpp"
 #include "physics/unit.hpp"
 
 namespace tessera::base {
@@ -21,6 +22,8 @@ class Composition final : public physics::UnitBase<Composition> {
  public:
   /// composition.species, composition.scalars.
   static void declare_params(base::Params& p);
+  /// The unit's registration (physics/registry.hpp): name, factory, parameters, needs.
+  static physics::Registration registration();
   /// Throws tessera::Error naming an unknown species (and the nearest known one).
   explicit Composition(const base::Params& p);
 

@@ -307,4 +307,19 @@ nlohmann::json EosUnit::summary(MPI_Comm comm) const {
   return j;
 }
 
+physics::Registration EosUnit::registration() {
+  physics::Registration r;
+  r.name = "eos";
+  r.role = physics::UnitRole::service;
+  r.doc = "equation of state (gamma law or Helmholtz) behind the pencil interface";
+  r.requires_.after = {};
+  r.requires_.excludes = {};
+  r.requires_.alone = false;
+  r.requires_.needs_services = true;
+  r.declare_params = &EosUnit::declare_params;
+  r.make = [](const base::Params& p) { return std::make_unique<EosUnit>(p); };
+  r.hooks = {"bind", "initialise", "check", "memory_needs", "summary"};
+  return r;
+}
+
 }  // namespace tessera::eos

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "physics/eos/eos.hpp"
+#include "physics/registry.hpp"
 #include "physics/unit.hpp"
 
 namespace tessera::base {
@@ -29,6 +30,8 @@ class EosUnit final : public physics::Unit {
  public:
   /// eos.type, eos.gamma, eos.mu, eos.coulomb_mult, eos.table, eos.abar, eos.zbar.
   static void declare_params(base::Params& p);
+  /// The unit's registration (physics/registry.hpp): name, factory, parameters, needs.
+  static physics::Registration registration();
   /// Builds the EOS (reads the Helmholtz table); throws tessera::Error on bad input.
   explicit EosUnit(const base::Params& p);
   ~EosUnit() override;

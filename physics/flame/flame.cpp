@@ -225,4 +225,19 @@ nlohmann::json Flame::summary(MPI_Comm comm) const {
   return j;
 }
 
+physics::Registration Flame::registration() {
+  physics::Registration r;
+  r.name = "flame";
+  r.role = physics::UnitRole::operator_unit;
+  r.doc = "ADR flame front (reaction, five-point diffusion)";
+  r.requires_.after = {};
+  r.requires_.excludes = {};
+  r.requires_.alone = false;
+  r.requires_.needs_services = true;
+  r.declare_params = &Flame::declare_params;
+  r.make = [](const base::Params& p) { return std::make_unique<Flame>(p); };
+  r.hooks = {"bind", "initialise", "max_dt", "advance", "check", "total_densities", "summary"};
+  return r;
+}
+
 }  // namespace tessera::flame

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "physics/flame/adr.hpp"
+#include "physics/registry.hpp"
 #include "physics/unit.hpp"
 
 namespace tessera::base {
@@ -78,6 +79,8 @@ class Flame final : public physics::UnitBase<Flame> {
   /// flame.gravity_accel, flame.quench, flame.quench_dens_min, flame.quench_dens_max,
   /// flame.courant, flame.expansion_correction.
   static void declare_params(base::Params& p);
+  /// The unit's registration (physics/registry.hpp): name, factory, parameters, needs.
+  static physics::Registration registration();
   explicit Flame(const base::Params& p);
 
   std::string name() const override { return "flame"; }

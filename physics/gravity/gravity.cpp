@@ -545,4 +545,20 @@ nlohmann::json Gravity::summary(MPI_Comm comm) const {
   return j;
 }
 
+physics::Registration Gravity::registration() {
+  physics::Registration r;
+  r.name = "gravity";
+  r.role = physics::UnitRole::operator_unit;
+  r.doc = "self-gravity (constant or multipole) and its momentum and energy sources";
+  r.requires_.after = {"hydro"};
+  r.requires_.excludes = {};
+  r.requires_.alone = false;
+  r.requires_.needs_services = true;
+  r.declare_params = &Gravity::declare_params;
+  r.make = [](const base::Params& p) { return std::make_unique<Gravity>(p); };
+  r.hooks = {"bind",          "initialise",   "after_restart",   "max_dt",       "advance",
+             "before_regrid", "after_regrid", "total_densities", "memory_needs", "summary"};
+  return r;
+}
+
 }  // namespace tessera::gravity

@@ -44,6 +44,7 @@
 
 #include "base/constants.hpp"
 #include "physics/gravity/multipole.hpp"
+#include "physics/registry.hpp"
 #include "physics/unit.hpp"
 
 namespace tessera::base {
@@ -86,6 +87,8 @@ class Gravity final : public physics::UnitBase<Gravity> {
   /// mpole_bin_width, mpole_inner_zone_size, mpole_inner_zone_resolution,
   /// mpole_uniform_bins, cfl, energy_source, ambient_density.
   static void declare_params(base::Params& p);
+  /// The unit's registration (physics/registry.hpp): name, factory, parameters, needs.
+  static physics::Registration registration();
   /// Reads the parameters; throws tessera::Error on a geometry the type cannot handle.
   explicit Gravity(const base::Params& p);
 

@@ -1375,4 +1375,33 @@ void Hydro::derived_impl(const std::string& name, const View& u, const mesh::Blo
       }
 }
 
+physics::Registration Hydro::registration() {
+  physics::Registration r;
+  r.name = "hydro";
+  r.role = physics::UnitRole::operator_unit;
+  r.doc = "unsplit second-order hydrodynamics (PLM/PPM, HLLC/HLLE, rk2 or one-stage MUSCL-Hancock)";
+  r.requires_.after = {};
+  r.requires_.excludes = {};
+  r.requires_.alone = false;
+  r.requires_.needs_services = true;
+  r.declare_params = &Hydro::declare_params;
+  r.make = [](const base::Params& p) { return std::make_unique<Hydro>(p); };
+  r.hooks = {"bind",
+             "initialise",
+             "max_dt",
+             "advance",
+             "sync",
+             "fill_guard_state",
+             "marking_skips_sync",
+             "marking_computes",
+             "marking_field",
+             "before_regrid",
+             "after_regrid",
+             "check",
+             "derived",
+             "total_densities",
+             "memory_needs"};
+  return r;
+}
+
 }  // namespace tessera::hydro

@@ -21,6 +21,7 @@
 
 #include "memory/arena.hpp"
 #include "mesh/mesh.hpp"
+#include "physics/registry.hpp"
 #include "physics/unit.hpp"
 
 namespace tessera::base {
@@ -83,6 +84,8 @@ struct Indices {
 class Hydro final : public physics::UnitBase<Hydro> {
  public:
   static void declare_params(base::Params& p);
+  /// The unit's registration (physics/registry.hpp): name, factory, parameters, needs.
+  static physics::Registration registration();
   explicit Hydro(const base::Params& p);
   ~Hydro() override;
 

@@ -890,4 +890,21 @@ nlohmann::json Pic::summary(MPI_Comm comm) const {
   return j;
 }
 
+physics::Registration Pic::registration() {
+  physics::Registration r;
+  r.name = "pic";
+  r.role = physics::UnitRole::operator_unit;
+  r.doc = "electromagnetic particle-in-cell plasma";
+  r.requires_.after = {};
+  r.requires_.excludes = {};
+  r.requires_.alone = true;
+  r.requires_.needs_services = false;
+  r.declare_params = &Pic::declare_params;
+  r.make = [](const base::Params& p) { return std::make_unique<Pic>(p); };
+  r.hooks = {"set_run_dir",  "bind",         "initialise", "after_restart",
+             "resume_clock", "max_dt",       "advance",    "reads_deferred_state",
+             "finish",       "particle_set", "summary"};
+  return r;
+}
+
 }  // namespace tessera::pic

@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "particles/particle_set.hpp"
+#include "physics/registry.hpp"
 #include "physics/unit.hpp"
 
 namespace tessera::base {
@@ -68,6 +69,8 @@ class Pic final : public physics::Unit {
   /// u_drift, init, epsilon, mode, cfl, gather, seed, pulse_amplitude, pulse_length,
   /// pulse_width, pulse_angle, pulse_x, pulse_y.
   static void declare_params(base::Params& p);
+  /// The unit's registration (physics/registry.hpp): name, factory, parameters, needs.
+  static physics::Registration registration();
   explicit Pic(const base::Params& p);
 
   std::string name() const override { return "pic"; }

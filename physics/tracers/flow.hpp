@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "physics/hydro/hydro.hpp"
+#include "physics/registry.hpp"
 #include "physics/unit.hpp"
 
 namespace tessera::tracers {
@@ -16,6 +17,15 @@ class Flow final : public physics::Unit {
   std::string name() const override { return "flow"; }
   std::vector<mesh::VarInfo> variables() const override {
     return hydro::Hydro::conserved_variables(name());
+  }
+  /// The unit's registration (physics/registry.hpp).
+  static physics::Registration registration() {
+    physics::Registration r;
+    r.name = "flow";
+    r.doc = "a prescribed velocity";
+    r.requires_.excludes = {"hydro"};
+    r.make = [](const base::Params&) { return std::make_unique<Flow>(); };
+    return r;
   }
 };
 

@@ -22,6 +22,7 @@
 
 #include "particles/particle_set.hpp"
 #include "particles/tracers.hpp"
+#include "physics/registry.hpp"
 #include "physics/unit.hpp"
 
 namespace tessera::base {
@@ -35,6 +36,8 @@ class Tracers final : public physics::Unit {
   /// particles.tracers, init, count, lattice_nx/ny/nz, xmin..zmax, mapping, seed,
   /// dt_factor.
   static void declare_params(base::Params& p);
+  /// The unit's registration (physics/registry.hpp): name, factory, parameters, needs.
+  static physics::Registration registration();
   explicit Tracers(const base::Params& p);
 
   std::string name() const override { return "particles"; }

@@ -1,0 +1,138 @@
+// `tessera units` (see units_command.hpp).
+#include "app/units_command.hpp"
+
+#include <mpi.h>
+
+#include <iostream>
+#include <sstream>
+
+#include "base/error.hpp"
+#include "base/params.hpp"
+#include "driver/simulation.hpp"
+#include "driver/units.hpp"
+
+namespace tessera::app {
+
+namespace {
+
+const char* role_name(physics::UnitRole r) {
+  switch (r) {
+    case physics::UnitRole::operator_unit:
+      return "operator";
+    case physics::UnitRole::particles:
+      return "particles";
+    case physics::UnitRole::service:
+      return "service";
+  }
+  return "?";
+}
+
+const char* kind_name(mesh::VarKind k) {
+  switch (k) {
+    case mesh::VarKind::conserved:
+      return "conserved";
+    case mesh::VarKind::mass_scalar:
+      return "mass_scalar";
+    case mesh::VarKind::auxiliary:
+      return "auxiliary";
+  }
+  return "?";
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+}  // namespace
+
+nlohmann::json describe_units(const std::string& file, const std::vector<std::string>& overrides) {
+  base::Params p;
+  driver::declare_all_params(p);
+  if (!file.empty()) p.load_file(file);
+  for (const auto& o : overrides) p.apply_override(o);
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& r : driver::registry()) {
+    // A unit whose parameters at these values do not make a unit (the tracers need a
+    // lattice) is listed without what only the made unit knows.
+    std::unique_ptr<physics::Unit> u;
+    std::string unmade;
+    try {
+      u = r.make(p);
+    } catch (const Error& e) {
+      unmade = e.what();
+    }
+    nlohmann::json vars = nlohmann::json::array();
+    if (u)
+      for (const auto& v : u->variables())
+        vars.push_back({{"name", v.name},
+                        {"role", mesh::to_string(v.role)},
+                        {"kind", kind_name(v.kind)},
+                        {"guard_fill", v.guard_fill},
+                        {"plotted", v.plot},
+                        {"vector_axis", v.vector_axis},
+                        {"prolong", mesh::to_string(v.prolong)}});
+    all.push_back({{"name", r.name},
+                   {"role", role_name(r.role)},
+                   {"doc", r.doc},
+                   {"requires",
+                    {{"after", r.requires_.after},
+                     {"excludes", r.requires_.excludes},
+                     {"alone", r.requires_.alone},
+                     {"needs_services", r.requires_.needs_services}}},
+                   {"variables", vars},
+                   {"derived", u ? u->derived_names() : std::vector<std::string>{}},
+                   {"totals", u ? u->total_names() : std::vector<std::string>{}},
+                   {"hooks", r.hooks}});
+    if (!unmade.empty())
+      all.back()["not_made"] = unmade + " (give a problem file: tessera units FILE)";
+  }
+  return all;
+}
+
+int units_command(const std::string& file, const std::vector<std::string>& overrides, bool json) {
+  const auto all = describe_units(file, overrides);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) return 0;
+  if (json) {
+    std::cout << all.dump(2) << "\n";
+    return 0;
+  }
+  std::ostringstream o;
+  for (const auto& u : all) {
+    o << u["name"].get<std::string>() << " (" << u["role"].get<std::string>()
+      << "): " << u["doc"].get<std::string>() << "\n";
+    std::vector<std::string> req;
+    for (const auto& a : u["requires"]["after"]) req.push_back("after " + a.get<std::string>());
+    for (const auto& x : u["requires"]["excludes"])
+      req.push_back("not with " + x.get<std::string>());
+    if (u["requires"]["alone"].get<bool>()) req.push_back("alone");
+    req.push_back(u["requires"]["needs_services"].get<bool>() ? "calls composition and eos"
+                                                              : "no composition, no eos");
+    o << "  requires:  " << join(req) << "\n";
+    if (u.contains("not_made"))
+      o << "  variables: unknown with these parameters: " << u["not_made"].get<std::string>()
+        << "\n";
+    for (const auto& v : u["variables"]) {
+      std::string flags = v["kind"].get<std::string>();
+      if (v["guard_fill"].get<bool>()) flags += ", guard fill";
+      if (v["plotted"].get<bool>()) flags += ", plotted";
+      if (v["vector_axis"].get<int>() >= 0)
+        flags += std::string(", vector ") + "xyz"[v["vector_axis"].get<int>()];
+      flags += ", prolong " + v["prolong"].get<std::string>();
+      o << "  variable   " << v["name"].get<std::string>() << "  " << v["role"].get<std::string>()
+        << " (" << flags << ")\n";
+    }
+    if (!u["derived"].empty())
+      o << "  derived:   " << join(u["derived"].get<std::vector<std::string>>()) << "\n";
+    if (!u["totals"].empty())
+      o << "  totals:    " << join(u["totals"].get<std::vector<std::string>>()) << "\n";
+    o << "  hooks:     " << join(u["hooks"].get<std::vector<std::string>>()) << "\n\n";
+  }
+  std::cout << o.str();
+  return 0;
+}
+
+}  // namespace tessera::app

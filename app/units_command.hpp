@@ -1,0 +1,21 @@
+#pragma once
+// `tessera units [FILE] [section.key=value ...] [--json]`: every registered physics unit
+// (driver/units.cpp, physics/registry.hpp) with its role, requirements, the variables it
+// declares in unk (name, role independent / derived / scratch, kind, guard fill, plotted,
+// prolongation) under the parameters of FILE (default: every parameter's default; a unit's
+// variables may follow its parameters, as composition's species do), its derived outputs,
+// conserved totals and the hooks it implements.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace tessera::app {
+
+/// The description of every registered unit under the parameters of `file` ("" = defaults)
+/// and `overrides`. Throws tessera::Error on a bad file or override.
+nlohmann::json describe_units(const std::string& file, const std::vector<std::string>& overrides);
+
+/// Prints describe_units as text (or JSON) on rank 0; returns the exit status.
+int units_command(const std::string& file, const std::vector<std::string>& overrides, bool json);
+
+}  // namespace tessera::app
