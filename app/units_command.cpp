@@ -63,6 +63,10 @@ nlohmann::json describe_units(const std::string& file, const std::vector<std::st
     } catch (const Error& e) {
       unmade = e.what();
     }
+    // The per-layout template hooks, told by what the unit declares.
+    std::vector<std::string> hooks = r.hooks;
+    if (u && !u->derived_names().empty()) hooks.emplace_back("derived");
+    if (u && !u->total_names().empty()) hooks.emplace_back("total_densities");
     nlohmann::json vars = nlohmann::json::array();
     if (u)
       for (const auto& v : u->variables())
@@ -84,7 +88,7 @@ nlohmann::json describe_units(const std::string& file, const std::vector<std::st
                    {"variables", vars},
                    {"derived", u ? u->derived_names() : std::vector<std::string>{}},
                    {"totals", u ? u->total_names() : std::vector<std::string>{}},
-                   {"hooks", r.hooks}});
+                   {"hooks", hooks}});
     if (!unmade.empty())
       all.back()["not_made"] = unmade + " (give a problem file: tessera units FILE)";
   }

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "physics/unit.hpp"
@@ -38,6 +39,54 @@ struct Requirements {
   bool needs_services = true;         ///< it calls composition and the EOS
 };
 
+namespace detail {
+template <class M>
+struct member_of;
+template <class R, class C>
+struct member_of<R C::*> {
+  using type = C;
+};
+/// Whether member pointer `m` names a member declared in T itself (T overrides the hook).
+template <class T, class M>
+constexpr bool declared_in(M) {
+  return std::is_same_v<typename member_of<M>::type, T>;
+}
+}  // namespace detail
+
+/// The hooks of physics::Unit that T overrides itself, read from T's declarations (a hook
+/// T does not override names the base class's member). The per-layout templates
+/// (`derived`, `total_densities`, `marking_field`) are told by `derived_names()`,
+/// `total_names()` and `marking_computes` instead (`tessera units` adds the first two).
+template <class T>
+std::vector<std::string> own_hooks() {
+  using detail::declared_in;
+  std::vector<std::string> h;
+  auto add = [&](bool own, const char* name) {
+    if (own) h.emplace_back(name);
+  };
+  add(declared_in<T>(&T::set_run_dir), "set_run_dir");
+  add(declared_in<T>(&T::bind), "bind");
+  add(declared_in<T>(&T::initialise), "initialise");
+  add(declared_in<T>(&T::after_restart), "after_restart");
+  add(declared_in<T>(&T::resume_clock), "resume_clock");
+  add(declared_in<T>(&T::max_dt), "max_dt");
+  add(declared_in<T>(&T::advance), "advance");
+  add(declared_in<T>(&T::sync), "sync");
+  add(declared_in<T>(&T::reads_deferred_state), "reads_deferred_state");
+  add(declared_in<T>(&T::finish), "finish");
+  add(declared_in<T>(&T::fill_guard_state), "fill_guard_state");
+  add(declared_in<T>(&T::marking_skips_sync), "marking_skips_sync");
+  add(declared_in<T>(&T::marking_computes), "marking_computes (marking_field)");
+  add(declared_in<T>(&T::before_regrid), "before_regrid");
+  add(declared_in<T>(&T::after_regrid), "after_regrid");
+  add(declared_in<T>(&T::check), "check");
+  add(declared_in<T>(&T::tag_refinement), "tag_refinement");
+  add(declared_in<T>(&T::memory_needs), "memory_needs");
+  add(declared_in<T>(&T::summary), "summary");
+  add(declared_in<T>(&T::particle_set), "particle_set");
+  return h;
+}
+
 /// One unit's registration.
 struct Registration {
   std::string name;  ///< the name in driver.operators and summary.json "units"
@@ -50,7 +99,7 @@ struct Registration {
   std::function<std::unique_ptr<Unit>(const base::Params&)> make;
   /// For UnitRole::particles: whether the run has it (null: always).
   std::function<bool(const base::Params&)> enabled;
-  /// The hooks the unit implements, for `tessera units` and docs/DESIGN.md.
+  /// The hooks the unit implements (own_hooks<T>()), for `tessera units` and DESIGN.md.
   std::vector<std::string> hooks;
 };
 

@@ -274,7 +274,7 @@ physics::Registration Burn::registration() {
   r.requires_.needs_services = true;
   r.declare_params = &Burn::declare_params;
   r.make = [](const base::Params& p) { return std::make_unique<Burn>(p); };
-  r.hooks = {"bind", "advance", "derived", "summary"};
+  r.hooks = physics::own_hooks<Burn>();
   return r;
 }
 

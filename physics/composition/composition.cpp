@@ -199,7 +199,7 @@ physics::Registration Composition::registration() {
   r.requires_.needs_services = true;
   r.declare_params = &Composition::declare_params;
   r.make = [](const base::Params& p) { return std::make_unique<Composition>(p); };
-  r.hooks = {"bind", "initialise", "check", "derived", "summary"};
+  r.hooks = physics::own_hooks<Composition>();
   return r;
 }
 

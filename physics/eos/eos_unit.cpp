@@ -318,7 +318,7 @@ physics::Registration EosUnit::registration() {
   r.requires_.needs_services = true;
   r.declare_params = &EosUnit::declare_params;
   r.make = [](const base::Params& p) { return std::make_unique<EosUnit>(p); };
-  r.hooks = {"bind", "initialise", "check", "memory_needs", "summary"};
+  r.hooks = physics::own_hooks<EosUnit>();
   return r;
 }
 

@@ -236,7 +236,7 @@ physics::Registration Flame::registration() {
   r.requires_.needs_services = true;
   r.declare_params = &Flame::declare_params;
   r.make = [](const base::Params& p) { return std::make_unique<Flame>(p); };
-  r.hooks = {"bind", "initialise", "max_dt", "advance", "check", "total_densities", "summary"};
+  r.hooks = physics::own_hooks<Flame>();
   return r;
 }
 

@@ -556,8 +556,7 @@ physics::Registration Gravity::registration() {
   r.requires_.needs_services = true;
   r.declare_params = &Gravity::declare_params;
   r.make = [](const base::Params& p) { return std::make_unique<Gravity>(p); };
-  r.hooks = {"bind",          "initialise",   "after_restart",   "max_dt",       "advance",
-             "before_regrid", "after_regrid", "total_densities", "memory_needs", "summary"};
+  r.hooks = physics::own_hooks<Gravity>();
   return r;
 }
 

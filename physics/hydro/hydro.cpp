@@ -1386,21 +1386,7 @@ physics::Registration Hydro::registration() {
   r.requires_.needs_services = true;
   r.declare_params = &Hydro::declare_params;
   r.make = [](const base::Params& p) { return std::make_unique<Hydro>(p); };
-  r.hooks = {"bind",
-             "initialise",
-             "max_dt",
-             "advance",
-             "sync",
-             "fill_guard_state",
-             "marking_skips_sync",
-             "marking_computes",
-             "marking_field",
-             "before_regrid",
-             "after_regrid",
-             "check",
-             "derived",
-             "total_densities",
-             "memory_needs"};
+  r.hooks = physics::own_hooks<Hydro>();
   return r;
 }
 

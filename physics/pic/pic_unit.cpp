@@ -901,9 +901,7 @@ physics::Registration Pic::registration() {
   r.requires_.needs_services = false;
   r.declare_params = &Pic::declare_params;
   r.make = [](const base::Params& p) { return std::make_unique<Pic>(p); };
-  r.hooks = {"set_run_dir",  "bind",         "initialise", "after_restart",
-             "resume_clock", "max_dt",       "advance",    "reads_deferred_state",
-             "finish",       "particle_set", "summary"};
+  r.hooks = physics::own_hooks<Pic>();
   return r;
 }
 

@@ -35,8 +35,7 @@ physics::Registration Scalar::registration() {
   r.doc = "the example unit: explicit diffusion of a passive scalar (docs/writing-a-unit.md)";
   r.declare_params = &Scalar::declare_params;
   r.make = [](const base::Params& p) { return std::make_unique<Scalar>(p); };
-  r.hooks = {"bind",    "initialise",     "resume_clock", "max_dt",
-             "advance", "tag_refinement", "check",        "summary"};
+  r.hooks = physics::own_hooks<Scalar>();
   return r;
 }
 

@@ -25,6 +25,7 @@ class Flow final : public physics::Unit {
     r.doc = "a prescribed velocity";
     r.requires_.excludes = {"hydro"};
     r.make = [](const base::Params&) { return std::make_unique<Flow>(); };
+    r.hooks = physics::own_hooks<Flow>();
     return r;
   }
 };

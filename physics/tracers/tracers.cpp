@@ -218,8 +218,7 @@ physics::Registration Tracers::registration() {
   r.declare_params = &Tracers::declare_params;
   r.make = [](const base::Params& p) { return std::make_unique<Tracers>(p); };
   r.enabled = [](const base::Params& p) { return p.get_bool("particles.tracers"); };
-  r.hooks = {"bind",   "initialise",   "max_dt",       "advance", "reads_deferred_state",
-             "finish", "after_regrid", "particle_set", "summary"};
+  r.hooks = physics::own_hooks<Tracers>();
   return r;
 }
 
