@@ -1,6 +1,7 @@
 #pragma once
-// The time loop: dt from the modules, the operators in order, refinement every nrefs
-// steps, outputs when due, one log line per step, and summary.json at the end.
+// The simulation: the units and the mesh of a run, and the driver's jobs on them: dt from the
+// units, the operators in order, refinement every nrefs steps, outputs when due, progress
+// lines, run control, restart and summary.json at the end.
 #include <mpi.h>
 
 #include <array>
@@ -51,6 +52,17 @@ struct RunOptions {
   bool thread_multiple = false;  ///< MPI provides MPI_THREAD_MULTIPLE
 };
 
+/// What the step loop hands the run report.
+struct RunTotals {
+  double zone_updates = 0, loop_seconds = 0, wall = 0;
+  std::vector<double> initial, final;  ///< the conserved totals at step 0 and at the end
+  bool restarted = false;
+};
+
+// The driver, split by job (one file each): wiring and the units' services
+// (simulation.cpp), the step loop (step_loop.cpp), refinement (refinement.cpp), restart
+// (restart.cpp), output assembly (output_assembly.cpp), run control (run_control.cpp,
+// signals.cpp) and the run report (run_report.cpp).
 class Simulation {
  public:
   /// Collective.
@@ -71,6 +83,7 @@ class Simulation {
   /// When the constructor started: wall_seconds and the timer tree both count from here
   /// (setup, i.e. mapping the arenas, included).
   std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
+  physics::RunContext ctx_;                ///< what the units know of the run (given at bind)
   physics::Units units_;                   ///< operators (driver.operators), then services
   std::vector<physics::Unit*> operators_;  ///< applied each step in this order
   eos::EosUnit* eos_ = nullptr;
@@ -133,6 +146,9 @@ class Simulation {
   /// Collective: if any rank's I/O failed, every rank throws the first one's message.
   void raise_io_errors();
   void log(const std::string& line) const;
+  /// Collective: summary.json's content (rank 0 prints the timer table and publishes the
+  /// file).
+  nlohmann::json report(const RunTotals& rt);
   /// After the first step of this run: the tier runtime's static placement (static,
   /// static_prefetch, dynamic), with one particle batch = the largest local leaf's
   /// particles. Per rank; rank 0 logs.

@@ -64,11 +64,9 @@ std::vector<std::string> own_hooks() {
   auto add = [&](bool own, const char* name) {
     if (own) h.emplace_back(name);
   };
-  add(declared_in<T>(&T::set_run_dir), "set_run_dir");
   add(declared_in<T>(&T::bind), "bind");
   add(declared_in<T>(&T::initialise), "initialise");
   add(declared_in<T>(&T::after_restart), "after_restart");
-  add(declared_in<T>(&T::resume_clock), "resume_clock");
   add(declared_in<T>(&T::max_dt), "max_dt");
   add(declared_in<T>(&T::advance), "advance");
   add(declared_in<T>(&T::sync), "sync");

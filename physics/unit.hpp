@@ -9,9 +9,10 @@
 // Life cycle (driver/simulation.cpp):
 //   construct (parameters only, nothing large)  -> variables(), nguard(), nflux(),
 //   memory_needs() are valid (the planner uses them before anything is allocated);
-//   bind(mesh, units)   once `unk` exists: look up variable indices and the units it
-//                       calls (hydro finds the EOS), map arenas; services (composition,
-//                       eos) are bound before the operators;
+//   bind(mesh, units, ctx) once `unk` exists: look up variable indices and the units
+//                       it calls (hydro finds the EOS), map arenas, keep the run's
+//                       context (run directory, clock after a restart); services
+//                       (composition, eos) are bound before the operators;
 //   initialise(mesh)    after the problem filled the interior (services first too);
 //   after_restart(mesh) instead, after a restart read unk from a checkpoint;
 //   each step: max_dt (all units), advance (operators in order; the other units' sync
@@ -19,9 +20,11 @@
 //                       refinement marking;
 //   before_regrid(mesh) once a regrid will move data (variables to conserved form);
 //   after_regrid(mesh)  when the tree changed (back, and every leaf's auxiliary state).
+#include <functional>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,10 +34,25 @@
 namespace tessera::particles {
 class ParticleSet;
 }
+namespace tessera::base {
+class Params;
+}
 
 namespace tessera::physics {
 
 class Units;
+
+/// What a unit may know of the run it is part of, given once at bind (and valid for the
+/// unit's life): where the run writes, its communicator and parameters, and the clock the
+/// run starts from (a restart's checkpoint time and step, else 0).
+struct RunContext {
+  std::string run_dir = ".";  ///< the unit's own files go there (pic_history.csv)
+  MPI_Comm comm = MPI_COMM_WORLD;
+  const base::Params* params = nullptr;
+  bool restarted = false;  ///< the run continues a checkpoint
+  double start_time = 0;   ///< the run's time at its first step (the checkpoint's)
+  int start_step = 0;      ///< the run's step count at its first step
+};
 
 /// A NaN or unphysical value found in a zone (node < 0: none).
 struct BadZone {
@@ -52,6 +70,14 @@ struct ArenaNeed {
   double bytes = 0;           ///< fixed part
   double bytes_per_slot = 0;  ///< part per block slot (times mesh.maxblocks)
   std::string formula;        ///< how bytes follow from the block shape, for the plan's table
+};
+
+/// What a unit may read of the checkpoint its run restarts from (Unit::restore_check).
+struct CheckpointInfo {
+  /// A string scalar or runtime parameter of the file, trimmed ("" if absent).
+  std::function<std::string(const std::string&)> string_value;
+  /// A real runtime parameter of the file (nullopt if absent).
+  std::function<std::optional<double>(const std::string&)> real_parameter;
 };
 
 class Unit {
@@ -72,20 +98,21 @@ class Unit {
                                               long /*maxblocks*/) const {
     return {};
   }
-  /// Where the run writes (the run directory), before bind: a unit's own files go there
-  /// (pic_history.csv).
-  virtual void set_run_dir(const std::string& /*dir*/) {}
-  /// Once unk exists (collective).
-  virtual void bind(mesh::Mesh& /*m*/, Units& /*units*/) {}
+  /// Once unk exists (collective): variable indices, the units it calls, its arenas; the
+  /// run's context (kept by reference: the driver's, valid for the unit's life).
+  virtual void bind(mesh::Mesh& /*m*/, Units& /*units*/, const RunContext& /*ctx*/) {}
   /// After the problem has filled every local leaf's interior (collective).
   virtual void initialise(mesh::Mesh& /*m*/) {}
+  /// After a restart read unk: why the unit's state in unk cannot be taken as the
+  /// checkpoint holds it ("" = it can). The EOS unit: the EOS state belongs to the EOS that
+  /// wrote it, so another type, gamma or table recomputes it. If any unit (or a missing
+  /// auxiliary variable) gives a reason, the driver logs it and calls every unit's
+  /// initialise instead of after_restart.
+  virtual std::string restore_check(const CheckpointInfo& /*c*/) const { return {}; }
   /// After a restart filled unk from a checkpoint when initialise is not called
   /// (collective): rebuild what the unit keeps outside unk (gravity's last field), so
   /// that the run continues bitwise as if it had not stopped.
   virtual void after_restart(mesh::Mesh& /*m*/) {}
-  /// After a restart: the run's time and step at the checkpoint, for units that log a
-  /// history against them (pic_history.csv goes on from there instead of from 0).
-  virtual void resume_clock(double /*time*/, int /*step*/) {}
   /// Largest stable time step over this rank's leaves (not reduced).
   virtual double max_dt(mesh::Mesh& /*m*/) const { return std::numeric_limits<double>::max(); }
   /// Advance every local leaf by dt (collective). Only operators are advanced.

@@ -32,7 +32,7 @@ std::vector<mesh::VarInfo> Burn::variables() const {
   return {{"qbrn", -1, mesh::VarKind::mass_scalar, true, true, name()}};
 }
 
-void Burn::bind(mesh::Mesh& m, physics::Units& units) {
+void Burn::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& /*ctx*/) {
   flame_ = units.find<flame::Flame>();
   if (flame_ == nullptr)
     throw Error(

@@ -72,7 +72,7 @@ class Burn final : public physics::UnitBase<Burn>, public flame::FuelDensity {
   /// qbrn (mass scalar, guard-filled, plotted).
   std::vector<mesh::VarInfo> variables() const override;
   /// Finds the flame (required), the EOS, composition and the fuel and ash species.
-  void bind(mesh::Mesh& m, physics::Units& units) override;
+  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
   /// Turns the flame's increment into ash and energy, then zeroes the increment
   /// (collective only through nothing: purely local).
   void advance(mesh::Mesh& m, double dt) override;

@@ -93,7 +93,8 @@ std::vector<mesh::VarInfo> Composition::variables() const {
   return v;
 }
 
-void Composition::bind(mesh::Mesh& m, physics::Units& /*units*/) {
+void Composition::bind(mesh::Mesh& m, physics::Units& /*units*/,
+                       const physics::RunContext& /*ctx*/) {
   idx_.clear();
   for (const auto& s : species_) idx_.push_back(m.var_index(s.name));
   idens_ = m.var_index("dens");

@@ -29,7 +29,7 @@ class Composition final : public physics::UnitBase<Composition> {
 
   std::string name() const override { return "composition"; }
   std::vector<mesh::VarInfo> variables() const override;
-  void bind(mesh::Mesh& m, physics::Units& units) override;
+  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
   /// Zones the problem left without species (all zero) get composition.initial; then
   /// every zone is renormalised.
   void initialise(mesh::Mesh& m) override;

@@ -80,7 +80,7 @@ std::vector<physics::ArenaNeed> EosUnit::memory_needs(const std::vector<mesh::Va
            "541*201*(9+12)*8: free energy, dP/drho, eta, n_e with derivatives"}};
 }
 
-void EosUnit::bind(mesh::Mesh& m, physics::Units& units) {
+void EosUnit::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& /*ctx*/) {
   idens_ = m.var_index("dens");
   ipres_ = m.var_index("pres");
   itemp_ = m.var_index("temp");
@@ -305,6 +305,17 @@ nlohmann::json EosUnit::summary(MPI_Comm comm) const {
     j["table"] = table_path_;
   }
   return j;
+}
+
+std::string EosUnit::restore_check(const physics::CheckpointInfo& c) const {
+  const std::string type0 = c.string_value("eos.type"), sha0 = c.string_value("eos_table_sha256");
+  if (!type0.empty() && type0 != type_) return "its EOS was '" + type0 + "'";
+  if (type_ == "helmholtz" && sha0 != sha_)
+    return "its Helmholtz table was " + (sha0.empty() ? std::string("unrecorded") : sha0);
+  if (type_ == "gamma")
+    if (const auto g0 = c.real_parameter("eos.gamma"); g0 && *g0 != gamma_)
+      return "its eos.gamma was " + fmt::format("{}", *g0);
+  return {};
 }
 
 physics::Registration EosUnit::registration() {

@@ -42,11 +42,14 @@ class EosUnit final : public physics::Unit {
   std::vector<physics::ArenaNeed> memory_needs(const std::vector<mesh::VarInfo>& unk,
                                                const mesh::BlockShape& s,
                                                long maxblocks) const override;
-  void bind(mesh::Mesh& m, physics::Units& units) override;
+  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
   /// The problem (re)filled every leaf: failures recorded on earlier states (a trial
   /// refinement of the initial state, say, whose blocks the problem fills anew) are void.
   void initialise(mesh::Mesh& m) override;
   nlohmann::json summary(MPI_Comm comm) const override;
+  /// The EOS state of the checkpoint belongs to the EOS that wrote it: another eos.type,
+  /// Helmholtz table (SHA-256) or eos.gamma recomputes it.
+  std::string restore_check(const physics::CheckpointInfo& c) const override;
 
   const Eos& eos() const { return *eos_; }
   /// "gamma" or "helmholtz".

@@ -74,7 +74,7 @@ std::vector<mesh::VarInfo> Flame::variables() const {
           {"fspd", -1, VarKind::auxiliary, false, true, name()}};
 }
 
-void Flame::bind(mesh::Mesh& m, physics::Units& /*units*/) {
+void Flame::bind(mesh::Mesh& m, physics::Units& /*units*/, const physics::RunContext& /*ctx*/) {
   idens_ = m.var_index("dens");
   iflam_ = m.var_index("flam");
   ifdph_ = m.var_index("fdph");

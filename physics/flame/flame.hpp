@@ -89,7 +89,7 @@ class Flame final : public physics::UnitBase<Flame> {
   std::vector<mesh::VarInfo> variables() const override;
   /// The five-point Laplacian.
   int nguard() const override { return 2; }
-  void bind(mesh::Mesh& m, physics::Units& units) override;
+  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
   /// fdph = fspd = 0 everywhere (no increment, no speed before the first step).
   void initialise(mesh::Mesh& m) override;
   /// flame.courant * Delta / s over this rank's zones (not reduced); s the larger of the

@@ -126,7 +126,7 @@ std::vector<mesh::VarInfo> Gravity::variables() const {
   return v;
 }
 
-void Gravity::bind(mesh::Mesh& m, physics::Units& /*units*/) {
+void Gravity::bind(mesh::Mesh& m, physics::Units& /*units*/, const physics::RunContext& /*ctx*/) {
   idens_ = m.var_index("dens");
   imom_ = m.var_index("momx");
   ietot_ = m.var_index("etot");

@@ -104,7 +104,7 @@ class Gravity final : public physics::UnitBase<Gravity> {
                                                const mesh::BlockShape& s,
                                                long maxblocks) const override;
   /// Finds dens, momx..momz, etot (hydro's) and gpot.
-  void bind(mesh::Mesh& m, physics::Units& units) override;
+  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
   /// The potential of the initial state (collective).
   void initialise(mesh::Mesh& m) override;
   /// The potential and field of the restored state (collective): the next step's

@@ -965,7 +965,7 @@ std::vector<physics::ArenaNeed> Hydro::memory_needs(const std::vector<mesh::VarI
   return v;
 }
 
-void Hydro::bind(mesh::Mesh& m, physics::Units& units) {
+void Hydro::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& /*ctx*/) {
   eos_ = units.find<eos::EosUnit>();
   if (eos_ == nullptr) throw Error("hydro needs the eos unit");
   comp_ = units.find<composition::Composition>();

@@ -105,7 +105,7 @@ class Hydro final : public physics::UnitBase<Hydro> {
                                                long maxblocks) const override;
   /// Finds the EOS unit (required) and the mass scalars; maps the arenas with policy
   /// memory.pages_scratch.
-  void bind(mesh::Mesh& m, physics::Units& units) override;
+  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
   /// eint from the problem's conserved state, then the EOS (dens_ei) on every leaf.
   void initialise(mesh::Mesh& m) override;
   /// Number of guard fills per step (stages).

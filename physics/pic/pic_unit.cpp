@@ -243,7 +243,12 @@ std::vector<mesh::VarInfo> Pic::variables() const {
   return v;
 }
 
-void Pic::bind(mesh::Mesh& m, physics::Units& /*units*/) {
+void Pic::bind(mesh::Mesh& m, physics::Units& /*units*/, const physics::RunContext& ctx) {
+  // pic_history.csv goes into the run directory and, after a restart, continues at the
+  // checkpoint's step and time.
+  run_dir_ = ctx.run_dir;
+  clock_ = ctx.start_time;
+  step0_ = ctx.start_step;
   ie_ = m.var_index("ex");
   ib_ = m.var_index("bx");
   ij_ = m.var_index("jx");
@@ -391,7 +396,7 @@ void Pic::after_restart(mesh::Mesh& m) {
   m.fill_guards(nfill_);
   need_k_prev_ = true;  // the driver loads the particles after this
   if (m.rank() == 0) {
-    // Appended to: resume_clock (after this) gives the checkpoint's step and time.
+    // Appended to: the run's context gave the checkpoint's step and time (bind).
     const auto path = std::filesystem::path(run_dir_.empty() ? "." : run_dir_) / "pic_history.csv";
     const bool fresh = !std::filesystem::exists(path);
     history_ = std::ofstream(path, std::ios::app);

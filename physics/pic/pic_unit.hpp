@@ -79,14 +79,12 @@ class Pic final : public physics::Unit {
   int nguard() const override { return order_ / 2 + 2; }
   /// Finds the variables; refuses more than one level, and an axis that is not periodic or
   /// absorbing (outflow) on both sides.
-  void bind(mesh::Mesh& m, physics::Units& units) override;
+  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
   /// Loads the particles (depending on (seed, tag) only), E = B = 0 (or the pulse), guards
   /// filled.
   void initialise(mesh::Mesh& m) override;
   /// Fills the guards of E and B (the checkpoint holds interiors only).
   void after_restart(mesh::Mesh& m) override;
-  /// pic_history.csv continues at the checkpoint's step and time.
-  void resume_clock(double time, int step) override { clock_ = time, step0_ = step; }
   /// pic.cfl times the Yee limit (c dt <= (sum 1/dx^2)^(-1/2)).
   double max_dt(mesh::Mesh& m) const override;
   bool reads_deferred_state() const override { return false; }
@@ -95,8 +93,6 @@ class Pic final : public physics::Unit {
   void finish(mesh::Mesh& m) override;
   nlohmann::json summary(MPI_Comm comm) const override;
   particles::ParticleSet* particle_set() override { return set_.get(); }
-  /// Where pic_history.csv goes (rank 0; the driver's run directory).
-  void set_run_dir(const std::string& dir) override { run_dir_ = dir; }
 
   /// Field energy, the complex amplitude of Ex's mode along x (sum over the interior of
   /// Ex exp(-i k x) at Ex's positions), rank-local; kinetic energy of the particles.
@@ -130,7 +126,7 @@ class Pic final : public physics::Unit {
   std::unique_ptr<particles::ParticleSet> set_;
   int ie_ = -1, ib_ = -1, ij_ = -1, irho_ = -1;  ///< first of ex.., bx.., jx.., and rhoq
   int nfill_e_ = 0, nfill_ = 0;                  ///< fills covering E, and E and B
-  std::string run_dir_;
+  std::string run_dir_;  ///< where pic_history.csv goes (rank 0; the run's directory)
   std::ofstream history_;
   std::vector<double> scratch_;  ///< per particle of one block: E, B, x_old
   // Diagnostics.

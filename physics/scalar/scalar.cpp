@@ -63,7 +63,10 @@ std::vector<mesh::VarInfo> Scalar::variables() const {
               .with_role(mesh::VarRole::scratch)};
 }
 
-void Scalar::bind(mesh::Mesh& m, physics::Units&) {
+void Scalar::bind(mesh::Mesh& m, physics::Units&, const physics::RunContext& ctx) {
+  // The clock the run starts from: a restart's checkpoint time (the exact solution's t).
+  time_ = ctx.start_time;
+  steps_ = ctx.start_step;
   if (m.geometry() != mesh::Geometry::cartesian)
     throw Error("scalar: Cartesian geometry only (mesh.geometry = \"cartesian\")");
   mesh_ = &m;
@@ -96,11 +99,6 @@ void Scalar::initialise(mesh::Mesh& m) {
       u(iscal_, i, j, k) = exact({g.x(i - s.g(0)), g.y(j - s.g(1)), g.z(k - s.g(2))}, 0.0);
     });
   });
-}
-
-void Scalar::resume_clock(double time, int step) {
-  time_ = time;
-  steps_ = step;
 }
 
 double Scalar::max_dt(mesh::Mesh& m) const {

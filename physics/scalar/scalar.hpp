@@ -8,8 +8,8 @@
 // scratch), max_dt, advance, its own refinement criterion (tag_refinement: refine where
 // scal exceeds scalar.refine_above, derefine where it is below scalar.derefine_below), a
 // Dirichlet condition from a function (the exact solution at the unit's clock) on the
-// faces scalar.boundary names, a restart that resumes its clock (resume_clock), a check
-// and a summary (the L1 error against the exact solution, leaf-ordered).
+// faces scalar.boundary names, a restart that resumes its clock (the run's context at
+// bind), a check and a summary (the L1 error against the exact solution, leaf-ordered).
 //
 // The initial scalar is a Gaussian of amplitude A and width s0 at (x0, y0, z0); its exact
 // solution in ndim dimensions (Crank 1975, The Mathematics of Diffusion, eq. 3.5 for the
@@ -40,9 +40,8 @@ class Scalar final : public physics::Unit {
   std::string name() const override { return "scalar"; }
   std::vector<mesh::VarInfo> variables() const override;
   int nguard() const override { return 1; }
-  void bind(mesh::Mesh& m, physics::Units& units) override;
+  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
   void initialise(mesh::Mesh& m) override;
-  void resume_clock(double time, int step) override;
   double max_dt(mesh::Mesh& m) const override;
   void advance(mesh::Mesh& m, double dt) override;
   bool tag_refinement(mesh::Mesh& m, std::vector<mesh::Flag>& votes) const override;

@@ -90,7 +90,7 @@ int Tracers::nguard() const {
   return static_cast<int>(std::ceil(reach));
 }
 
-void Tracers::bind(mesh::Mesh& m, physics::Units& /*units*/) {
+void Tracers::bind(mesh::Mesh& m, physics::Units& /*units*/, const physics::RunContext& /*ctx*/) {
   vel_.dens = m.var_index("dens");
   const char* mom[3] = {"momx", "momy", "momz"};
   for (int a = 0; a < 3; ++a) vel_.mom[a] = m.var_index(mom[a]);

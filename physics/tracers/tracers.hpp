@@ -44,7 +44,7 @@ class Tracers final : public physics::Unit {
   /// The mapping stencil at the predictor's position (at most dt_factor zones out).
   int nguard() const override;
   /// Finds dens and the momenta (guard-filled, a prefix of unk) and maps the arena.
-  void bind(mesh::Mesh& m, physics::Units& units) override;
+  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
   /// Places the particles on the current mesh and maps their velocity (collective;
   /// throws a one-line error if they would not fit in memory).
   void initialise(mesh::Mesh& m) override;

@@ -112,7 +112,8 @@ TEST(PlannerArenas, FluxScratchAndRkStageItemsAreTheArenasMeshAndHydroMap) {
     const auto plan = plan_memory(p, driver::declared(p, units), 1, 1, 64 * kGiB);
     const auto vars = driver::unk_variables(units);
     mesh::Mesh m(p, MPI_COMM_SELF, vars, driver::unk_nguard(units), driver::unk_nflux(units, vars));
-    for (const auto& u : units.all()) u->bind(m, units);
+    const physics::RunContext ctx;
+    for (const auto& u : units.all()) u->bind(m, units, ctx);
     const auto live = report_all();
     for (const std::string name : {"unk", "flux", "scratch", "rk_stage"}) {
       const auto it = std::find_if(live.rbegin(), live.rend(),
