@@ -19,10 +19,10 @@
 namespace tessera::driver {
 
 void Simulation::write(bool checkpoint, bool force_sync) {
-  finish_units();  // particles complete their move (outside the output's region)
+  refresh_units(physics::Deferred::outside_unk);  // the particles' move (outside the region)
   TESSERA_REGION(checkpoint ? "io/checkpoint" : "io/plotfile");
   out_->wait_captures();  // an output of this step may still be copying unk
-  sync_units();
+  refresh_units(physics::Deferred::unk_state);
   std::vector<std::string> names;
   if (checkpoint) {
     for (const auto& v : mesh_->vars()) names.push_back(v.name);

@@ -17,9 +17,9 @@ const physics::Unit* Simulation::marking_provider(const std::string& name) const
   return nullptr;
 }
 
-bool Simulation::marking_skips_sync() const {
+bool Simulation::marking_skips_refresh() const {
   for (auto* u : services_first_)
-    if (!u->marking_skips_sync()) return false;
+    if (!u->marking_skips_refresh()) return false;
   for (int n = 1; n <= 4; ++n) {
     const auto& name = p_.get_string("mesh.refine_var_" + std::to_string(n));
     if (name == "none" || name.empty()) continue;

@@ -48,7 +48,9 @@ void declare_all_params(base::Params& p) {
   p.declare_real("driver.dtmax", 1e300, 0.0, 1e300, "largest dt allowed (s)");
   p.declare_real("driver.dt_growth", 1.25, 1.0, 100.0,
                  "largest factor by which dt may grow per step");
-  p.declare_int("driver.log_every", 1, 1, 1000000, "steps between progress lines");
+  p.declare_int("driver.log_every", 0, 0, 1000000,
+                "steps between progress lines and history.csv rows (0: a line each 2 % of the "
+                "run, with the time left, and a history.csv row every step)");
   p.declare_int("driver.inject_nan_step", 0, 0, 2000000000,
                 "fault injection for tests: at this step the last rank's last leaf gets a NaN "
                 "density (0: off)");
@@ -182,18 +184,14 @@ void Simulation::place_tiers() {
   if (!line.empty()) log(line);
 }
 
-void Simulation::sync_units() {
-  for (auto* u : services_first_) u->sync(*mesh_);
-}
-
-void Simulation::finish_units() {
-  for (auto* u : services_first_) u->finish(*mesh_);
+void Simulation::refresh_units(physics::Deferred what) {
+  for (auto* u : services_first_) u->refresh(*mesh_, what);
 }
 
 void Simulation::fill_guards() {
-  sync_units();  // refinement marking may read any variable
+  refresh_units(physics::Deferred::unk_state);  // refinement marking may read any variable
   mesh_->fill_guards();
-  for (auto* u : services_first_) u->fill_guard_state(*mesh_);
+  refresh_units(physics::Deferred::guard_state);
 }
 
 const physics::Unit* Simulation::deriver(const std::string& name) const {

@@ -117,20 +117,18 @@ class Simulation {
   std::vector<std::pair<physics::Unit*, std::size_t>> totals_by_;
   /// Every unit's initialise hook, services first.
   void initialise_units();
-  /// Every unit's sync (deferred updates of unk: before outputs, marking, operators).
-  void sync_units();
-  /// Every unit's finish (deferred work outside unk: before outputs, at the end).
-  void finish_units();
-  /// Guard zones of every variable after the units' sync: the mesh fills the guard-filled
-  /// ones, the units the rest (collective).
+  /// Every unit's deferred work of kind `what` (physics::Deferred says who reads which).
+  void refresh_units(physics::Deferred what);
+  /// Guard zones of every variable after the units' unk_state: the mesh fills the
+  /// guard-filled ones, the units' guard_state the rest (collective).
   void fill_guards();
   /// Refinement marking and regrid; true if the tree changed. `lean`: the guard fill
-  /// before it left out the units' sync() and fill_guard_state() (marking_skips_sync()),
+  /// before it left out the units' refreshes (marking_skips_refresh()),
   /// and the variables guard fills skip come from Unit::marking_field().
   bool mark_and_regrid(bool lean = false);
-  /// Whether marking may leave out sync() and fill_guard_state(): every unit agrees and
+  /// Whether marking may leave out the units' refreshes: every unit agrees and
   /// every refinement variable is guard-filled or computed by a unit's marking_field().
-  bool marking_skips_sync() const;
+  bool marking_skips_refresh() const;
   /// The unit whose marking_field() computes unk variable `name`, or null.
   const physics::Unit* marking_provider(const std::string& name) const;
   long regrid_checks_ = 0, regrid_changes_ = 0;  ///< in the step loop and at start-up

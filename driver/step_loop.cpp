@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -28,7 +29,10 @@ nlohmann::json Simulation::run() {
   const double tmax = p_.get_real("driver.tmax");
   const long nend = p_.get_int("driver.nend");
   const int nrefs = static_cast<int>(p_.get_int("mesh.nrefs"));
-  const int log_every = static_cast<int>(p_.get_int("driver.log_every"));
+  // Progress lines: every log_every steps, or (0, the default) one each 2 % of the run;
+  // history.csv has a row every log_every steps, or every step under the default.
+  const long log_every = p_.get_int("driver.log_every");
+  const bool auto_log = log_every == 0;
   const int plot_steps = static_cast<int>(p_.get_int("io.plotfile_interval_steps"));
   const int chk_steps = static_cast<int>(p_.get_int("io.checkpoint_interval_steps"));
   const double plot_dt = p_.get_real("io.plotfile_interval_time");
@@ -53,7 +57,8 @@ nlohmann::json Simulation::run() {
                   problem_->name(), mesh_->ndim(), nranks_, mesh_->tree().num_leaves(),
                   mesh_->nxb(), mesh_->ndim(), 1, mesh_->tree().max_level() + 1,
                   out_->async() ? ", asynchronous I/O" : ""));
-  log(fmt::format("{:>7} {:>12} {:>11} {:>7} {:>11}", "step", "time", "dt", "leaves", "zones/s"));
+  log(fmt::format("{:>7} {:>12} {:>11} {:>7} {:>11} {:>6} {:>9}", "step", "time", "dt", "leaves",
+                  "zones/s", "done", "left"));
   // history.csv: the progress lines as a table, appended line by line (flushed, so a
   // crash keeps what was written); a restart appends to the file it finds.
   std::ofstream history;
@@ -71,8 +76,27 @@ nlohmann::json Simulation::run() {
   const long inject_nan_step = p_.get_int("driver.inject_nan_step");
   const bool write_final = p_.get_bool("io.write_final");
   auto more_steps = [&] { return time_ < tmax * (1 - 1e-12) && step_ < nend; };
-  auto t_last = Clock::now();
-  double zu_last = 0;
+  // The fraction of the run done (of tmax or of nend, whichever is nearer), and the time
+  // left at this run's pace.
+  auto done = [&] {
+    double f = tmax > 0 ? time_ / tmax : 0.0;
+    if (nend < 2000000000) f = std::max(f, double(step_) / double(std::max(1L, nend)));
+    return std::min(f, 1.0);
+  };
+  const double done0 = done();
+  double next_line = std::floor(done0 / 0.02) * 0.02 + 0.02;
+  auto left = [&](double f) -> std::string {
+    const double el = std::chrono::duration<double>(Clock::now() - t_loop).count();
+    if (f <= done0) return "?";
+    const double sec = el * (1.0 - f) / (f - done0);
+    if (sec < 60) return fmt::format("{:.0f}s", sec);
+    if (sec < 3600)
+      return fmt::format("{:.0f}m{:02.0f}s", std::floor(sec / 60), std::fmod(sec, 60));
+    return fmt::format("{:.0f}h{:02.0f}m", std::floor(sec / 3600), std::fmod(sec / 60, 60));
+  };
+  auto t_last = Clock::now(), t_hist = t_last;
+  double zu_last = 0, zu_hist = 0;
+  const int first_step = step_ + 1;
   bool stop = false;
   while (more_steps()) {
     {
@@ -89,9 +113,9 @@ nlohmann::json Simulation::run() {
     out_->wait_captures();
     for (auto* op : operators_) {
       // An operator may read what another one deferred (not what it deferred itself).
-      if (op->reads_deferred_state())
+      if (op->reads(physics::Deferred::unk_state))
         for (auto* u : services_first_)
-          if (u != op) u->sync(*mesh_);
+          if (u != op) u->refresh(*mesh_, physics::Deferred::unk_state);
       op->advance(*mesh_, dt_);
     }
     time_ += dt_;
@@ -112,7 +136,7 @@ nlohmann::json Simulation::run() {
       // Without the units' sync and guard-zone EOS when only the marking would read them
       // (the gamma law's pres comes from hydro's marking_field instead): the same flags,
       // and the deferred state waits for the next reader (an output, a regrid).
-      const bool lean = marking_skips_sync();
+      const bool lean = marking_skips_refresh();
       if (lean)
         mesh_->fill_guards();
       else
@@ -122,18 +146,30 @@ nlohmann::json Simulation::run() {
       // invalidate them), so that fill is skipped.
       if (!mark_and_regrid(lean)) mesh_->mark_guards_current();
     }
-    if (step_ % log_every == 0 && rank_ == 0) {
+    if (rank_ == 0) {
       const auto now = Clock::now();
-      const double sec = std::chrono::duration<double>(now - t_last).count();
-      const double rate = sec > 0 ? (zone_updates - zu_last) / sec : 0.0;
-      log(fmt::format("{:>7} {:>12.5e} {:>11.4e} {:>7} {:>11.3e}", step_, time_, dt_,
-                      mesh_->tree().num_leaves(), rate));
-      if (history)
+      const double f = done();
+      const bool row = auto_log || step_ % log_every == 0;
+      const bool line = auto_log ? (f >= next_line || step_ == first_step || !more_steps())
+                                 : step_ % log_every == 0;
+      if (row && history) {
+        const double sec = std::chrono::duration<double>(now - t_hist).count();
+        const double rate = sec > 0 ? (zone_updates - zu_hist) / sec : 0.0;
         history << fmt::format("{},{:.9e},{:.6e},{},{:.4e}\n", step_, time_, dt_,
                                mesh_->tree().num_leaves(), rate)
                 << std::flush;
-      t_last = now;
-      zu_last = zone_updates;
+        t_hist = now;
+        zu_hist = zone_updates;
+      }
+      if (line) {
+        const double sec = std::chrono::duration<double>(now - t_last).count();
+        const double rate = sec > 0 ? (zone_updates - zu_last) / sec : 0.0;
+        log(fmt::format("{:>7} {:>12.5e} {:>11.4e} {:>7} {:>11.3e} {:>5.1f}% {:>9}", step_, time_,
+                        dt_, mesh_->tree().num_leaves(), rate, 100.0 * f, left(f)));
+        t_last = now;
+        zu_last = zone_updates;
+        if (auto_log) next_line = std::floor(f / 0.02) * 0.02 + 0.02;
+      }
     }
     const auto [want_chk, want_plot, stop_now] = control(wall_next_chk, chk_wall, t_start);
     if (stop_now) {
@@ -153,7 +189,7 @@ nlohmann::json Simulation::run() {
     if (chk_due) write(true);
   }
   out_->wait_captures();
-  finish_units();  // the last step's deferred work belongs to the loop
+  refresh_units(physics::Deferred::outside_unk);  // the last step's belongs to the loop
   const double loop_seconds = std::chrono::duration<double>(Clock::now() - t_loop).count();
   const auto c1 = totals();
   // The final outputs stand for every schedule point up to now: the checkpoint must carry

@@ -82,6 +82,20 @@ void check_operators(const std::vector<std::string>& names) {
   }
 }
 
+std::vector<std::string> active_unit_names(const base::Params& p) {
+  const auto& names = p.get_string_list("driver.operators");
+  check_operators(names);
+  std::vector<std::string> out(names.begin(), names.end());
+  bool services = false;
+  for (const auto& n : names) services |= find_registration(n)->requires_.needs_services;
+  for (const auto role : {physics::UnitRole::particles, physics::UnitRole::service})
+    for (const auto& r : registry())
+      if (r.role == role &&
+          (role == physics::UnitRole::particles ? !r.enabled || r.enabled(p) : services))
+        out.push_back(r.name);
+  return out;
+}
+
 physics::Units make_units(const base::Params& p, std::vector<physics::Unit*>* operators) {
   physics::Units units;
   const auto& names = p.get_string_list("driver.operators");

@@ -26,6 +26,11 @@ const physics::Registration* find_registration(const std::string& name);
 /// (registry.hpp lists the rules).
 void check_operators(const std::vector<std::string>& names);
 
+/// The names of the units a run of parameters p has (operators, particles if enabled,
+/// services if an operator calls them), from the registrations alone (none is made).
+/// Throws as make_units for a bad driver.operators.
+std::vector<std::string> active_unit_names(const base::Params& p);
+
 /// driver.operators and every unit's parameters.
 void declare_unit_params(base::Params& p);
 

@@ -69,11 +69,9 @@ std::vector<std::string> own_hooks() {
   add(declared_in<T>(&T::after_restart), "after_restart");
   add(declared_in<T>(&T::max_dt), "max_dt");
   add(declared_in<T>(&T::advance), "advance");
-  add(declared_in<T>(&T::sync), "sync");
-  add(declared_in<T>(&T::reads_deferred_state), "reads_deferred_state");
-  add(declared_in<T>(&T::finish), "finish");
-  add(declared_in<T>(&T::fill_guard_state), "fill_guard_state");
-  add(declared_in<T>(&T::marking_skips_sync), "marking_skips_sync");
+  add(declared_in<T>(&T::refresh), "refresh");
+  add(declared_in<T>(&T::reads), "reads");
+  add(declared_in<T>(&T::marking_skips_refresh), "marking_skips_refresh");
   add(declared_in<T>(&T::marking_computes), "marking_computes (marking_field)");
   add(declared_in<T>(&T::before_regrid), "before_regrid");
   add(declared_in<T>(&T::after_regrid), "after_regrid");

@@ -15,11 +15,12 @@
 //                       (composition, eos) are bound before the operators;
 //   initialise(mesh)    after the problem filled the interior (services first too);
 //   after_restart(mesh) instead, after a restart read unk from a checkpoint;
-//   each step: max_dt (all units), advance (operators in order; the other units' sync
-//                       first), check (all units); sync (all units) before outputs and
-//                       refinement marking;
+//   each step: max_dt (all units), advance (operators in order; the other units'
+//                       refresh(unk_state) first), check (all units); refresh of the
+//                       deferred state each reader needs before outputs and marking;
 //   before_regrid(mesh) once a regrid will move data (variables to conserved form);
 //   after_regrid(mesh)  when the tree changed (back, and every leaf's auxiliary state).
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -72,6 +73,16 @@ struct ArenaNeed {
   std::string formula;        ///< how bytes follow from the block shape, for the plan's table
 };
 
+/// Work a unit may leave undone until someone reads it (Unit::refresh), by who reads it.
+enum class Deferred : std::uint8_t {
+  unk_state,    ///< unk's interiors (hydro's gamma-law EOS state): before outputs, marking
+                ///< and every other operator whose advance reads it (Unit::reads)
+  guard_state,  ///< guard zones of variables the guard fills skip (the EOS state), after
+                ///< the driver's own fill for marking
+  outside_unk   ///< work outside unk (the tracers' move, pic's charge diagnostic): before
+                ///< outputs and at the end of the run
+};
+
 /// What a unit may read of the checkpoint its run restarts from (Unit::restore_check).
 struct CheckpointInfo {
   /// A string scalar or runtime parameter of the file, trimmed ("" if absent).
@@ -117,33 +128,26 @@ class Unit {
   virtual double max_dt(mesh::Mesh& /*m*/) const { return std::numeric_limits<double>::max(); }
   /// Advance every local leaf by dt (collective). Only operators are advanced.
   virtual void advance(mesh::Mesh& /*m*/, double /*dt*/) {}
-  /// Bring the unit's variables in unk up to date where it deferred work that only readers
-  /// of unk need (hydro with a uniform-gamma EOS leaves pres, temp and eint stale after a
-  /// step: its kernels recompute them from the conserved variables). The driver calls it
-  /// before outputs, before refinement marking and before every other operator's advance;
-  /// nothing to do when nothing was deferred (collective).
-  virtual void sync(mesh::Mesh& /*m*/) {}
-  /// False if advance reads none of what other units defer to sync (the tracers read only
-  /// dens and the momenta, never stale): the driver then skips the others' sync before it.
-  virtual bool reads_deferred_state() const { return true; }
-  /// Complete work the unit deferred outside unk (the tracers' move of the last step,
-  /// waiting for the next guard fill): before outputs and at the end of the run
-  /// (collective). sync() does not, so that an operator's own fill can still serve it.
-  virtual void finish(mesh::Mesh& /*m*/) {}
-  /// After the driver filled guard zones for its own use (refinement marking): fill the
-  /// guard zones of the unit's variables that guard fills skip, from those it fills.
-  virtual void fill_guard_state(mesh::Mesh& /*m*/) {}
-  /// Refinement marking in the step loop leaves out every unit's sync() and
-  /// fill_guard_state() when each unit answers true: they would change no guard-filled
-  /// variable, and nothing but the marking reads what they write before the next sync().
-  /// The marking then reads its variables that guard fills skip from marking_field().
-  /// Default: the unit has neither hook.
-  virtual bool marking_skips_sync() const { return true; }
+  /// Bring up to date what the unit deferred of kind `what` (nothing to do when nothing
+  /// was deferred; collective). One mechanism for every unit's lazy work: the driver calls
+  /// it for a kind before a reader of that kind needs it (see Deferred).
+  virtual void refresh(mesh::Mesh& /*m*/, Deferred /*what*/) {}
+  /// Whether the unit's advance reads the other units' deferred state of kind `what`
+  /// (default: their unk_state; the tracers and pic read none: dens and the momenta,
+  /// their own fields, are never stale), so that the driver refreshes it first.
+  virtual bool reads(Deferred what) const { return what == Deferred::unk_state; }
+  /// Refinement marking in the step loop leaves out every unit's refresh of unk_state and
+  /// guard_state when each unit answers true: they would change no guard-filled variable,
+  /// and nothing but the marking reads what they write before their next reader. The
+  /// marking then reads its variables that guard fills skip from marking_field().
+  /// Default: the unit defers neither. Users: hydro with the gamma law (stated reason:
+  /// the EOS refresh of a marking step, about 5 % of a 3-D step, measured when added).
+  virtual bool marking_skips_refresh() const { return true; }
   /// Whether marking_field() computes unk variable `name`.
   virtual bool marking_computes(const std::string& /*name*/) const { return false; }
   /// Unk variable `name` over the whole block array of u into out (x fastest, guard zones
-  /// included), from the guard-filled variables alone: the values sync() and
-  /// fill_guard_state() would leave in unk, to the bit. Only for names marking_computes().
+  /// included), from the guard-filled variables alone: the values refresh(unk_state) and
+  /// refresh(guard_state) would leave in unk, to the bit. Only for names marking_computes().
   virtual void marking_field(const std::string& /*name*/,
                              const mesh::BlockView<mesh::Layout::var_major>& /*u*/,
                              const mesh::BlockShape& /*s*/, double* /*out*/) const {}

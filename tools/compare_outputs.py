@@ -7,7 +7,7 @@ reported). Then one checkpoint of the older build is restarted by this one and c
 both builds continue it from there and must write the same files.
 
     .venv/bin/python tools/compare_outputs.py --base REV | --base-exe PATH
-        [--steps 6] [--ranks 1 2] [--problem NAME ...]
+        [--steps 6] [--ranks 1 2] [--problem NAME ...] [--allow-param KEY ...]
 
 --base REV is built as bench/compare_builds.py builds it (a worktree under build-base/).
 Prints one line per (problem, ranks) and exits 1 if any output differs.
@@ -49,6 +49,9 @@ def only_in_one(a, b):
     return set(pa) ^ set(pb)
 
 
+ALLOWED = set()
+
+
 def compare_dirs(da, db):
     fa, fb = outputs(da), outputs(db)
     if fa != fb:
@@ -56,7 +59,7 @@ def compare_dirs(da, db):
     bad = []
     for f in fa:
         a, b = Path(da) / f, Path(db) / f
-        diff = differing_datasets(a, b, allowed_params=only_in_one(a, b))
+        diff = differing_datasets(a, b, allowed_params=only_in_one(a, b) | ALLOWED)
         bad += [f"{f}: {d}" for d in diff]
     return bad
 
@@ -70,7 +73,10 @@ def main():
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--ranks", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--problem", nargs="*", default=None, help="problem file stems")
+    ap.add_argument("--allow-param", action="append", default=[],
+                    help="a runtime parameter whose stored value may differ (a changed default)")
     a = ap.parse_args()
+    ALLOWED.update(a.allow_param)
     base = Path(a.base_exe) if a.base_exe else build_base(a.base)[0]
     new = Path(a.new_exe)
     names = a.problem or sorted(p.stem for p in (ROOT / "problems").glob("*.toml"))

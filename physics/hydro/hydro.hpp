@@ -118,11 +118,16 @@ class Hydro final : public physics::UnitBase<Hydro> {
   void advance(mesh::Mesh& m, double dt) override;
   /// The EOS state (pres, temp, gamc, game, eint) of every leaf's guard zones from their
   /// filled conserved variables (for refinement on pres, say).
-  void fill_guard_state(mesh::Mesh& m) override;
+  void fill_guard_state(mesh::Mesh& m);
   /// With a uniform-gamma EOS: nothing reads the EOS state in unk but readers after sync()
   /// (the kernels recompute p from the conserved variables), and the guard zones
   /// fill_guard_state() writes serve refinement marking alone.
-  bool marking_skips_sync() const override { return at_.uniform; }
+  bool marking_skips_refresh() const override { return at_.uniform; }
+  /// unk_state: sync(); guard_state: fill_guard_state().
+  void refresh(mesh::Mesh& m, physics::Deferred what) override {
+    if (what == physics::Deferred::unk_state) sync(m);
+    if (what == physics::Deferred::guard_state) fill_guard_state(m);
+  }
   /// "pres" with a uniform-gamma EOS.
   bool marking_computes(const std::string& name) const override {
     return at_.uniform && name == "pres";
@@ -138,7 +143,7 @@ class Hydro final : public physics::UnitBase<Hydro> {
   /// With a uniform-gamma EOS a step leaves the EOS state in unk (pres, temp, eint, gamc,
   /// game) stale: p = (game - 1) rho e is cheaper to recompute in the kernels than to
   /// store (about 5 % of a 3-D step). Refreshes it if a step left it stale.
-  void sync(mesh::Mesh& m) override;
+  void sync(mesh::Mesh& m);
 
   std::vector<std::string> derived_names() const override;
 

@@ -87,10 +87,14 @@ class Pic final : public physics::Unit {
   void after_restart(mesh::Mesh& m) override;
   /// pic.cfl times the Yee limit (c dt <= (sum 1/dx^2)^(-1/2)).
   double max_dt(mesh::Mesh& m) const override;
-  bool reads_deferred_state() const override { return false; }
+  bool reads(physics::Deferred) const override { return false; }
   void advance(mesh::Mesh& m, double dt) override;
   /// The charge density and the charge-conservation error at the end.
-  void finish(mesh::Mesh& m) override;
+  void finish(mesh::Mesh& m);
+  /// outside_unk: finish().
+  void refresh(mesh::Mesh& m, physics::Deferred what) override {
+    if (what == physics::Deferred::outside_unk) finish(m);
+  }
   nlohmann::json summary(MPI_Comm comm) const override;
   particles::ParticleSet* particle_set() override { return set_.get(); }
 

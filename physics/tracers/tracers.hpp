@@ -51,11 +51,15 @@ class Tracers final : public physics::Unit {
   /// dt_factor zones per step at the fluid's velocity (particles::max_dt).
   double max_dt(mesh::Mesh& m) const override;
   /// It reads dens and the momenta only: hydro's deferred EOS refresh need not run first.
-  bool reads_deferred_state() const override { return false; }
+  bool reads(physics::Deferred) const override { return false; }
   /// Defers the move over dt to the next guard fill (see above).
   void advance(mesh::Mesh& m, double dt) override;
   /// Completes a deferred move (collective).
-  void finish(mesh::Mesh& m) override;
+  void finish(mesh::Mesh& m);
+  /// outside_unk: finish().
+  void refresh(mesh::Mesh& m, physics::Deferred what) override {
+    if (what == physics::Deferred::outside_unk) finish(m);
+  }
   /// Particles follow the new tree (collective).
   void after_regrid(mesh::Mesh& m) override;
   /// count, lost, migrated, bytes, pages (requested, achieved), init, mapping.

@@ -9,7 +9,9 @@ resident memory or huge pages, which another process beside it would disturb, ru
 
 Multi-rank use is read from the source of the function, of the module fixtures it names
 (recursively) and of the module functions it calls: `ranks=2`, `ranks=4`, a rank list
-such as `(1, 2, 4)`, or mpirun itself."""
+such as `(1, 2, 4)`, or mpirun itself. A fixture that is a shared run (runner.shared_run:
+made once per build, under a lock, then only read) does not count: the one test that makes
+it may share the cores with another test for that run."""
 import ast
 import re
 import sys
@@ -35,6 +37,9 @@ def entries(path):
     tree = ast.parse(src)
     funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
 
+    fixtures = {n for n, f in funcs.items()
+                if any("fixture" in (ast.get_source_segment(src, d) or "") for d in f.decorator_list)}
+
     def text(name, seen):
         if name in seen or name not in funcs:
             return ""
@@ -42,8 +47,10 @@ def entries(path):
         f = funcs[name]
         out = "".join(ast.get_source_segment(src, d) or "" for d in f.decorator_list)
         out += ast.get_source_segment(src, f) or ""
-        for a in f.args.args:  # fixtures
-            out += text(a.arg, seen)
+        for a in f.args.args:  # fixtures that are not shared runs (those run once)
+            if a.arg not in fixtures or "shared_run" not in (ast.get_source_segment(
+                    src, funcs[a.arg]) or ""):
+                out += text(a.arg, seen)
         for c in ast.walk(f):  # module helpers it calls
             if isinstance(c, ast.Call) and isinstance(c.func, ast.Name):
                 out += text(c.func.id, seen)

@@ -64,6 +64,10 @@ def test_own_refinement_criterion_alone_decides_the_mesh(tmp_path):
     assert np.all(top[levels == 0] <= 0.6), "a coarse leaf holds scal above refine_above"
     assert s["regrid"]["changed"] > 0
     assert s["scalar"]["l1_error"] < 1e-3
+    # The scratch variable (the step's Laplacian) is in no output.
+    for f in reader.find_outputs(tmp_path).checkpoints + reader.find_outputs(tmp_path).plotfiles:
+        names = reader.read(str(f)).var_names
+        assert "slap" not in names and ("scal" in names), (f, names)
 
 
 def test_example_unit_is_bitwise_identical_on_1_and_2_ranks_and_after_a_restart(tmp_path):

@@ -208,3 +208,67 @@ TEST(MeshProlongation, GivenLinearAndKinkedData_ThenEachVariablesOwnProlongation
 
 }  // namespace
 }  // namespace tessera::mesh
+
+namespace tessera::mesh {
+namespace {
+
+// Given a mesh whose variables include a scratch one, then it is not in unk (vars(), so
+// never written), it has its own storage and arena, its guard fill works alone, and a
+// regrid moves exactly the bytes it moves without it (scratch is not prolonged).
+TEST(MeshScratch, GivenAScratchVariable_ThenItLivesApartAndARegridDoesNotMoveIt) {
+  const auto p = params({"mesh.ndim=2", "mesh.nxb=8", "mesh.nblockx=2", "mesh.nblocky=2",
+                         "mesh.lrefine_max=2", "mesh.maxblocks=16"});
+  std::vector<VarInfo> with = {VarInfo("a"), VarInfo("s").with_role(VarRole::scratch)};
+  Mesh m(p, MPI_COMM_WORLD, with, 2);
+  Mesh plain(p, MPI_COMM_WORLD, {VarInfo("a")}, 2);
+  ASSERT_EQ(m.vars().size(), 1u);
+  EXPECT_EQ(m.var_index("s"), -1);
+  ASSERT_EQ(m.scratch_vars().size(), 1u);
+  EXPECT_EQ(m.scratch_index("s"), 0);
+  EXPECT_EQ(m.scratch_storage().arena().name(), "scratch_vars");
+  EXPECT_EQ(m.storage().shape().nvar, 1);
+  // The scratch variable's guard fill: every guard zone of an interior face gets a
+  // neighbour's value (7 everywhere), the unk variable's stay untouched (-1).
+  const BlockShape& s = m.shape();
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      auto u = m.view(id, tag);
+      auto w = m.scratch_view(id, tag);
+      for (int j = 0; j < s.n(1); ++j)
+        for (int i = 0; i < s.n(0); ++i) {
+          const bool in =
+              i >= s.g(0) && i < s.g(0) + s.ni(0) && j >= s.g(1) && j < s.g(1) + s.ni(1);
+          u(0, i, j, 0) = in ? 1.0 : -1.0;
+          w(0, i, j, 0) = in ? 7.0 : -1.0;
+        }
+    }
+  });
+  m.fill_scratch_guards(m.scratch_set({"s"}));
+  long bad = 0;
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      auto u = m.view(id, tag);
+      auto w = m.scratch_view(id, tag);
+      bad += w(0, s.g(0) - 1, s.g(1), 0) != 7.0;  // outflow or a neighbour: 7
+      bad += u(0, s.g(0) - 1, s.g(1), 0) != -1.0;
+    }
+  });
+  EXPECT_EQ(bad, 0);
+  auto refine_first = [](Mesh& mm) {
+    std::vector<Flag> f(mm.tree().size(), Flag::keep);
+    for (int id : mm.local_leaves())
+      if (mm.tree().block_lo(id)[0] < 0.25 && mm.tree().block_lo(id)[1] < 0.25)
+        f[id] = Flag::refine;
+    mm.fill_guards();
+    transfer_bytes() = {};
+    EXPECT_TRUE(mm.regrid(f));
+    return transfer_bytes().written;
+  };
+  const auto with_scratch = refine_first(m), without = refine_first(plain);
+  EXPECT_GT(without, 0u);
+  EXPECT_EQ(with_scratch, without);
+  EXPECT_TRUE(contains(error_of([&] { m.scratch_set({"a"}); }), "no scratch variable 'a'"));
+}
+
+}  // namespace
+}  // namespace tessera::mesh
