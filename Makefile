@@ -15,9 +15,9 @@ DEB_PACKAGES := build-essential cmake pkg-config openmpi-bin libopenmpi-dev \
   libhdf5-openmpi-dev hdf5-tools libfmt-dev libcli11-dev libtomlplusplus-dev \
   nlohmann-json3-dev libgtest-dev clang-format libpapi-dev papi-tools libnuma-dev zlib1g-dev \
   libssl-dev
-PY_PACKAGES := numpy h5py matplotlib yt pytest
+PY_PACKAGES := numpy h5py matplotlib yt pytest sphinx myst-parser
 
-.PHONY: all deps deps-apt deps-py configure build run test bench tier-study format clean helm-table
+.PHONY: all deps deps-apt deps-py configure build run test docs bench tier-study format clean helm-table
 
 all: build
 
@@ -57,10 +57,16 @@ run: deps build
 	@echo "summary:       $(RUNDIR)/summary.json"
 	@echo "history:       $(RUNDIR)/history.csv (step, time, dt, leaves, zone-updates/s)"
 	@echo "picture:       $(RUNDIR)/density_slice.png (density slice, block levels, leaves and rate over the run)"
+	@echo "parameters:    $(RUNDIR)/parameters.log (every parameter in effect and where it came from)"
 
 test: deps build
 	cmake --build build --target helm_table
 	cd build && ctest --output-on-failure -j$(NPROC)
+
+# The documentation site (docs/ + pages generated from the code) into build/docs/html,
+# Sphinx warnings as errors (tools/gen_docs.py); make test builds it too (ctest -R docs).
+docs: deps build
+	$(PY) tools/gen_docs.py --exe build/bin/tessera --out build/docs
 
 # The Helmholtz EOS table (build/helm_table.dat), generated from first principles.
 helm-table: configure

@@ -3,7 +3,7 @@
 //   check FILE...                                   verify output files (checksums)
 //   plan FILE [--ranks N] [--ranks-per-node N] [--memory-per-node SIZE] [--blocks N] [--json]
 //                                                   predict per-rank memory
-//   params                                          print every parameter with its doc
+//   params [--json]                                 print every parameter with its doc
 //   units [FILE] [overrides] [--json]               the registered physics units
 //                                                   (units_command.hpp)
 //   eos --dens D (--temp T | --eint E | --pres P) --abar A --zbar Z [--coulomb 0|1]
@@ -13,8 +13,10 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -101,8 +103,26 @@ int run(const std::string& file, const std::string& dir, const std::string& rest
       }
       if (changed == 0) std::cout << "restart: no parameter differs from the checkpoint's\n";
     }
-    std::cout << "parameters in effect:\n";
-    params.print_in_effect(std::cout);
+    // The full table goes to DIR/parameters.log (and summary.json); the terminal shows
+    // what the file or the command line set and the active units' own sections.
+    {
+      std::ofstream log(std::filesystem::path(dir) / "parameters.log");
+      log << "tessera run " << file << "\nparameters in effect (value, where it came from):\n";
+      params.print_in_effect(log);
+    }
+    std::vector<std::string> sections;
+    for (const auto& n : driver::active_unit_names(params)) sections.push_back(n + ".");
+    auto shown = [&](const base::ParamSpec& s) {
+      if (s.source != "default") return true;
+      for (const auto& sec : sections)
+        if (s.key.rfind(sec, 0) == 0) return true;
+      return false;
+    };
+    std::ostringstream os;
+    const std::size_t n = params.print_in_effect(os, shown);
+    std::cout << "parameters set or of the active units (" << n << " of " << params.all().size()
+              << "; all in " << (std::filesystem::path(dir) / "parameters.log").string() << "):\n"
+              << os.str();
     std::cout.flush();
   }
   driver::RunOptions opt;
@@ -188,6 +208,10 @@ int main(int argc, char** argv) {
   auto* check_cmd = app.add_subcommand("check", "verify output files against their checksums");
   check_cmd->add_option("files", check_files, "FLASH HDF5 files written by tessera")->required();
   auto* params_cmd = app.add_subcommand("params", "print every runtime parameter with its doc");
+  bool params_json = false;
+  params_cmd->add_flag("--json", params_json,
+                       "print them as JSON (key, section, name, type, default, range, choices, "
+                       "doc)");
   auto* plan_cmd = app.add_subcommand("plan", "predict per-rank memory and the blocks that fit");
   std::string plan_file, plan_mem;
   std::vector<std::string> plan_overrides;
@@ -230,7 +254,8 @@ int main(int argc, char** argv) {
     if (*params_cmd) {
       tessera::base::Params p;
       tessera::driver::declare_all_params(p);
-      if (rank == 0) p.print_reference(std::cout);
+      if (rank == 0 && params_json) std::cout << p.reference_json().dump(1) << "\n";
+      if (rank == 0 && !params_json) p.print_reference(std::cout);
     } else if (*plan_cmd) {
       rc = plan(plan_file, plan_overrides, plan_ranks, plan_rpn, plan_mem, plan_blocks, plan_json);
     } else if (*check_cmd) {

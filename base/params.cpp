@@ -453,14 +453,34 @@ void Params::print_reference(std::ostream& os) const {
   }
 }
 
-void Params::print_in_effect(std::ostream& os) const {
-  std::size_t wkey = 0, wval = 0;
+nlohmann::json Params::reference_json() const {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [key, s] : specs_)
+    out.push_back({{"key", key},
+                   {"section", std::string(section_of(key))},
+                   {"name", key.substr(section_of(key).size() + 1)},
+                   {"type", type_name(s.type)},
+                   {"default", format_value(s.default_value)},
+                   {"range", range_text(s)},
+                   {"choices", s.choices},
+                   {"doc", s.doc}});
+  return out;
+}
+
+std::size_t Params::print_in_effect(std::ostream& os,
+                                    const std::function<bool(const ParamSpec&)>& keep) const {
+  std::size_t wkey = 0, wval = 0, n = 0;
   for (const auto& [key, s] : specs_) {
+    if (keep && !keep(s)) continue;
     wkey = std::max(wkey, key.size());
     wval = std::max(wval, format_value(s.value).size());
   }
-  for (const auto& [key, s] : specs_)
+  for (const auto& [key, s] : specs_) {
+    if (keep && !keep(s)) continue;
     os << fmt::format("{:<{}} = {:<{}}   ({})\n", key, wkey, format_value(s.value), wval, s.source);
+    ++n;
+  }
+  return n;
 }
 
 nlohmann::json Params::to_json() const {

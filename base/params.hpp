@@ -7,8 +7,10 @@
 // one-line message names the key, the file and line (or "command line"), and the
 // closest declared key.
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -69,8 +71,14 @@ class Params {
   std::vector<const ParamSpec*> all() const;
   /// Human-readable reference (`tessera params`): key, type, default, range, doc.
   void print_reference(std::ostream& os) const;
-  /// Values in effect with their source, for the log.
-  void print_in_effect(std::ostream& os) const;
+  /// The same as JSON: [{key, section, name, type, default, range, choices, doc}], in key
+  /// order (`tessera params --json`; the documentation's parameter reference is made from
+  /// it).
+  nlohmann::json reference_json() const;
+  /// Values in effect with their source, for the log; with `keep`, only the keys it
+  /// accepts. Returns the number of lines printed.
+  std::size_t print_in_effect(std::ostream& os,
+                              const std::function<bool(const ParamSpec&)>& keep = {}) const;
   /// {"section.key": value, ...}
   nlohmann::json to_json() const;
 

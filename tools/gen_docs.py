@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Build the documentation site (`make docs`): docs/ copied to OUT/src, the pages made from
+the code's own declarations added (the parameter reference from `tessera params --json`,
+a page per registered unit from `tessera units --json`, the problem files from their
+header comments), then `sphinx-build -W` into OUT/html. Exits non-zero on any Sphinx
+warning, or if a parameter `tessera params` lists or a problem file is missing from the
+built pages.
+
+    .venv/bin/python tools/gen_docs.py [--exe build/bin/tessera] [--out build/docs]
+"""
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cell(text):
+    """A Markdown table cell: pipes escaped, no newlines."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def param_table(rows):
+    out = ["| name | type | default | range | description |", "|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| `{cell(r['key'])}` | {cell(r['type'])} | `{cell(r['default'])}` | "
+                   f"{cell(r['range'])} | {cell(r['doc'])} |")
+    return "\n".join(out)
+
+
+def parameters_page(params):
+    sections = {}
+    for r in params:
+        sections.setdefault(r["section"], []).append(r)
+    out = ["# Parameters", "",
+           "Every runtime parameter, generated from the code's own declarations "
+           "(`build/bin/tessera params --json`): name, type, default, range and the one-line "
+           "doc declared next to the code that reads it. A problem file sets them by section "
+           "(`[hydro]` then `cfl = 0.8`); the command line as `hydro.cfl=0.8`. An unknown key "
+           "is an error naming the file, the line and the closest known key.", ""]
+    for sec in sorted(sections):
+        out += [f"## [{sec}]", "", param_table(sections[sec]), ""]
+    return "\n".join(out)
+
+
+def unit_page(u, params):
+    out = [f"# {u['name']}", "", f"{u['doc']} ({u['role']}).", ""]
+    req = u["requires"]
+    items = [f"after `{a}`" for a in req["after"]] + [f"not with `{x}`" for x in req["excludes"]]
+    if req["alone"]:
+        items.append("runs alone")
+    items.append("calls composition and the EOS" if req["needs_services"]
+                 else "no composition, no EOS")
+    out += ["**Requires:** " + ", ".join(items) + ".", ""]
+    if u.get("not_made"):
+        out += [f"Its variables depend on its parameters: {u['not_made']}.", ""]
+    if u["variables"]:
+        out += ["## Variables", "", "| name | role | kind | guard fill | plotted | prolongation |",
+                "|---|---|---|---|---|---|"]
+        for v in u["variables"]:
+            out.append(f"| `{v['name']}` | {v['role']} | {v['kind']} | "
+                       f"{'yes' if v['guard_fill'] else 'no'} | {'yes' if v['plotted'] else 'no'} "
+                       f"| {v['prolong']} |")
+        out.append("")
+    if u["derived"]:
+        out += ["**Derived outputs:** " + ", ".join(f"`{d}`" for d in u["derived"]) + ".", ""]
+    if u["totals"]:
+        out += ["**Conserved totals:** " + ", ".join(f"`{t}`" for t in u["totals"]) + ".", ""]
+    out += ["**Hooks:** " + (", ".join(f"`{h}`" for h in u["hooks"]) or "none") + ".", ""]
+    mine = [r for r in params if r["section"] == u["name"]]
+    if mine:
+        out += ["## Parameters", "", param_table(mine), ""]
+    out += ["The equations, verification and limits of the physics are in "
+            "[Physics units](../physics.md); how a unit is written in "
+            "[Writing a unit](../writing-a-unit.md).", ""]
+    return "\n".join(out)
+
+
+def problems_page():
+    out = ["# Problems", "",
+           "Every problem file of `problems/`, with the description its header comment "
+           "gives (`build/bin/tessera run problems/NAME.toml --dir runs/NAME`).", ""]
+    for f in sorted((ROOT / "problems").glob("*.toml")):
+        head = []
+        for line in f.read_text().splitlines():
+            if not line.startswith("#"):
+                break
+            head.append(line.lstrip("#").strip())
+        text = " ".join(head) or "(no description in the file)"
+        out += [f"## {f.stem}", "", f"`problems/{f.name}`: {text}", ""]
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--exe", default=str(ROOT / "build" / "bin" / "tessera"))
+    ap.add_argument("--out", default=str(ROOT / "build" / "docs"))
+    a = ap.parse_args()
+    out = Path(a.out)
+    src = out / "src"
+    shutil.rmtree(src, ignore_errors=True)
+    shutil.copytree(ROOT / "docs", src)
+    params = json.loads(subprocess.run([a.exe, "params", "--json"], check=True,
+                                       capture_output=True, text=True).stdout)
+    units = json.loads(subprocess.run([a.exe, "units", "--json"], check=True,
+                                      capture_output=True, text=True).stdout)
+    (src / "parameters.md").write_text(parameters_page(params))
+    (src / "problems.md").write_text(problems_page())
+    (src / "units").mkdir()
+    toc = ["# Units", "", "Every registered unit, generated from `tessera units --json` "
+           "(variables with their roles and flags, requirements, hooks, parameters).", "",
+           "```{toctree}", ":maxdepth: 1", ""] + [u["name"] for u in units] + ["```", ""]
+    (src / "units" / "index.md").write_text("\n".join(toc))
+    for u in units:
+        (src / "units" / f"{u['name']}.md").write_text(unit_page(u, params))
+    html = out / "html"
+    p = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+                        str(src), str(html)], capture_output=True, text=True)
+    if p.returncode != 0:
+        print(p.stdout[-4000:] + p.stderr[-4000:])
+        print("make docs: Sphinx reported warnings or errors (above)")
+        return 1
+    # Every parameter and every problem file is on the built site.
+    text = (html / "parameters.html").read_text()
+    missing = [r["key"] for r in params if r["key"] not in text]
+    ptext = (html / "problems.html").read_text()
+    missing += [f.name for f in (ROOT / "problems").glob("*.toml") if f.name not in ptext]
+    if missing:
+        print(f"make docs: missing from the site: {missing}")
+        return 1
+    print(f"docs: {html / 'index.html'} ({len(params)} parameters, {len(units)} units, "
+          f"{len(list((ROOT / 'problems').glob('*.toml')))} problems)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
