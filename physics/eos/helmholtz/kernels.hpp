@@ -18,6 +18,19 @@ void eval_dens_temp(const HelmTable& t, double coulomb_mult, FullState& s);
 /// Sets s.failure and s.iterations.
 void solve_zone(const HelmTable& t, double coulomb_mult, Mode mode, FullState& s);
 
+/// The Coulomb taper (helmholtz.hpp): h(r) = r up to r0, then 1 - w^2 / (r - r0 + w),
+/// w = 1 - r0: continuous with its first derivative at r0, increasing, below 1. The
+/// corrected total is x0 (1 - h(r)) for r = -x_coulomb / x0; omh = 1 - h (computed
+/// without cancellation), dh = h'(r). Branch-free arithmetic, the same in both kernels.
+constexpr double kCoulombTaperStart = 0.6;
+inline void coulomb_taper(double r, double& omh, double& dh) {
+  constexpr double r0 = kCoulombTaperStart, w = 1.0 - kCoulombTaperStart;
+  const double u = std::max(r - r0, 0.0);
+  const double q = w / (u + w);  // 1 at r0, falling
+  omh = r <= r0 ? 1.0 - r : w * q;
+  dh = r <= r0 ? 1.0 : q * q;
+}
+
 /// The state of one zone's inversion for T (dens_ei, dens_pres) between steps: the bracket
 /// [lo, hi] that holds the root (the table's edges until evaluated) and the last two steps.
 struct Bracket {

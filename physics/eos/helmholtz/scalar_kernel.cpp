@@ -176,20 +176,45 @@ void eval_dens_temp(const HelmTable& t, double coulomb_mult, FullState& s) {
     dscouldd = sd * plasgdd;
     dscouldt = sd * plasgdt;
   }
-  double cm = coulomb_mult;
-  // Timmes' guard: no Coulomb correction that makes the pressure or energy non-positive.
-  if (prad + pion + pele + cm * pcoul <= 0.0 || erad + eion + eele + cm * ecoul <= 0.0) cm = 0.0;
+  // Without a jump (helmholtz.hpp, "Coulomb taper"): where the correction (times
+  // coulomb_mult) would remove more than kCoulombTaperStart of the pressure or energy of
+  // the other parts, that total tapers smoothly toward zero instead of being dropped
+  // (Timmes' rule), so e, p stay continuous and rising in T.
+  const double cm = coulomb_mult;
+  const double p0 = prad + pion + pele, e0 = erad + eion + eele;
+  const double pc = cm * pcoul, ec = cm * ecoul;
+  const double rp = p0 > 0.0 ? -pc / p0 : 0.0, re = e0 > 0.0 ? -ec / e0 : 0.0;
+  const bool tp = rp > kCoulombTaperStart, te = re > kCoulombTaperStart;
+  double op, dhp, oe, dhe;  // 1 - h and h' for the pressure and the energy
+  coulomb_taper(rp, op, dhp);
+  coulomb_taper(re, oe, dhe);
+  const double fe = te ? (1.0 - oe) / re : 1.0;  // the entropy correction's factor h / r
+  s.coulomb_tapered = tp || te;
 
-  // Totals.
-  s.pres = prad + pion + pele + cm * pcoul;
-  s.dpdd = dpraddd + dpiondd + dpepdd + cm * dpcouldd;
-  s.dpdt = dpraddt + dpiondt + dpepdt + cm * dpcouldt;
-  s.eint = erad + eion + eele + cm * ecoul;
-  s.dedd = deraddd + deiondd + deepdd + cm * decouldd;
-  s.dedt = deraddt + deiondt + deepdt + cm * decouldt;
-  s.entr = srad + sion + sele + cm * scoul;
-  s.dsdd = dsraddd + dsiondd + dsepdd + cm * dscouldd;
-  s.dsdt = dsraddt + dsiondt + dsepdt + cm * dscouldt;
+  // Totals (Timmes' sums where untapered).
+  if (!tp) {
+    s.pres = prad + pion + pele + cm * pcoul;
+    s.dpdd = dpraddd + dpiondd + dpepdd + cm * dpcouldd;
+    s.dpdt = dpraddt + dpiondt + dpepdt + cm * dpcouldt;
+  } else {
+    const double a = op + dhp * rp;
+    s.pres = p0 * op;
+    s.dpdd = (dpraddd + dpiondd + dpepdd) * a + dhp * cm * dpcouldd;
+    s.dpdt = (dpraddt + dpiondt + dpepdt) * a + dhp * cm * dpcouldt;
+  }
+  if (!te) {
+    s.eint = erad + eion + eele + cm * ecoul;
+    s.dedd = deraddd + deiondd + deepdd + cm * decouldd;
+    s.dedt = deraddt + deiondt + deepdt + cm * decouldt;
+  } else {
+    const double a = oe + dhe * re;
+    s.eint = e0 * oe;
+    s.dedd = (deraddd + deiondd + deepdd) * a + dhe * cm * decouldd;
+    s.dedt = (deraddt + deiondt + deepdt) * a + dhe * cm * decouldt;
+  }
+  s.entr = srad + sion + sele + fe * cm * scoul;
+  s.dsdd = dsraddd + dsiondd + dsepdd + fe * cm * dscouldd;
+  s.dsdt = dsraddt + dsiondt + dsepdt + fe * cm * dscouldt;
   s.pele = pele;
   s.eele = eele;
   s.sele = sele;
@@ -199,9 +224,9 @@ void eval_dens_temp(const HelmTable& t, double coulomb_mult, FullState& s) {
   s.prad = prad;
   s.erad = erad;
   s.srad = srad;
-  s.pcoul = cm * pcoul;
-  s.ecoul = cm * ecoul;
-  s.scoul = cm * scoul;
+  s.pcoul = tp ? s.pres - p0 : cm * pcoul;
+  s.ecoul = te ? s.eint - e0 : cm * ecoul;
+  s.scoul = fe * cm * scoul;
   s.plasma_gamma = plasg;
   s.eta = el.eta;
   s.xne = el.xne;

@@ -247,15 +247,25 @@ void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& z) {
     const double dpcouldd = strong ? dpcouldd_s : dpcouldd_w;
     const double dpcouldt = strong ? dpcouldt_s : dpcouldt_w;
     const double decouldt = strong ? decouldt_s : decouldt_w;
-    const bool off = prad + pion + pele + coulomb_mult * pcoul <= 0.0 ||
-                     erad + eion + eele + coulomb_mult * ecoul <= 0.0;
-    const double cm = off ? 0.0 : coulomb_mult;
-    // totals
-    z.pres[l] = prad + pion + pele + cm * pcoul;
-    z.dpdt[l] = dpraddt + dpiondt + dpepdt + cm * dpcouldt;
-    z.eint[l] = erad + eion + eele + cm * ecoul;
-    z.dedt[l] = deraddt + deiondt + deepdt + cm * decouldt;
-    z.dpdd[l] = dpraddd + dpiondd + dpepdd + cm * dpcouldd;
+    // The Coulomb taper (helmholtz.hpp), both forms then a select.
+    const double cm = coulomb_mult;
+    const double p0 = prad + pion + pele, e0 = erad + eion + eele;
+    const double rp = p0 > 0.0 ? -(cm * pcoul) / p0 : 0.0;
+    const double re = e0 > 0.0 ? -(cm * ecoul) / e0 : 0.0;
+    double op, dhp, oe, dhe;  // 1 - h and h' for the pressure and the energy
+    coulomb_taper(rp, op, dhp);
+    coulomb_taper(re, oe, dhe);
+    const bool tp = rp > kCoulombTaperStart, te = re > kCoulombTaperStart;
+    const double bp = op + dhp * rp, be = oe + dhe * re;
+    // totals (Timmes' sums where untapered)
+    z.pres[l] = tp ? p0 * op : prad + pion + pele + cm * pcoul;
+    z.dpdt[l] = tp ? (dpraddt + dpiondt + dpepdt) * bp + dhp * cm * dpcouldt
+                   : dpraddt + dpiondt + dpepdt + cm * dpcouldt;
+    z.eint[l] = te ? e0 * oe : erad + eion + eele + cm * ecoul;
+    z.dedt[l] = te ? (deraddt + deiondt + deepdt) * be + dhe * cm * decouldt
+                   : deraddt + deiondt + deepdt + cm * decouldt;
+    z.dpdd[l] = tp ? (dpraddd + dpiondd + dpepdd) * bp + dhp * cm * dpcouldd
+                   : dpraddd + dpiondd + dpepdd + cm * dpcouldd;
   }
 }
 
