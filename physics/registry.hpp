@@ -33,8 +33,8 @@ enum class UnitRole {
 
 /// What a unit needs of the others; the driver checks it before it builds the units.
 struct Requirements {
-  std::vector<std::string> after;     ///< operators that must come before it
-  std::vector<std::string> excludes;  ///< operators it cannot run with
+  std::vector<std::string> after{};     ///< operators that must come before it
+  std::vector<std::string> excludes{};  ///< operators it cannot run with
   bool alone = false;                 ///< the only operator of its run (pic)
   bool needs_services = true;         ///< it calls composition and the EOS
 };
@@ -98,5 +98,21 @@ struct Registration {
   /// The hooks the unit implements (own_hooks<T>()), for `tessera units` and DESIGN.md.
   std::vector<std::string> hooks;
 };
+
+/// The registration of unit T (a constructor from base::Params, a static declare_params):
+/// its factory, parameters and the hooks it overrides filled in.
+template <class T>
+Registration registration_of(std::string name, UnitRole role, std::string doc,
+                             Requirements req = {}) {
+  Registration r;
+  r.name = std::move(name);
+  r.role = role;
+  r.doc = std::move(doc);
+  r.requires_ = std::move(req);
+  r.declare_params = &T::declare_params;
+  r.make = [](const base::Params& p) { return std::make_unique<T>(p); };
+  r.hooks = own_hooks<T>();
+  return r;
+}
 
 }  // namespace tessera::physics

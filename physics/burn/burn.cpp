@@ -264,18 +264,9 @@ template void Burn::ratio_impl(const mesh::BlockView<mesh::Layout::zone_major>&,
                                const mesh::BlockShape&, int, int, double*) const;
 
 physics::Registration Burn::registration() {
-  physics::Registration r;
-  r.name = "burn";
-  r.role = physics::UnitRole::operator_unit;
-  r.doc = "carbon burning behind the flame (stage 1 of Townsley et al. 2007)";
-  r.requires_.after = {"flame"};
-  r.requires_.excludes = {};
-  r.requires_.alone = false;
-  r.requires_.needs_services = true;
-  r.declare_params = &Burn::declare_params;
-  r.make = [](const base::Params& p) { return std::make_unique<Burn>(p); };
-  r.hooks = physics::own_hooks<Burn>();
-  return r;
+  return physics::registration_of<Burn>(
+      "burn", physics::UnitRole::operator_unit,
+      "carbon burning behind the flame (stage 1 of Townsley et al. 2007)", {.after = {"flame"}});
 }
 
 }  // namespace tessera::burn

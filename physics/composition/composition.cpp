@@ -190,18 +190,9 @@ nlohmann::json Composition::summary(MPI_Comm comm) const {
 }
 
 physics::Registration Composition::registration() {
-  physics::Registration r;
-  r.name = "composition";
-  r.role = physics::UnitRole::service;
-  r.doc = "mass fractions of the species: abar, zbar, ye per zone";
-  r.requires_.after = {};
-  r.requires_.excludes = {};
-  r.requires_.alone = false;
-  r.requires_.needs_services = true;
-  r.declare_params = &Composition::declare_params;
-  r.make = [](const base::Params& p) { return std::make_unique<Composition>(p); };
-  r.hooks = physics::own_hooks<Composition>();
-  return r;
+  return physics::registration_of<Composition>(
+      "composition", physics::UnitRole::service,
+      "mass fractions of the species: abar, zbar, ye per zone");
 }
 
 }  // namespace tessera::composition

@@ -319,18 +319,9 @@ std::string EosUnit::restore_check(const physics::CheckpointInfo& c) const {
 }
 
 physics::Registration EosUnit::registration() {
-  physics::Registration r;
-  r.name = "eos";
-  r.role = physics::UnitRole::service;
-  r.doc = "equation of state (gamma law or Helmholtz) behind the pencil interface";
-  r.requires_.after = {};
-  r.requires_.excludes = {};
-  r.requires_.alone = false;
-  r.requires_.needs_services = true;
-  r.declare_params = &EosUnit::declare_params;
-  r.make = [](const base::Params& p) { return std::make_unique<EosUnit>(p); };
-  r.hooks = physics::own_hooks<EosUnit>();
-  return r;
+  return physics::registration_of<EosUnit>(
+      "eos", physics::UnitRole::service,
+      "equation of state (gamma law or Helmholtz) behind the pencil interface");
 }
 
 }  // namespace tessera::eos

@@ -226,18 +226,8 @@ nlohmann::json Flame::summary(MPI_Comm comm) const {
 }
 
 physics::Registration Flame::registration() {
-  physics::Registration r;
-  r.name = "flame";
-  r.role = physics::UnitRole::operator_unit;
-  r.doc = "ADR flame front (reaction, five-point diffusion)";
-  r.requires_.after = {};
-  r.requires_.excludes = {};
-  r.requires_.alone = false;
-  r.requires_.needs_services = true;
-  r.declare_params = &Flame::declare_params;
-  r.make = [](const base::Params& p) { return std::make_unique<Flame>(p); };
-  r.hooks = physics::own_hooks<Flame>();
-  return r;
+  return physics::registration_of<Flame>("flame", physics::UnitRole::operator_unit,
+                                         "ADR flame front (reaction, five-point diffusion)");
 }
 
 }  // namespace tessera::flame

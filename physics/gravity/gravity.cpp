@@ -546,18 +546,10 @@ nlohmann::json Gravity::summary(MPI_Comm comm) const {
 }
 
 physics::Registration Gravity::registration() {
-  physics::Registration r;
-  r.name = "gravity";
-  r.role = physics::UnitRole::operator_unit;
-  r.doc = "self-gravity (constant or multipole) and its momentum and energy sources";
-  r.requires_.after = {"hydro"};
-  r.requires_.excludes = {};
-  r.requires_.alone = false;
-  r.requires_.needs_services = true;
-  r.declare_params = &Gravity::declare_params;
-  r.make = [](const base::Params& p) { return std::make_unique<Gravity>(p); };
-  r.hooks = physics::own_hooks<Gravity>();
-  return r;
+  return physics::registration_of<Gravity>(
+      "gravity", physics::UnitRole::operator_unit,
+      "self-gravity (constant or multipole) and its momentum and energy sources",
+      {.after = {"hydro"}});
 }
 
 }  // namespace tessera::gravity

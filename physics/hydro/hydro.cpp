@@ -1376,18 +1376,9 @@ void Hydro::derived_impl(const std::string& name, const View& u, const mesh::Blo
 }
 
 physics::Registration Hydro::registration() {
-  physics::Registration r;
-  r.name = "hydro";
-  r.role = physics::UnitRole::operator_unit;
-  r.doc = "unsplit second-order hydrodynamics (PLM/PPM, HLLC/HLLE, rk2 or one-stage MUSCL-Hancock)";
-  r.requires_.after = {};
-  r.requires_.excludes = {};
-  r.requires_.alone = false;
-  r.requires_.needs_services = true;
-  r.declare_params = &Hydro::declare_params;
-  r.make = [](const base::Params& p) { return std::make_unique<Hydro>(p); };
-  r.hooks = physics::own_hooks<Hydro>();
-  return r;
+  return physics::registration_of<Hydro>(
+      "hydro", physics::UnitRole::operator_unit,
+      "unsplit second-order hydrodynamics (PLM/PPM, HLLC/HLLE, rk2 or one-stage MUSCL-Hancock)");
 }
 
 }  // namespace tessera::hydro

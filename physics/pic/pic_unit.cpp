@@ -896,18 +896,9 @@ nlohmann::json Pic::summary(MPI_Comm comm) const {
 }
 
 physics::Registration Pic::registration() {
-  physics::Registration r;
-  r.name = "pic";
-  r.role = physics::UnitRole::operator_unit;
-  r.doc = "electromagnetic particle-in-cell plasma";
-  r.requires_.after = {};
-  r.requires_.excludes = {};
-  r.requires_.alone = true;
-  r.requires_.needs_services = false;
-  r.declare_params = &Pic::declare_params;
-  r.make = [](const base::Params& p) { return std::make_unique<Pic>(p); };
-  r.hooks = physics::own_hooks<Pic>();
-  return r;
+  return physics::registration_of<Pic>("pic", physics::UnitRole::operator_unit,
+                                       "electromagnetic particle-in-cell plasma",
+                                       {.alone = true, .needs_services = false});
 }
 
 }  // namespace tessera::pic

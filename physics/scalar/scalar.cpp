@@ -30,13 +30,9 @@ void Scalar::declare_params(base::Params& p) {
 }
 
 physics::Registration Scalar::registration() {
-  physics::Registration r;
-  r.name = "scalar";
-  r.doc = "the example unit: explicit diffusion of a passive scalar (docs/writing-a-unit.md)";
-  r.declare_params = &Scalar::declare_params;
-  r.make = [](const base::Params& p) { return std::make_unique<Scalar>(p); };
-  r.hooks = physics::own_hooks<Scalar>();
-  return r;
+  return physics::registration_of<Scalar>(
+      "scalar", physics::UnitRole::operator_unit,
+      "the example unit: explicit diffusion of a passive scalar (docs/writing-a-unit.md)");
 }
 
 Scalar::Scalar(const base::Params& p)

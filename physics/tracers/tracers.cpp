@@ -207,18 +207,10 @@ nlohmann::json Tracers::summary(MPI_Comm comm) const {
 }
 
 physics::Registration Tracers::registration() {
-  physics::Registration r;
-  r.name = "particles";
-  r.role = physics::UnitRole::particles;
-  r.doc = "tracer particles moved with the fluid velocity (Heun)";
-  r.requires_.after = {};
-  r.requires_.excludes = {};
-  r.requires_.alone = false;
-  r.requires_.needs_services = true;
-  r.declare_params = &Tracers::declare_params;
-  r.make = [](const base::Params& p) { return std::make_unique<Tracers>(p); };
+  auto r =
+      physics::registration_of<Tracers>("particles", physics::UnitRole::particles,
+                                        "tracer particles moved with the fluid velocity (Heun)");
   r.enabled = [](const base::Params& p) { return p.get_bool("particles.tracers"); };
-  r.hooks = physics::own_hooks<Tracers>();
   return r;
 }
 
