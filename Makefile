@@ -17,7 +17,7 @@ DEB_PACKAGES := build-essential cmake pkg-config openmpi-bin libopenmpi-dev \
   libssl-dev
 PY_PACKAGES := numpy h5py matplotlib yt pytest sphinx myst-parser
 
-.PHONY: all deps deps-apt deps-py configure build run test docs bench tier-study format clean helm-table
+.PHONY: all deps deps-apt deps-py configure build run test docs bench tier-study studies study-hugepages study-tiers format clean helm-table
 
 all: build
 
@@ -67,6 +67,19 @@ test: deps build
 # Sphinx warnings as errors (tools/gen_docs.py); make test builds it too (ctest -R docs).
 docs: deps build
 	$(PY) tools/gen_docs.py --exe build/bin/tessera --out build/docs
+
+# The studies as commands (tools/study.py): each writes a CSV, a PNG and report.md into
+# runs/studies/<name>/, stating the machine and what was unavailable or emulated.
+STUDY_REPEAT ?= 5
+STUDY_STEPS ?= 40
+studies: deps-py
+	@$(PY) tools/study.py list
+
+study-hugepages: deps build helm-table
+	$(PY) tools/study.py hugepages --out runs/studies/hugepages --repeat $(STUDY_REPEAT) --steps $(STUDY_STEPS)
+
+study-tiers:
+	$(MAKE) tier-study TIER_OUT=runs/studies/tiers
 
 # The Helmholtz EOS table (build/helm_table.dat), generated from first principles.
 helm-table: configure

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""The studies Tessera reproduces, one command each (`make studies` lists them, `make
+study-NAME` runs one): each writes a CSV, a PNG and a short Markdown report into
+runs/studies/NAME/, stating the machine (processor, cores, memory, kernel, page sizes,
+transparent huge pages, counter availability) and labelling what was unavailable or
+emulated. The runs themselves are the experiment harness's (`python -m tessera bench`,
+python/tessera/bench.py): this script only chooses the matrix and writes the report.
+
+    .venv/bin/python tools/study.py list
+    .venv/bin/python tools/study.py hugepages [--out DIR] [--repeat R] [--steps N]
+
+hugepages: the huge-page papers' two tests, the "EOS" test (problems/snia_2d.toml) and the
+"3-d Hydro" test (problems/sedov_3d.toml), each with memory.pages = none, thp, hugetlb
+(what each run achieved is read back from its summary.json), counters cycles,
+instructions, dTLB-load-misses, LLC-load-misses and task-clock on every timer region
+(reported "unavailable (reason)" where the machine has none). Table: evolution seconds
+(trimmed mean of R), ratio to none, huge bytes achieved, counters. Figure: ratio bars.
+"""
+import argparse
+import csv
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+
+STUDIES = {
+    "hugepages": "huge pages: the EOS test (snia_2d) and the 3-d Hydro test (sedov_3d), "
+                 "memory.pages = none / thp / hugetlb, counters where the machine has them",
+    "tiers": "the WarpX-PM placement study on pic_uniform_3d (make tier-study; EMULATED "
+             "slow tier on a one-node machine)",
+}
+COUNTERS = "cycles,instructions,dTLB-load-misses,LLC-load-misses,task-clock"
+
+
+def read(path, default=""):
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return default
+
+
+def machine():
+    """The facts a reader of a study needs about the machine it ran on."""
+    m = {"processor": "", "cores": os.cpu_count(), "kernel": platform.release()}
+    for line in read("/proc/cpuinfo").splitlines():
+        if line.startswith("model name"):
+            m["processor"] = line.split(":", 1)[1].strip()
+            break
+    for line in read("/proc/meminfo").splitlines():
+        if line.startswith("MemTotal"):
+            m["memory"] = line.split(":", 1)[1].strip()
+    hp = Path("/sys/kernel/mm/hugepages")
+    m["hugetlb_pools"] = {d.name.replace("hugepages-", ""): read(d / "nr_hugepages", "?")
+                          for d in sorted(hp.glob("hugepages-*"))} if hp.exists() else {}
+    m["thp"] = read("/sys/kernel/mm/transparent_hugepage/enabled", "unavailable")
+    m["perf_event_paranoid"] = read("/proc/sys/kernel/perf_event_paranoid", "unavailable")
+    return m
+
+
+def bench(problem, out, vary, sets, repeat, trim):
+    cmd = [PY, "-m", "tessera", "bench", str(ROOT / "problems" / problem), "--out", str(out),
+           "--repeat", str(repeat), "--trim", str(trim)]
+    for v in vary:
+        cmd += ["--vary", v]
+    for s in sets:
+        cmd += ["--set", s]
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    print("  " + " ".join(cmd[3:]), flush=True)
+    subprocess.run(cmd, check=True, env=env, cwd=ROOT)
+    return json.loads((out / "summary.json").read_text())
+
+
+def achieved_pages(run_dir):
+    """The page policies the runs' arenas achieved (set of strings), from their summaries."""
+    got = set()
+    for s in Path(run_dir).glob("rep*/summary.json"):
+        for a in json.loads(s.read_text()).get("memory", {}).get("arenas", []):
+            if a.get("name") == "unk":
+                got.add(a.get("policy_achieved", "?"))
+    return ",".join(sorted(got)) or "?"
+
+
+def hugepages(a):
+    out = Path(a.out or ROOT / "runs" / "studies" / "hugepages")
+    out.mkdir(parents=True, exist_ok=True)
+    m = machine()
+    tests = [("EOS test", "snia_2d.toml", [f"driver.nend={a.steps}"]),
+             ("3-d Hydro test", "sedov_3d.toml", [f"driver.nend={a.steps}"])]
+    rows, status = [], {}
+    for title, problem, sets in tests:
+        print(f"{title} ({problem})", flush=True)
+        sub = out / Path(problem).stem
+        s = bench(problem, sub, ["memory.pages=none,thp,hugetlb"],
+                  sets + [f"perf.counters=[{COUNTERS}]", "io.write_final=false",
+                          "io.plotfile_interval_time=0", "io.checkpoint_interval_time=0",
+                          "io.write_initial=false"],
+                  a.repeat, a.trim)
+        for c in s["configurations"]:
+            pages = c["overrides"]["memory.pages"]
+            st = c["stats"]
+            run_dir = sub / "runs" / c["config"]
+            status.update(c.get("unavailable", {}))
+
+            def get(metric, key="mean"):
+                return st.get(metric, {}).get(key, "")
+
+            row = {"test": title, "problem": problem, "pages_requested": pages,
+                   "pages_achieved": achieved_pages(run_dir), "runs": c.get("n", ""),
+                   "evolution_seconds": get("evolution_seconds"),
+                   "evolution_ratio_to_none": get("evolution_seconds", "ratio"),
+                   "zone_updates_per_second": get("zone_updates_per_second"),
+                   "huge_bytes": get("memory.huge_bytes")}
+            for name in ("cycles", "dTLB-load-misses", "LLC-load-misses", "instructions"):
+                keys = sorted((k for k in st if k.startswith("counter.") and k.endswith("." + name)),
+                              key=len)
+                row[name] = get(keys[0]) if keys else "unavailable"
+            rows.append(row)
+    with open(out / "hugepages.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    # The figure: evolution time ratio to none per test and policy.
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7, 4))
+    policies = ["none", "thp", "hugetlb"]
+    for i, (title, _, _) in enumerate(tests):
+        vals = [next(float(r["evolution_ratio_to_none"] or "nan") for r in rows
+                     if r["test"] == title and r["pages_requested"] == p) for p in policies]
+        xs = [i * 4 + k for k in range(3)]
+        bars = ax.bar(xs, vals, color=["0.6", "tab:blue", "tab:orange"])
+        for x, v, p in zip(xs, vals, policies):
+            ach = next(r["pages_achieved"] for r in rows
+                       if r["test"] == title and r["pages_requested"] == p)
+            ax.text(x, v, f"{v:.3f}\n{p}\n(got {ach})", ha="center", va="bottom", fontsize=7)
+        del bars
+    ax.set_xticks([1, 5])
+    ax.set_xticklabels([t for t, _, _ in tests])
+    ax.set_ylabel("evolution time / pages=none")
+    ax.axhline(1.0, color="k", lw=0.5)
+    ax.set_ylim(0, 1.4)
+    ax.set_title(f"Huge pages, {m['processor'][:40]}, {m['cores']} cores", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out / "hugepages.png", dpi=120)
+    # One line per counter (the reason is the same in every region).
+    unavailable = {}
+    for k, v in status.items():
+        name = k.rsplit(".", 1)[-1]
+        if k.startswith("counter.") and name not in unavailable:
+            unavailable[name] = v
+    lines = [
+        "# Huge pages: the EOS test and the 3-d Hydro test", "",
+        f"Machine: {m['processor']}, {m['cores']} cores, {m.get('memory', '?')}, kernel "
+        f"{m['kernel']}; transparent huge pages: `{m['thp']}`; hugetlb pools (pages per "
+        f"size): {m['hugetlb_pools'] or 'none'}; perf_event_paranoid {m['perf_event_paranoid']}.",
+        "", f"Each configuration {a.repeat} runs (trimmed mean, {a.trim} dropped each side), "
+        f"{a.steps} steps, no output; the page policy asked for and the one the unk arena "
+        "achieved (read back from /proc/self/smaps by each run).", "",
+        "| test | pages asked | achieved | evolution s | ratio to none | cycles | dTLB misses |",
+        "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        def num(x):
+            return f"{float(x):.4g}" if x not in ("", "unavailable") else (x or "-")
+        lines.append(f"| {r['test']} | {r['pages_requested']} | {r['pages_achieved']} | "
+                     f"{num(r['evolution_seconds'])} | {num(r['evolution_ratio_to_none'])} | "
+                     f"{num(r['cycles'])} | {num(r['dTLB-load-misses'])} |")
+    avail = [c for c in COUNTERS.split(",") if c not in unavailable]
+    lines += ["", "Counters: " + "; ".join(
+        [f"{k}: {v}" for k, v in sorted(unavailable.items())] +
+        ([f"available: {', '.join(avail)}"] if avail else [])) + ".",
+        "", "Where a policy was not achieved (hugetlb without a reserved pool: "
+        "`tools/reserve_hugepages.sh`), its row measures what was achieved, not what was asked.",
+        "", "Files: `hugepages.csv`, `hugepages.png`, the harness's per-test results under "
+        "`snia_2d/` and `sedov_3d/` (every run's summary.json kept)."]
+    (out / "report.md").write_text("\n".join(lines) + "\n")
+    print(f"study hugepages: {out}/report.md, hugepages.csv, hugepages.png")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("study", choices=["list"] + sorted(STUDIES))
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--trim", type=int, default=1)
+    ap.add_argument("--steps", type=int, default=40)
+    a = ap.parse_args()
+    if a.study == "list":
+        for k, v in STUDIES.items():
+            print(f"make study-{k:10s} {v}")
+        print("not built yet: study-scaling (Ookami strong scaling from a restart), study-async "
+              "(Flash-X's asynchronous-I/O figures); today: bench/io_async.py, "
+              "python -m tessera bench FILE --scaling 1,2")
+        return 0
+    if a.study == "hugepages":
+        hugepages(a)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
