@@ -35,8 +35,8 @@ enum class UnitRole {
 struct Requirements {
   std::vector<std::string> after{};     ///< operators that must come before it
   std::vector<std::string> excludes{};  ///< operators it cannot run with
-  bool alone = false;                 ///< the only operator of its run (pic)
-  bool needs_services = true;         ///< it calls composition and the EOS
+  bool alone = false;                   ///< the only operator of its run (pic)
+  bool needs_services = true;           ///< it calls composition and the EOS
 };
 
 namespace detail {
