@@ -719,24 +719,27 @@ void Mesh::set_var_boundary(int var, int axis, int side, BoundaryFill fill) {
   var_bcs_[{var, axis, side}] = std::move(fill);
 }
 
-VarSet Mesh::scratch_set(const std::vector<std::string>& names) const {
+namespace {
+/// The set of the variables named in `vars` (throws, naming the first unknown one).
+VarSet set_of(const std::vector<std::string>& names, const std::vector<VarInfo>& vars,
+              const char* what, const char* where) {
   std::vector<int> v;
   for (const auto& n : names) {
-    const int i = scratch_index(n);
-    if (i < 0) throw Error("mesh: no scratch variable '" + n + "'");
-    v.push_back(i);
+    const auto it =
+        std::find_if(vars.begin(), vars.end(), [&](const VarInfo& x) { return x.name == n; });
+    if (it == vars.end()) throw Error("mesh: no " + std::string(what) + " '" + n + "'" + where);
+    v.push_back(static_cast<int>(it - vars.begin()));
   }
   return VarSet(std::move(v));
 }
+}  // namespace
+
+VarSet Mesh::scratch_set(const std::vector<std::string>& names) const {
+  return set_of(names, scratch_vars_, "scratch variable", "");
+}
 
 VarSet Mesh::var_set(const std::vector<std::string>& names) const {
-  std::vector<int> v;
-  for (const auto& n : names) {
-    const int i = var_index(n);
-    if (i < 0) throw Error("mesh: no variable '" + n + "' in unk");
-    v.push_back(i);
-  }
-  return VarSet(std::move(v));
+  return set_of(names, vars_, "variable", " in unk");
 }
 
 VarSet Mesh::guard_filled() const {
