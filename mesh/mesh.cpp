@@ -134,6 +134,11 @@ Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int 
       ++nfill_;
     }
   }
+  for (int n = 0; n <= nfill_; ++n) {
+    std::vector<int> prefix(static_cast<std::size_t>(n));
+    std::iota(prefix.begin(), prefix.end(), 0);
+    prefix_sets_.emplace_back(std::move(prefix));
+  }
   rank_ = parallel::rank(comm);
   nranks_ = parallel::size(comm);
   TreeGeometry g;
@@ -587,19 +592,20 @@ void Mesh::apply_physical_bcs(int level, BlockStorage& st, const std::vector<Var
           const Boundary bc = bc_[a][side];
           if (bc == Boundary::periodic) continue;
           const int edge = side ? tree_.geometry().nblocks_at(a, level) - 1 : 0;
-          if (n.pos[a] == edge)
-            boundary_slab(u, st.shape(), a, side, bc, vars, runs,
-                          &st == &storage_ && !var_bcs_.empty() ? &var_bcs_ : nullptr, geom(id));
+          if (n.pos[a] != edge) continue;
+          // The geometry only for the variables' own conditions (most runs have none).
+          const auto* own = &st == &storage_ && !var_bcs_.empty() ? &var_bcs_ : nullptr;
+          boundary_slab(u, st.shape(), a, side, bc, vars, runs, own,
+                        own != nullptr ? geom(id) : BlockGeom{});
         }
     }
   });
 }
 
 void Mesh::fill_guards(int nvar) {
-  const int n = nvar < 0 ? nfill_ : std::min(nvar, nfill_);
-  std::vector<int> prefix(static_cast<std::size_t>(n));
-  std::iota(prefix.begin(), prefix.end(), 0);
-  fill_set(VarSet(std::move(prefix)), true);
+  // The prefix sets are made once (the constructor): no allocation on the hot path.
+  fill_set(prefix_sets_[static_cast<std::size_t>(nvar < 0 ? nfill_ : std::min(nvar, nfill_))],
+           true);
 }
 
 void Mesh::fill_guards(const VarSet& set) {

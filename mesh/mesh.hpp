@@ -330,6 +330,7 @@ class Mesh {
   int rank_ = 0, nranks_ = 1;
   std::vector<VarInfo> vars_;
   int nfill_ = 0;
+  std::vector<VarSet> prefix_sets_;  ///< [n]: variables [0, n), for fill_guards(nvar)
   Tree tree_;
   BlockStorage storage_;
   std::vector<int> slot_;

@@ -134,12 +134,11 @@ def hugepages(a):
         vals = [next(float(r["evolution_ratio_to_none"] or "nan") for r in rows
                      if r["test"] == title and r["pages_requested"] == p) for p in policies]
         xs = [i * 4 + k for k in range(3)]
-        bars = ax.bar(xs, vals, color=["0.6", "tab:blue", "tab:orange"])
+        ax.bar(xs, vals, color=["0.6", "tab:blue", "tab:orange"])
         for x, v, p in zip(xs, vals, policies):
             ach = next(r["pages_achieved"] for r in rows
                        if r["test"] == title and r["pages_requested"] == p)
             ax.text(x, v, f"{v:.3f}\n{p}\n(got {ach})", ha="center", va="bottom", fontsize=7)
-        del bars
     ax.set_xticks([1, 5])
     ax.set_xticklabels([t for t, _, _ in tests])
     ax.set_ylabel("evolution time / pages=none")

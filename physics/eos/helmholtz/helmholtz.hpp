@@ -29,8 +29,8 @@
 // ideal-gas pressure of a cold, non-degenerate, fully ionised plasma); there p and e are
 // no longer derivatives of one free energy (the Maxwell residuals are not round-off), and
 // the entropy correction is scaled by the energy's factor h / r. Everywhere r <= r0 the
-// numbers are Timmes' to the bit (on the table's grid, 4 points a decade, C/O, He, Fe:
-// 1022 of 26364 states are tapered, all of them at Gamma > 1 and no degeneracy).
+// numbers are Timmes' to the bit (the table's grid, 4 points a decade in rho Y_e and T,
+// C/O, He and Fe: 1022 of its states are tapered; tests/unit/test_helmholtz.cpp).
 //
 // Two kernels compute the same numbers. apply() is the vectorised one: the pencil is cut in
 // chunks of kChunk zones held as local structure-of-arrays scratch; table indices and the
