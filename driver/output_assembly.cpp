@@ -130,6 +130,9 @@ void Simulation::write(bool checkpoint, bool force_sync) {
                      {"nextcheckpointtime", next_chk_time_}};
   for (std::size_t t = 0; t < total_names_.size(); ++t)
     info.real_state.emplace_back(total_names_[t] + "_initial", totals0_[t]);
+  for (auto* u : services_first_)
+    for (const auto& [key, value] : u->checkpoint_scalars())
+      info.real_state.emplace_back(u->name() + "_" + key, value);
   if (eos_ && !eos_->table_sha256().empty())
     info.str_state = {{"eos_table_sha256", eos_->table_sha256()}};
   const int deflate = checkpoint ? 0 : static_cast<int>(p_.get_int("io.plotfile_deflate"));

@@ -13,19 +13,30 @@ namespace tessera::driver {
 
 const physics::Unit* Simulation::marking_provider(const std::string& name) const {
   for (auto* u : services_first_)
-    if (u->marking_computes(name)) return u;
+    if (u->derives(name)) return u;
   return nullptr;
 }
 
 bool Simulation::marking_skips_refresh() const {
+  const auto& vars = mesh_->vars();
+  auto derived = [&](const std::string& name) {
+    const int v = mesh_->var_index(name);
+    return v >= 0 && vars[static_cast<std::size_t>(v)].role == mesh::VarRole::derived;
+  };
+  // The refreshes write derived variables alone ...
   for (auto* u : services_first_)
-    if (!u->marking_skips_refresh()) return false;
+    for (const auto what : {physics::Deferred::unk_state, physics::Deferred::guard_state})
+      for (const auto& name : u->refresh_writes(what))
+        if (mesh_->var_index(name) >= 0 && !derived(name)) return false;
+  // ... and the marking reads every refinement variable without them.
   for (int n = 1; n <= 4; ++n) {
     const auto& name = p_.get_string("mesh.refine_var_" + std::to_string(n));
     if (name == "none" || name.empty()) continue;
     const int v = mesh_->var_index(name);
-    if (v < 0) return false;  // a derived variable: its unit reads unk after sync
-    if (!mesh_->vars()[v].guard_fill && marking_provider(name) == nullptr) return false;
+    if (v < 0) return false;  // a derived output: its unit reads unk after the refreshes
+    const bool readable = derived(name) ? marking_provider(name) != nullptr
+                                        : vars[static_cast<std::size_t>(v)].guard_fill;
+    if (!readable) return false;
   }
   return true;
 }
@@ -54,7 +65,8 @@ bool Simulation::mark_and_regrid(bool lean) {
     crit.push_back(
         {v, name, p_.get_real("mesh.refine_cutoff_" + k), p_.get_real("mesh.derefine_cutoff_" + k),
          p_.get_real("mesh.refine_filter_" + k),
-         lean && v >= 0 && !mesh_->vars()[v].guard_fill ? marking_provider(name) : nullptr});
+         lean && v >= 0 && mesh_->vars()[v].role == mesh::VarRole::derived ? marking_provider(name)
+                                                                           : nullptr});
   }
   const int ext = static_cast<int>(p_.get_int("mesh.derefine_guard_layers"));
   // The units' own criteria: one vote per local leaf from each unit that has one.
@@ -71,7 +83,7 @@ bool Simulation::mark_and_regrid(bool lean) {
       for (const auto& c : crit) {
         mesh::LohnerErrors e;
         if (c.computed_by != nullptr) {
-          c.computed_by->marking_field(c.name, u, s, scratch.data());
+          c.computed_by->derived(c.name, u, s, scratch.data(), true);
           e = mesh::lohner_errors(scratch.data(), s, c.filter, ext);
         } else if (c.var >= 0) {
           e = mesh::lohner_errors(u.field(c.var), s, c.filter, ext);

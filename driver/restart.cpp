@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,12 +63,19 @@ void Simulation::restore(const io::FlashFileMeta& m) {
                                        b + 1, "xyz"[a], "xyz"[a], "xyz"[a]));
   }
   // Fields: every variable the mesh holds must be in the file, except auxiliary ones (the
-  // EOS state), which are recomputed from the conserved variables when missing.
+  // EOS state), which are recomputed from the conserved variables when missing. Derived
+  // variables (VarRole::derived) are not taken from the file (their units recompute them
+  // in after_restart); a file without them restarts.
   const auto& s = mesh_->shape();
   std::vector<int> dst(f.var_names.size(), -1);  // file variable -> unk variable, or -1
+  std::vector<int> derived;
   std::string recompute;
   for (int v = 0; v < static_cast<int>(mesh_->vars().size()); ++v) {
     const auto& var = mesh_->vars()[v];
+    if (var.role == mesh::VarRole::derived) {
+      derived.push_back(v);
+      continue;
+    }
     const auto it = std::find(f.var_names.begin(), f.var_names.end(), var.name);
     if (it == f.var_names.end()) {
       if (var.kind != mesh::VarKind::auxiliary)
@@ -95,6 +103,11 @@ void Simulation::restore(const io::FlashFileMeta& m) {
       if (k == key) return v;
     return std::nullopt;
   };
+  info.real_scalar = [&f](const std::string& key) -> std::optional<double> {
+    for (const auto& [k, v] : f.real_scalars)
+      if (k == key) return v;
+    return std::nullopt;
+  };
   for (const auto& u : units_.all())
     if (const auto why = u->restore_check(info); !why.empty()) recompute = why;
   // This rank's blocks (parents included), read straight from the file into unk, every
@@ -119,6 +132,18 @@ void Simulation::restore(const io::FlashFileMeta& m) {
   } catch (const Error& e) {
     throw Error("refusing to restart from '" + opt_.restart_path + "': " + e.what());
   }
+  // Derived variables hold NaN until their units recompute them: a unit that did not would
+  // leave NaN in its outputs, not a stale value that looks right.
+  if (!derived.empty())
+    mesh_->with_layout([&](auto tag) {
+      for (const int id : rows) {
+        auto u = mesh_->view(id, tag);
+        for (const int v : derived)
+          mesh::for_each_zone(s, [&](int i, int j, int k) {
+            u(v, i, j, k) = std::numeric_limits<double>::quiet_NaN();
+          });
+      }
+    });
   // Scalars.
   auto real = [&](const char* name) {
     for (const auto& [k, v] : f.real_scalars)
@@ -149,6 +174,8 @@ void Simulation::restore(const io::FlashFileMeta& m) {
     // unk is the checkpoint's: units rebuild only what they keep outside it.
     for (auto* u : services_first_) u->after_restart(*mesh_);
   }
+  // What the units keep outside unk (Unit::checkpoint_scalars), last.
+  for (auto* u : services_first_) u->restore_scalars(info);
   // Particles last (a unit's initialise above may have placed fresh ones): this rank's
   // blocks' particles, verified against the manifest, then their leaves and order.
   if (particles_ != nullptr) {

@@ -123,13 +123,14 @@ class Simulation {
   /// guard-filled ones, the units' guard_state the rest (collective).
   void fill_guards();
   /// Refinement marking and regrid; true if the tree changed. `lean`: the guard fill
-  /// before it left out the units' refreshes (marking_skips_refresh()),
-  /// and the variables guard fills skip come from Unit::marking_field().
+  /// before it left out the units' refreshes (marking_skips_refresh()), and the derived
+  /// refinement variables come from their unit's derived() (Unit::derives).
   bool mark_and_regrid(bool lean = false);
-  /// Whether marking may leave out the units' refreshes: every unit agrees and
-  /// every refinement variable is guard-filled or computed by a unit's marking_field().
+  /// Whether marking may leave out the units' refreshes: they write derived variables
+  /// alone (Unit::refresh_writes), and every refinement variable is guard-filled and
+  /// independent, or derived and computed by a unit that derives() it.
   bool marking_skips_refresh() const;
-  /// The unit whose marking_field() computes unk variable `name`, or null.
+  /// The unit that derives() unk variable `name`, or null.
   const physics::Unit* marking_provider(const std::string& name) const;
   long regrid_checks_ = 0, regrid_changes_ = 0;  ///< in the step loop and at start-up
   void check_state();

@@ -123,8 +123,17 @@ physics::Units make_units(const base::Params& p, std::vector<physics::Unit*>* op
 
 std::vector<mesh::VarInfo> unk_variables(const physics::Units& units) {
   std::vector<mesh::VarInfo> vars;
-  for (const auto& u : units.all())
+  std::vector<std::string> recomputed;  // derived variables some active unit keeps current
+  for (const auto& u : units.all()) {
     for (auto& v : u->variables()) vars.push_back(v);
+    for (auto& n : u->recomputes()) recomputed.push_back(n);
+  }
+  // A derived variable nothing recomputes after a restart or a regrid (the gamma law's EOS
+  // state with the prescribed flow alone) is kept as the independents are.
+  for (auto& v : vars)
+    if (v.role == mesh::VarRole::derived &&
+        std::find(recomputed.begin(), recomputed.end(), v.name) == recomputed.end())
+      v.role = mesh::VarRole::independent;
   std::stable_partition(vars.begin(), vars.end(),
                         [](const mesh::VarInfo& v) { return v.guard_fill; });
   return vars;

@@ -265,8 +265,14 @@ std::array<double, 3> Mesh::finest_dx() const {
 
 std::vector<double> Mesh::leaf_sums(int n, const std::function<void(int, double*)>& f) const {
   const std::size_t nn = static_cast<std::size_t>(n);
-  std::vector<double> all(nn * tree_.size(), 0.0), red(nn * tree_.size(), 0.0);
+  std::vector<double> all(nn * tree_.size(), 0.0);
   for (int id : local_leaves_) f(id, all.data() + nn * std::size_t(id));
+  return add_leaf_partials(n, all);
+}
+
+std::vector<double> Mesh::add_leaf_partials(int n, const std::vector<double>& all) const {
+  const std::size_t nn = static_cast<std::size_t>(n);
+  std::vector<double> red(nn * tree_.size(), 0.0);
   // Exactly one rank holds each entry, the others 0: the sum over ranks is exact.
   MPI_Allreduce(all.data(), red.data(), static_cast<int>(red.size()), MPI_DOUBLE, MPI_SUM, comm_);
   std::vector<double> tot(nn, 0.0);
@@ -876,10 +882,12 @@ bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_m
     }
   }
   {
-    // Every variable, each with its own prolongation.
-    std::vector<int> all(vars_.size());
-    std::iota(all.begin(), all.end(), 0);
-    const std::vector<VarRun> runs = runs_of(VarSet(std::move(all)), vars_, set_runs_);
+    // Every variable but the derived ones (their units recompute them after the regrid),
+    // each with its own prolongation.
+    std::vector<int> moved;
+    for (int v = 0; v < static_cast<int>(vars_.size()); ++v)
+      if (vars_[static_cast<std::size_t>(v)].role != VarRole::derived) moved.push_back(v);
+    const std::vector<VarRun> runs = runs_of(VarSet(std::move(moved)), vars_, set_runs_);
     execute(plan, storage_, comm_, 200, runs, geometry_);
   }
   for (int id = 0; id < tree_.size(); ++id)

@@ -35,8 +35,10 @@ enum class VarKind {
 /// What a variable is to the run (Parthenon's Metadata::Independent / Derived / OneCopy).
 enum class VarRole {
   independent,  ///< evolved state: checkpointed, regridded, restarted (dens, ener, flam)
-  derived,      ///< recomputable from the independents (pres, temp, gamc of a gamma law);
-                ///< a checkpoint may leave it out: restart recomputes it
+  derived,      ///< recomputable from the independents to the bit (pres, temp, gamc of a
+                ///< gamma law): written to checkpoints and plotfiles (FLASH's layout, and
+                ///< the files stay as they were) but not read by a restart nor moved by a
+                ///< regrid: the unit that recomputes() it does so after both
   scratch       ///< within a step only (Krylov vectors, RK stages): never written
 };
 const char* to_string(VarRole r);
@@ -236,6 +238,19 @@ class Mesh {
   /// node id and added in canonical order. The one place sums over leaves are reduced
   /// (the driver's totals, units' diagnostics).
   std::vector<double> leaf_sums(int n, const std::function<void(int id, double* out)>& f) const;
+  /// The same with each leaf's view: f(id, view, geom, out) for every local leaf (layout
+  /// dispatched once, as for_each_leaf).
+  template <class F>
+  std::vector<double> leaf_sums_of_views(int n, F&& f) {
+    std::vector<double> part(std::size_t(n) * std::size_t(tree_.size()), 0.0);
+    for_each_leaf([&](int id, const auto& u, const BlockGeom& g) {
+      f(id, u, g, part.data() + std::size_t(n) * std::size_t(id));
+    });
+    return add_leaf_partials(n, part);
+  }
+  /// Collective: the canonical-order sum of per-leaf partials (n per tree node, this
+  /// rank's leaves filled, the rest 0): leaf_sums' reduction.
+  std::vector<double> add_leaf_partials(int n, const std::vector<double>& part) const;
 
   /// Collective: fill every local leaf's guard cells (same-level copy, restriction,
   /// prolongation, then physical boundaries, coarse levels first) of the guard-filled
@@ -311,6 +326,7 @@ class Mesh {
   /// children reads the parent's guards).
   /// `before_move`, if given, runs once the tree is known to change, before any block
   /// data moves (a unit may put its variables in conserved form for the transfers).
+  /// Derived variables (VarRole::derived) are not moved: their units recompute them.
   bool regrid(std::vector<Flag> flags, const std::function<void()>& before_move = {});
 
   /// Collective: fill every parent block with the average of its children, finest first.

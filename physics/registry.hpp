@@ -55,8 +55,8 @@ constexpr bool declared_in(M) {
 
 /// The hooks of physics::Unit that T overrides itself, read from T's declarations (a hook
 /// T does not override names the base class's member). The per-layout templates
-/// (`derived`, `total_densities`, `marking_field`) are told by `derived_names()`,
-/// `total_names()` and `marking_computes` instead (`tessera units` adds the first two).
+/// (`derived`, `total_densities`) are told by `derived_names()` and `derives`, and by
+/// `total_names()` instead (`tessera units` adds the lists).
 template <class T>
 std::vector<std::string> own_hooks() {
   using detail::declared_in;
@@ -66,13 +66,17 @@ std::vector<std::string> own_hooks() {
   };
   add(declared_in<T>(&T::bind), "bind");
   add(declared_in<T>(&T::initialise), "initialise");
+  add(declared_in<T>(&T::restore_check), "restore_check");
   add(declared_in<T>(&T::after_restart), "after_restart");
+  add(declared_in<T>(&T::checkpoint_scalars), "checkpoint_scalars");
+  add(declared_in<T>(&T::restore_scalars), "restore_scalars");
   add(declared_in<T>(&T::max_dt), "max_dt");
   add(declared_in<T>(&T::advance), "advance");
   add(declared_in<T>(&T::refresh), "refresh");
   add(declared_in<T>(&T::reads), "reads");
-  add(declared_in<T>(&T::marking_skips_refresh), "marking_skips_refresh");
-  add(declared_in<T>(&T::marking_computes), "marking_computes (marking_field)");
+  add(declared_in<T>(&T::refresh_writes), "refresh_writes");
+  add(declared_in<T>(&T::recomputes), "recomputes");
+  add(declared_in<T>(&T::derives), "derives");
   add(declared_in<T>(&T::before_regrid), "before_regrid");
   add(declared_in<T>(&T::after_regrid), "after_regrid");
   add(declared_in<T>(&T::check), "check");

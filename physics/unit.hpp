@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "memory/arena.hpp"
@@ -89,6 +90,8 @@ struct CheckpointInfo {
   std::function<std::string(const std::string&)> string_value;
   /// A real runtime parameter of the file (nullopt if absent).
   std::function<std::optional<double>(const std::string&)> real_parameter;
+  /// A real scalar of the file ("time", "scalar_integral_start"; nullopt if absent).
+  std::function<std::optional<double>(const std::string&)> real_scalar;
 };
 
 class Unit {
@@ -121,9 +124,18 @@ class Unit {
   /// initialise instead of after_restart.
   virtual std::string restore_check(const CheckpointInfo& /*c*/) const { return {}; }
   /// After a restart filled unk from a checkpoint when initialise is not called
-  /// (collective): rebuild what the unit keeps outside unk (gravity's last field), so
-  /// that the run continues bitwise as if it had not stopped.
+  /// (collective): recompute the derived variables the unit recomputes() (not read from
+  /// the file) and rebuild what it keeps outside unk (gravity's last field), so that the
+  /// run continues bitwise as if it had not stopped.
   virtual void after_restart(mesh::Mesh& /*m*/) {}
+  /// Scalars the unit keeps outside unk that a restart must give back (a field's integral
+  /// at the run's start, a counter), written into every checkpoint's "real scalars" as
+  /// "<unit name>_<key>" (FLASH's names: 80 characters at most).
+  virtual std::vector<std::pair<std::string, double>> checkpoint_scalars() const { return {}; }
+  /// After a restart, last (after after_restart or initialise): the checkpoint's scalars,
+  /// by c.real_scalar("<unit name>_<key>") (nullopt in a checkpoint that lacks one: a
+  /// checkpoint of an older build or of a run without the unit).
+  virtual void restore_scalars(const CheckpointInfo& /*c*/) {}
   /// Largest stable time step over this rank's leaves (not reduced).
   virtual double max_dt(mesh::Mesh& /*m*/) const { return std::numeric_limits<double>::max(); }
   /// Advance every local leaf by dt (collective). Only operators are advanced.
@@ -136,24 +148,26 @@ class Unit {
   /// (default: their unk_state; the tracers and pic read none: dens and the momenta,
   /// their own fields, are never stale), so that the driver refreshes it first.
   virtual bool reads(Deferred what) const { return what == Deferred::unk_state; }
-  /// Refinement marking in the step loop leaves out every unit's refresh of unk_state and
-  /// guard_state when each unit answers true: they would change no guard-filled variable,
-  /// and nothing but the marking reads what they write before their next reader. The
-  /// marking then reads its variables that guard fills skip from marking_field().
-  /// Default: the unit defers neither. Users: hydro with the gamma law (stated reason:
-  /// the EOS refresh of a marking step, about 5 % of a 3-D step, measured when added).
-  virtual bool marking_skips_refresh() const { return true; }
-  /// Whether marking_field() computes unk variable `name`.
-  virtual bool marking_computes(const std::string& /*name*/) const { return false; }
-  /// Unk variable `name` over the whole block array of u into out (x fastest, guard zones
-  /// included), from the guard-filled variables alone: the values refresh(unk_state) and
-  /// refresh(guard_state) would leave in unk, to the bit. Only for names marking_computes().
-  virtual void marking_field(const std::string& /*name*/,
-                             const mesh::BlockView<mesh::Layout::var_major>& /*u*/,
-                             const mesh::BlockShape& /*s*/, double* /*out*/) const {}
-  virtual void marking_field(const std::string& /*name*/,
-                             const mesh::BlockView<mesh::Layout::zone_major>& /*u*/,
-                             const mesh::BlockShape& /*s*/, double* /*out*/) const {}
+  /// The unk variables refresh(what) may write (default: none). The driver's refinement
+  /// marking leaves out the refreshes of unk_state and guard_state when every variable
+  /// they write is derived (mesh::VarRole::derived) and it can read each refinement
+  /// variable without them: guard-filled and independent, or derived and computed per
+  /// block by a unit that derives() it. Users: hydro (the EOS state: derived with the
+  /// gamma law, so marking skips its refresh, about 5 % of a 3-D step when measured;
+  /// independent with Helmholtz, so marking refreshes first).
+  virtual std::vector<std::string> refresh_writes(Deferred /*what*/) const { return {}; }
+  /// The derived unk variables (VarRole::derived) this unit writes and keeps current: a
+  /// restart does not read them from the checkpoint (it sets them to NaN) and a regrid
+  /// does not move them, and the unit recomputes them in after_restart and after_regrid.
+  /// A derived variable that no active unit recomputes is treated as independent (the
+  /// gamma law's EOS state with the prescribed flow alone: nothing recomputes it).
+  /// Users: hydro (the EOS state).
+  virtual std::vector<std::string> recomputes() const { return {}; }
+  /// Whether derived(name, u, s, out, true) computes the derived unk variable `name` over
+  /// the whole block array from the guard-filled variables alone, to the bits the unit
+  /// leaves in unk (refresh of unk_state and guard_state). Users: hydro ("pres" with the
+  /// gamma law).
+  virtual bool derives(const std::string& /*name*/) const { return false; }
   /// Before a regrid moves block data (the tree will change; guard zones are filled):
   /// put what must be conserved by prolongation and restriction in conserved form.
   virtual void before_regrid(mesh::Mesh& /*m*/) {}
@@ -175,8 +189,9 @@ class Unit {
   /// Derived output variables (computed from unk, written to files, usable for
   /// refinement).
   virtual std::vector<std::string> derived_names() const { return {}; }
-  /// Fill out (x fastest) with derived variable `name` of block view u over the interior,
-  /// or the whole block array with guards. u may be a view of an output snapshot that
+  /// Fill out (x fastest) with derived variable `name` (one of derived_names(), or a derived
+  /// unk variable the unit derives()) of block view u over the interior, or the whole
+  /// block array with guards. u may be a view of an output snapshot that
   /// holds every unk variable at its unk index.
   virtual void derived(const std::string& /*name*/,
                        const mesh::BlockView<mesh::Layout::var_major>& /*u*/,
@@ -205,11 +220,10 @@ class Unit {
   virtual particles::ParticleSet* particle_set() { return nullptr; }
 };
 
-/// Implements Unit's per-layout overloads (derived, total_densities, marking_field) from
-/// the templates of Derived, derived_impl(name, view, shape, out, with_guards),
-/// totals_impl(view, i, j, k, out) and marking_field_impl(name, view, shape, out), so that a unit
-/// writes each once for every layout (as problems::ProblemBase does for set-ups). A unit without
-/// one keeps the empty default.
+/// Implements Unit's per-layout overloads (derived, total_densities) from the templates of
+/// Derived, derived_impl(name, view, shape, out, with_guards) and totals_impl(view, i, j,
+/// k, out), so that a unit writes each once for every layout (as problems::ProblemBase does for
+/// set-ups). A unit without one keeps the empty default.
 template <class Derived>
 class UnitBase : public Unit {
  public:
@@ -220,14 +234,6 @@ class UnitBase : public Unit {
   void derived(const std::string& name, const mesh::BlockView<mesh::Layout::zone_major>& u,
                const mesh::BlockShape& s, double* out, bool with_guards) const final {
     self().derived_impl(name, u, s, out, with_guards);
-  }
-  void marking_field(const std::string& name, const mesh::BlockView<mesh::Layout::var_major>& u,
-                     const mesh::BlockShape& s, double* out) const final {
-    self().marking_field_impl(name, u, s, out);
-  }
-  void marking_field(const std::string& name, const mesh::BlockView<mesh::Layout::zone_major>& u,
-                     const mesh::BlockShape& s, double* out) const final {
-    self().marking_field_impl(name, u, s, out);
   }
   void total_densities(const mesh::BlockView<mesh::Layout::var_major>& u, int i, int j, int k,
                        double* out) const final {
@@ -244,9 +250,6 @@ class UnitBase : public Unit {
   }
   template <class View>
   void totals_impl(const View&, int, int, int, double*) const {}
-  template <class View>
-  void marking_field_impl(const std::string&, const View&, const mesh::BlockShape&, double*) const {
-  }
 
  private:
   const Derived& self() const { return static_cast<const Derived&>(*this); }

@@ -65,12 +65,19 @@ std::vector<mesh::VarInfo> EosUnit::variables() const {
   // game (and temp, a Newton guess) reach the guard zones by guard fill: a face between
   // two blocks of one level then sees the same values from both sides, so the fluxes
   // agree to the bit (a re-solve in the guard zone would start Newton from another guess).
+  // The state is derived (recomputed from the conserved variables after a restart or a
+  // regrid, not read or moved) only with a uniform-gamma EOS, the one whose recomputation
+  // gives the same bits; Helmholtz's is independent: its temp is where the next Newton
+  // iteration starts, and a restart must continue from it.
   const bool fill = !uniform_;
-  return {{"pres", -1, VarKind::auxiliary, fill, true, name()},
-          {"temp", -1, VarKind::auxiliary, fill, true, name()},
-          {"gamc", -1, VarKind::auxiliary, fill, true, name()},
-          {"game", -1, VarKind::auxiliary, fill, true, name()},
-          {"eint", -1, VarKind::auxiliary, false, true, name()}};
+  const auto role = uniform_ ? mesh::VarRole::derived : mesh::VarRole::independent;
+  std::vector<mesh::VarInfo> v{{"pres", -1, VarKind::auxiliary, fill, true, name()},
+                               {"temp", -1, VarKind::auxiliary, fill, true, name()},
+                               {"gamc", -1, VarKind::auxiliary, fill, true, name()},
+                               {"game", -1, VarKind::auxiliary, fill, true, name()},
+                               {"eint", -1, VarKind::auxiliary, false, true, name()}};
+  for (auto& x : v) x.role = role;
+  return v;
 }
 
 std::vector<physics::ArenaNeed> EosUnit::memory_needs(const std::vector<mesh::VarInfo>&,

@@ -1070,6 +1070,11 @@ void Hydro::initialise(mesh::Mesh& m) {
   refresh_thermo(m);
 }
 
+void Hydro::after_restart(mesh::Mesh& m) {
+  if (m.vars()[static_cast<std::size_t>(at_.pres)].role == mesh::VarRole::derived)
+    refresh_thermo(m);
+}
+
 void Hydro::fill_guard_state(mesh::Mesh& m) {
   const auto& s = m.shape();
   Scratch& S = *scratch_;
@@ -1348,16 +1353,6 @@ physics::BadZone Hydro::check(mesh::Mesh& m) const {
 }
 
 template <class View>
-void Hydro::marking_field_impl(const std::string& /*name*/, const View& u,
-                               const mesh::BlockShape& s, double* out) const {
-  const double gm1 = at_.ugame - 1.0;
-  const std::size_t N = s.cells();
-  const auto d = u.row(DENS, 0, 0), mx = u.row(MOMX, 0, 0), my = u.row(MOMY, 0, 0),
-             mz = u.row(MOMZ, 0, 0), e = u.row(ETOT, 0, 0);
-  for (std::size_t c = 0; c < N; ++c) out[c] = ug_pressure(gm1, d[c], mx[c], my[c], mz[c], e[c]);
-}
-
-template <class View>
 void Hydro::derived_impl(const std::string& name, const View& u, const mesh::BlockShape& s,
                          double* out, bool with_guards) const {
   const int which = name == "velx" ? 0 : (name == "vely" ? 1 : (name == "velz" ? 2 : 3));
@@ -1367,6 +1362,17 @@ void Hydro::derived_impl(const std::string& name, const View& u, const mesh::Blo
     hi[a] = with_guards ? s.n(a) : s.g(a) + s.ni(a);
   }
   std::size_t c = 0;
+  if (name == "pres") {
+    // A uniform-gamma EOS (derives()): eint from the conserved variables as refresh_row and
+    // fill_guard_state compute it, then p = (game - 1) rho e: the EOS's bits.
+    const double gm1 = at_.ugame - 1.0;
+    for (int k = lo[2]; k < hi[2]; ++k)
+      for (int j = lo[1]; j < hi[1]; ++j)
+        for (int i = lo[0]; i < hi[0]; ++i, ++c)
+          out[c] = ug_pressure(gm1, u(DENS, i, j, k), u(MOMX, i, j, k), u(MOMY, i, j, k),
+                               u(MOMZ, i, j, k), u(ETOT, i, j, k));
+    return;
+  }
   for (int k = lo[2]; k < hi[2]; ++k)
     for (int j = lo[1]; j < hi[1]; ++j)
       for (int i = lo[0]; i < hi[0]; ++i, ++c) {

@@ -119,19 +119,28 @@ class Hydro final : public physics::UnitBase<Hydro> {
   /// The EOS state (pres, temp, gamc, game, eint) of every leaf's guard zones from their
   /// filled conserved variables (for refinement on pres, say).
   void fill_guard_state(mesh::Mesh& m);
-  /// With a uniform-gamma EOS: nothing reads the EOS state in unk but readers after sync()
-  /// (the kernels recompute p from the conserved variables), and the guard zones
-  /// fill_guard_state() writes serve refinement marking alone.
-  bool marking_skips_refresh() const override { return at_.uniform; }
   /// unk_state: sync(); guard_state: fill_guard_state().
   void refresh(mesh::Mesh& m, physics::Deferred what) override {
     if (what == physics::Deferred::unk_state) sync(m);
     if (what == physics::Deferred::guard_state) fill_guard_state(m);
   }
-  /// "pres" with a uniform-gamma EOS.
-  bool marking_computes(const std::string& name) const override {
-    return at_.uniform && name == "pres";
+  /// Both refreshes write the EOS state (pres, temp, gamc, game, eint): derived with a
+  /// uniform-gamma EOS (nothing reads it in unk but readers after sync(): the kernels
+  /// recompute p from the conserved variables, and the guard zones fill_guard_state()
+  /// writes serve refinement marking alone), independent with Helmholtz.
+  std::vector<std::string> refresh_writes(physics::Deferred what) const override {
+    if (what == physics::Deferred::outside_unk) return {};
+    return eos_state_names();
   }
+  /// The EOS state, where it is derived (a uniform-gamma EOS): after_restart and
+  /// after_regrid recompute it from the conserved variables.
+  std::vector<std::string> recomputes() const override { return eos_state_names(); }
+  /// "pres" with a uniform-gamma EOS: p = (game - 1) rho e over the whole block array.
+  bool derives(const std::string& name) const override { return at_.uniform && name == "pres"; }
+  /// The derived EOS state (a uniform-gamma EOS; not read from the checkpoint) from the
+  /// conserved variables, as sync() computes it; nothing with Helmholtz (its state is
+  /// independent: temp is the Newton iteration's start).
+  void after_restart(mesh::Mesh& m) override;
   /// Mass scalars to rho*X on every leaf's whole block array (guards included), so that
   /// prolongation and restriction conserve species mass, not mass fractions.
   void before_regrid(mesh::Mesh& m) override;
@@ -197,11 +206,9 @@ class Hydro final : public physics::UnitBase<Hydro> {
   template <class View>
   void derived_impl(const std::string& name, const View& u, const mesh::BlockShape& s, double* out,
                     bool with_guards) const;
-  /// pres = (game - 1) rho e over the whole block array, eint from the conserved variables
-  /// as refresh_row and fill_guard_state compute it: the EOS's bits.
-  template <class View>
-  void marking_field_impl(const std::string& name, const View& u, const mesh::BlockShape& s,
-                          double* out) const;
+  static std::vector<std::string> eos_state_names() {
+    return {"pres", "temp", "gamc", "game", "eint"};
+  }
 };
 
 }  // namespace tessera::hydro

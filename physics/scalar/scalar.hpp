@@ -9,7 +9,8 @@
 // scal exceeds scalar.refine_above, derefine where it is below scalar.derefine_below), a
 // Dirichlet condition from a function (the exact solution at the unit's clock) on the
 // faces scalar.boundary names, a restart that resumes its clock (the run's context at
-// bind), a check and a summary (the L1 error against the exact solution, leaf-ordered).
+// bind), a check and a summary (the L1 error against the exact solution, leaf-ordered),
+// and a value kept outside unk across a restart (checkpoint_scalars: the initial integral).
 //
 // The initial scalar is a Gaussian of amplitude A and width s0 at (x0, y0, z0); its exact
 // solution in ndim dimensions (Crank 1975, The Mathematics of Diffusion, eq. 3.5 for the
@@ -18,7 +19,9 @@
 // Limits: Cartesian geometry only; no flux correction at coarse-fine faces (the example
 // does not conserve the scalar to round-off on an AMR mesh; a production unit stores its
 // fluxes in the flux register as hydro does).
+#include <array>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "physics/registry.hpp"
@@ -47,6 +50,10 @@ class Scalar final : public physics::Unit {
   bool tag_refinement(mesh::Mesh& m, std::vector<mesh::Flag>& votes) const override;
   physics::BadZone check(mesh::Mesh& m) const override;
   nlohmann::json summary(MPI_Comm comm) const override;
+  /// "integral_start": the integral of scal on the initial mesh, which a restart must give
+  /// back (the summary's "integral_start" is the first run's, not the restart's).
+  std::vector<std::pair<std::string, double>> checkpoint_scalars() const override;
+  void restore_scalars(const physics::CheckpointInfo& c) override;
 
   /// The exact solution at position x and time t.
   double exact(const std::array<double, 3>& x, double t) const;
@@ -59,7 +66,10 @@ class Scalar final : public physics::Unit {
   int iscal_ = -1, ilap_ = -1;                ///< scal in unk, slap among the scratch
   double time_ = 0.0;                         ///< the unit's clock (the exact solution's t)
   int steps_ = 0;
+  double integral_start_ = 0.0;  ///< kept across a restart (checkpoint_scalars)
   mesh::Mesh* mesh_ = nullptr;
+  /// L1 error, integral of scal, volume: leaf-ordered sums (collective).
+  std::array<double, 3> sums() const;
 };
 
 }  // namespace tessera::scalar

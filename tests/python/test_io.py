@@ -81,6 +81,21 @@ def test_restart_at_step_10_is_bitwise_identical_to_the_uninterrupted_run(
         assert f["dens"].shape[0] > 4  # AMR: many blocks, regridded after the restart
 
 
+def test_restart_recomputes_the_derived_eos_state_to_the_bit(uninterrupted, tmp_path):
+    """With the gamma law the EOS state is derived (VarRole::derived): a restart does not
+    read it from the file (it holds NaN until hydro recomputes it from the conserved
+    variables in after_restart). Restarted and stopped at once (nend = the checkpoint's
+    step), the final checkpoint holds what the file held, to the bit, in every block
+    (parents too: they are restricted from the leaves before a write)."""
+    chk = uninterrupted / "sedov_2d_amr_hdf5_chk_0001"
+    run("sedov_2d_amr.toml", tmp_path, *AMR2D, "driver.nend=10", restart=chk)
+    again = tmp_path / "sedov_2d_amr_hdf5_chk_0002"
+    with h5py.File(chk, "r") as a, h5py.File(again, "r") as b:
+        for v in ("pres", "temp", "gamc", "game", "eint", "dens", "etot"):
+            assert np.array_equal(a[v][()], b[v][()]), v
+        assert not np.isnan(b["pres"][()]).any()
+
+
 def test_restart_logs_the_parameters_that_override_the_checkpoint(uninterrupted, tmp_path):
     chk = uninterrupted / "sedov_2d_amr_hdf5_chk_0001"
     p = run("sedov_2d_amr.toml", tmp_path, *AMR2D[:-1], "io.checkpoint_interval_steps=0",

@@ -270,5 +270,59 @@ TEST(MeshScratch, GivenAScratchVariable_ThenItLivesApartAndARegridDoesNotMoveIt)
   EXPECT_TRUE(contains(error_of([&] { m.scratch_set({"a"}); }), "no scratch variable 'a'"));
 }
 
+// Given a mesh with a derived variable besides an independent one, when a regrid refines a
+// block, then it moves exactly the bytes it moves without the derived variable (the unit
+// that recomputes it does so after the regrid): the new children's independent variable
+// is prolonged (3), their derived one holds the zeros of a fresh slot, not the parent's
+// -5; and the derived variable is in unk (so written to files).
+TEST(MeshDerived, GivenADerivedVariable_ThenARegridDoesNotMoveIt) {
+  const auto p = params({"mesh.ndim=2", "mesh.nxb=8", "mesh.nblockx=2", "mesh.nblocky=2",
+                         "mesh.lrefine_max=2", "mesh.maxblocks=16"});
+  Mesh m(p, MPI_COMM_WORLD, {VarInfo("a"), VarInfo("d").with_role(VarRole::derived)}, 2);
+  Mesh plain(p, MPI_COMM_WORLD, {VarInfo("a")}, 2);
+  ASSERT_EQ(m.vars().size(), 2u);
+  EXPECT_EQ(m.var_index("d"), 1);
+  // Every slot of the storage holds the marker -5 in d; the leaves hold 3 in a.
+  m.with_layout([&](auto tag) {
+    for (int slot = 0; slot < m.storage().maxblocks(); ++slot) {
+      auto u = m.storage().view(slot, tag);
+      const BlockShape& s = m.shape();
+      for (int j = 0; j < s.n(1); ++j)
+        for (int i = 0; i < s.n(0); ++i) {
+          u(0, i, j, 0) = 3.0;
+          u(1, i, j, 0) = -5.0;
+        }
+    }
+  });
+  auto refine_first = [](Mesh& mm) {
+    std::vector<Flag> f(mm.tree().size(), Flag::keep);
+    for (int id : mm.local_leaves())
+      if (mm.tree().block_lo(id)[0] < 0.25 && mm.tree().block_lo(id)[1] < 0.25)
+        f[id] = Flag::refine;
+    mm.fill_guards();
+    transfer_bytes() = {};
+    EXPECT_TRUE(mm.regrid(f));
+    return transfer_bytes().written;
+  };
+  const auto with_derived = refine_first(m), without = refine_first(plain);
+  EXPECT_GT(without, 0u);
+  EXPECT_EQ(with_derived, without);
+  const BlockShape& s = m.shape();
+  long children = 0, bad = 0;
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      if (m.tree().node(id).level != 1) continue;
+      ++children;
+      auto u = m.view(id, tag);
+      bad += u(0, s.g(0), s.g(1), 0) != 3.0;  // prolonged (uniform data: exact)
+      bad += u(1, s.g(0), s.g(1), 0) != 0.0;  // not moved: a fresh slot's zero
+    }
+  });
+  EXPECT_EQ(bad, 0);
+  int total = 0;
+  MPI_Allreduce(&children, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(total, 4);
+}
+
 }  // namespace
 }  // namespace tessera::mesh
