@@ -217,6 +217,15 @@ ParamValue from_toml(const ParamSpec& s, const toml::node& n, const std::string&
       if (const auto* arr = n.as_array()) {
         std::vector<std::string> list;
         for (const auto& item : *arr) {
+          // Numbers are kept as their text (lists of numbers: diffusion.coefficient).
+          if (const auto* d = item.as_floating_point()) {
+            list.push_back(fmt::format("{}", d->get()));
+            continue;
+          }
+          if (const auto* i = item.as_integer()) {
+            list.push_back(fmt::format("{}", i->get()));
+            continue;
+          }
           if (!item.is_string())
             throw mismatch(item, fmt::format("an array containing {}", toml_phrase(item)));
           list.push_back(item.as_string()->get());

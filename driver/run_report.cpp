@@ -51,6 +51,9 @@ nlohmann::json Simulation::report(const RunTotals& rt) {
     auto j = u->summary(comm_);
     if (j.is_null()) continue;
     s[u->name()] = j;
+    // A unit's linear solves (its summary's "solver") also at the top level (the contract's
+    // summary.json "solver"; one solving unit per run today).
+    if (j.is_object() && j.contains("solver")) s["solver"] = j["solver"];
     log(u->name() + ": " + j.dump());  // e.g. composition's largest renormalisation
   }
   s["operators"] = p_.get_string_list("driver.operators");

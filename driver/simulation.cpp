@@ -35,6 +35,7 @@
 #include "physics/composition/composition.hpp"
 #include "physics/eos/eos_unit.hpp"
 #include "problems/problem.hpp"
+#include "solvers/krylov.hpp"
 
 namespace tessera::driver {
 
@@ -58,6 +59,7 @@ void declare_all_params(base::Params& p) {
   perf::declare_params(p);
   memory::declare_params(p);
   mesh::Mesh::declare_params(p);
+  solvers::Options::declare_params(p);
   declare_unit_params(p);
   problems::declare_params(p);
 }

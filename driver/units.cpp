@@ -6,6 +6,7 @@
 #include "base/params.hpp"
 #include "physics/burn/burn.hpp"
 #include "physics/composition/composition.hpp"
+#include "physics/diffusion/diffusion.hpp"
 #include "physics/eos/eos_unit.hpp"
 #include "physics/flame/flame.hpp"
 #include "physics/gravity/gravity.hpp"
@@ -19,16 +20,13 @@ namespace tessera::driver {
 
 const std::vector<physics::Registration>& registry() {
   // Operators in the order `known:` lists them, then the particles, then the services.
-  static const std::vector<physics::Registration> r = {hydro::Hydro::registration(),
-                                                       tracers::Flow::registration(),
-                                                       gravity::Gravity::registration(),
-                                                       flame::Flame::registration(),
-                                                       burn::Burn::registration(),
-                                                       pic::Pic::registration(),
-                                                       scalar::Scalar::registration(),
-                                                       tracers::Tracers::registration(),
-                                                       composition::Composition::registration(),
-                                                       eos::EosUnit::registration()};
+  static const std::vector<physics::Registration> r = {
+      hydro::Hydro::registration(),     tracers::Flow::registration(),
+      gravity::Gravity::registration(), flame::Flame::registration(),
+      burn::Burn::registration(),       pic::Pic::registration(),
+      scalar::Scalar::registration(),   diffusion::Diffusion::registration(),
+      tracers::Tracers::registration(), composition::Composition::registration(),
+      eos::EosUnit::registration()};
   return r;
 }
 

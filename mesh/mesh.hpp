@@ -193,6 +193,7 @@ class Mesh {
   }
   /// The scratch storage (empty, no arena, without scratch variables).
   const BlockStorage& scratch_storage() const { return scratch_; }
+  BlockStorage& scratch_storage() { return scratch_; }
   int ndim() const { return tree_.geometry().ndim; }
   int nxb() const { return shape().nx; }
   int lrefine_min() const { return lrefine_min_; }  ///< 1-based, as FLASH

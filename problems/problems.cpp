@@ -390,14 +390,43 @@ class Rotation final : public ProblemBase<Rotation> {
   double omega_, xc_, yc_, rho_, p_;
 };
 
+/// The Gaussian diffusion pulse (problem.name = "diffusion_pulse", verification.md §E): a
+/// fluid at rest (density pulse.rho, pressure pulse.p), which the diffusion unit does not
+/// couple to; the unit sets its species from pulse.* (physics/diffusion/diffusion.hpp).
+class DiffusionPulse final : public ProblemBase<DiffusionPulse> {
+ public:
+  DiffusionPulse(const base::Params& p, const eos::Eos& eos)
+      : eos_(eos), rho_(p.get_real("pulse.rho")), p_(p.get_real("pulse.p")) {}
+  std::string name() const override { return "diffusion_pulse"; }
+  template <class View>
+  void init(const View& u, const mesh::BlockGeom&, const mesh::BlockShape& s) const {
+    for_interior(
+        s, [&](int i, int j, int k) { set_state(u, s, i, j, k, rho_, 0.0, 0.0, 0.0, p_, eos_); });
+  }
+
+ private:
+  const eos::Eos& eos_;
+  double rho_, p_;
+};
+
 }  // namespace
 
 void declare_params(base::Params& p) {
   p.declare_string("problem.name", "sedov",
                    {"sedov", "sod", "sound_wave", "advection", "white_dwarf", "maclaurin",
-                    "flame_1d", "rotation", "pic"},
+                    "flame_1d", "rotation", "diffusion_pulse", "pic"},
                    "problem set-up (pic: zeroes unk; the pic unit loads the plasma, only with "
                    "driver.operators = [\"pic\"])");
+  p.declare_real("pulse.t0", 0.002, 1e-300, 1e300,
+                 "the Gaussian pulse's age at t = 0: E = E_bg + A (t0 / (t0 + t))^(d/2) "
+                 "exp(-r^2 / (4 D (t0 + t)))");
+  p.declare_real("pulse.amplitude", 1.0, -1e300, 1e300, "the pulse's peak A at t = 0");
+  p.declare_real("pulse.background", 0.0, -1e300, 1e300, "the background E_bg");
+  p.declare_real("pulse.x0", 0.0, -1e300, 1e300, "the pulse's centre x (r in r-z: 0)");
+  p.declare_real("pulse.y0", 0.0, -1e300, 1e300, "the pulse's centre y (z in r-z)");
+  p.declare_real("pulse.z0", 0.0, -1e300, 1e300, "the pulse's centre z");
+  p.declare_real("pulse.rho", 1.0, 1e-300, 1e300, "density of the fluid at rest");
+  p.declare_real("pulse.p", 1.0, 1e-300, 1e300, "pressure of the fluid at rest");
   p.declare_real("rotation.omega", 2 * std::numbers::pi, -1e300, 1e300,
                  "angular velocity of the solid-body rotation (rad/s)");
   p.declare_real("rotation.xctr", 0.5, -1e300, 1e300, "rotation axis, x");
@@ -478,6 +507,7 @@ std::unique_ptr<Problem> make(const base::Params& p, const eos::Eos& eos) {
   if (n == "maclaurin") return make_maclaurin(p, eos);
   if (n == "flame_1d") return make_flame_1d(p, eos);
   if (n == "rotation") return std::make_unique<Rotation>(p, eos);
+  if (n == "diffusion_pulse") return std::make_unique<DiffusionPulse>(p, eos);
   return std::make_unique<SoundWave>(p, eos);
 }
 

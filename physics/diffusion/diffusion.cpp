@@ -1,0 +1,588 @@
+// Implicit flux-limited diffusion (see diffusion.hpp).
+#include "physics/diffusion/diffusion.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "base/error.hpp"
+#include "base/params.hpp"
+#include "mesh/flux_register.hpp"
+#include "mesh/geometry.hpp"
+#include "perf/timers.hpp"
+
+namespace tessera::diffusion {
+
+double lambda(Limiter l, double R) {
+  R = std::fabs(R);
+  switch (l) {
+    case Limiter::none:
+      return 1.0 / 3.0;
+    case Limiter::levermore_pomraning:
+      return (2.0 + R) / (6.0 + 3.0 * R + R * R);
+    case Limiter::larsen:
+      return 1.0 / std::sqrt(9.0 + R * R);
+    case Limiter::minerbo:
+      return R < 1.5 ? 2.0 / (3.0 + std::sqrt(9.0 + 12.0 * R * R))
+                     : 1.0 / (1.0 + R + std::sqrt(1.0 + 2.0 * R));
+  }
+  return 1.0 / 3.0;
+}
+
+Limiter limiter_named(const std::string& n) {
+  if (n == "none") return Limiter::none;
+  if (n == "levermore_pomraning") return Limiter::levermore_pomraning;
+  if (n == "larsen") return Limiter::larsen;
+  if (n == "minerbo") return Limiter::minerbo;
+  throw Error("diffusion.limiter: unknown limiter '" + n +
+              "' (none, levermore_pomraning, larsen, minerbo)");
+}
+
+namespace {
+/// A list of numbers given as a TOML array (or a,b on the command line).
+std::vector<double> numbers(const base::Params& p, const std::string& key) {
+  std::vector<double> out;
+  for (const auto& s : p.get_string_list(key)) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != s.size()) throw Error(key + ": '" + s + "' is not a number");
+    out.push_back(v);
+  }
+  return out;
+}
+}  // namespace
+
+void Diffusion::declare_params(base::Params& p) {
+  p.declare_string_list("diffusion.species", {"erad"},
+                        "names of the diffusing variables (at most 4 characters each; plotfile "
+                        "names); each an independent variable of unk");
+  p.declare_string_list("diffusion.coefficient", {},
+                        "constant diffusion coefficient D per species (numbers; the constant-D "
+                        "mode); empty: from diffusion.opacity");
+  p.declare_string_list("diffusion.opacity", {},
+                        "extinction coefficient chi per species (numbers, 1/length: D = c / (3 "
+                        "chi)); used when diffusion.coefficient is empty");
+  p.declare_real("diffusion.speed", 2.99792458e10, 1e-300, 1e300,
+                 "signal speed c of the limiter and of D = c / (3 chi) (cm/s)");
+  p.declare_string("diffusion.limiter", "none",
+                   {"none", "levermore_pomraning", "larsen", "minerbo"},
+                   "flux limiter lambda(R), R = |grad E| / (chi E): none is lambda = 1/3");
+  p.declare_real("diffusion.theta", 1.0, 0.5, 1.0,
+                 "time centring: 1 backward Euler, 0.5 Crank-Nicolson");
+  p.declare_real("diffusion.dt_factor", 1.0, 1e-12, 1e12,
+                 "time step = dt_factor * (smallest dx)^2 / (largest D)");
+  p.declare_string("diffusion.boundary", "zero_flux", {"zero_flux", "dirichlet", "exact"},
+                   "non-periodic faces: zero flux, Dirichlet with diffusion.boundary_value, or "
+                   "Dirichlet with the pulse's exact solution (problem diffusion_pulse)");
+  p.declare_real("diffusion.boundary_value", 0.0, -1e300, 1e300,
+                 "E on the faces with diffusion.boundary = \"dirichlet\"");
+  p.declare_real("diffusion.initial", 0.0, -1e300, 1e300,
+                 "initial E of every species when the problem is not diffusion_pulse");
+  p.declare_real("diffusion.refine_above", 1e300, -1e300, 1e300,
+                 "the unit's refinement criterion: refine a block where a species exceeds "
+                 "this (with the Loehner criteria of mesh.refine_var_*)");
+  p.declare_real("diffusion.derefine_below", -1e300, -1e300, 1e300,
+                 "derefine a block where every species stays below this");
+}
+
+physics::Registration Diffusion::registration() {
+  return physics::registration_of<Diffusion>(
+      "diffusion", physics::UnitRole::operator_unit,
+      "implicit flux-limited diffusion of one or more species (Krylov solve every step)",
+      {.needs_services = false});
+}
+
+Diffusion::Diffusion(const base::Params& p)
+    : species_(p.get_string_list("diffusion.species")),
+      limiter_(limiter_named(p.get_string("diffusion.limiter"))),
+      theta_(p.get_real("diffusion.theta")),
+      dt_factor_(p.get_real("diffusion.dt_factor")),
+      speed_(p.get_real("diffusion.speed")),
+      initial_(p.get_real("diffusion.initial")),
+      boundary_value_(p.get_real("diffusion.boundary_value")),
+      boundary_(p.get_string("diffusion.boundary")),
+      refine_above_(p.get_real("diffusion.refine_above")),
+      derefine_below_(p.get_real("diffusion.derefine_below")),
+      pulse_(p.get_string("problem.name") == "diffusion_pulse"),
+      sopt_(solvers::Options::from(p)) {
+  if (species_.empty() || species_.size() > 10) throw Error("diffusion.species: 1 to 10 names");
+  for (const auto& s : species_)
+    if (s.empty() || s.size() > 4)
+      throw Error("diffusion.species: '" + s + "' must have 1 to 4 characters");
+  const auto coef = numbers(p, "diffusion.coefficient");
+  const auto opac = numbers(p, "diffusion.opacity");
+  const std::size_t ns = species_.size();
+  if (!coef.empty()) {
+    if (coef.size() != ns)
+      throw Error(fmt::format("diffusion.coefficient: {} values for {} species", coef.size(), ns));
+    for (double d : coef)
+      if (!(d > 0.0)) throw Error(fmt::format("diffusion.coefficient: {} is not positive", d));
+    d0_ = coef;
+  } else {
+    if (opac.size() != ns)
+      throw Error(
+          fmt::format("diffusion.opacity: {} values for {} species (or give diffusion.coefficient)",
+                      opac.size(), ns));
+    for (double k : opac)
+      if (!(k > 0.0)) throw Error(fmt::format("diffusion.opacity: {} is not positive", k));
+    for (double k : opac) d0_.push_back(speed_ / (3.0 * k));
+  }
+  for (double d : d0_) chi_.push_back(speed_ / (3.0 * d));
+  if (boundary_ == "exact" && !pulse_)
+    throw Error("diffusion.boundary = \"exact\": only with problem.name = \"diffusion_pulse\"");
+  if (pulse_) {
+    t0_ = p.get_real("pulse.t0");
+    amp_ = p.get_real("pulse.amplitude");
+    bg_ = p.get_real("pulse.background");
+    x0_ = {p.get_real("pulse.x0"), p.get_real("pulse.y0"), p.get_real("pulse.z0")};
+  }
+}
+
+std::vector<mesh::VarInfo> Diffusion::variables() const {
+  // The species: evolved (checkpointed, regridded with MC prolongation: positive and
+  // conservative), guard-filled. Scratch: the iterate x, the right-hand side b, the
+  // Jacobi diagonal d, a temporary y, the face coefficients per axis, and the Krylov
+  // method's work vectors.
+  std::vector<mesh::VarInfo> v;
+  for (const auto& s : species_)
+    v.push_back(mesh::VarInfo(s, -1, mesh::VarKind::auxiliary, true, true, name()));
+  const int ns = static_cast<int>(species_.size());
+  auto scratch = [&](const std::string& n) {
+    return mesh::VarInfo(n, -1, mesh::VarKind::auxiliary, false, false, name())
+        .with_role(mesh::VarRole::scratch)
+        .with_prolong(mesh::Prolong::linear);
+  };
+  for (const char* pre : {"ex", "eb", "ed", "ey", "fx", "fy", "fz"})
+    for (int c = 0; c < ns; ++c) v.push_back(scratch(pre + std::to_string(c)));
+  for (auto& w : solvers::Krylov::work_variables("k", ns, name())) v.push_back(w);
+  return v;
+}
+
+void Diffusion::bind(mesh::Mesh& m, physics::Units&, const physics::RunContext& ctx) {
+  mesh_ = &m;
+  time_ = ctx.start_time;
+  steps_ = ctx.start_step;
+  if (m.geometry() == mesh::Geometry::spherical)
+    throw Error("diffusion: Cartesian or cylindrical (r-z) geometry");
+  const int ns = static_cast<int>(species_.size());
+  ivar_.clear();
+  for (const auto& s : species_) ivar_.push_back(m.var_index(s));
+  auto field = [&](const std::string& pre) {
+    solvers::Field f;
+    for (int c = 0; c < ns; ++c) f.vars.push_back(m.scratch_index(pre + std::to_string(c)));
+    return f;
+  };
+  x_ = field("ex");
+  b_ = field("eb");
+  d_ = field("ed");
+  y_ = field("ey");
+  face_ = {field("fx"), field("fy"), field("fz")};
+  krylov_ = solvers::Krylov(m, sopt_, "k", ns, "diffusion");
+  ndim_eff_ = m.geometry() == mesh::Geometry::cylindrical ? 3 : m.ndim();
+  if (m.geometry() == mesh::Geometry::cylindrical && m.ndim() != 2)
+    throw Error("diffusion: cylindrical geometry is r-z (mesh.ndim = 2)");
+}
+
+double Diffusion::exact(int s, const std::array<double, 3>& x, double t) const {
+  // r-z: (r, z) with the pulse on the axis; Cartesian: the first ndim coordinates.
+  const int nd = mesh_ ? mesh_->ndim() : 3;
+  double r2 = 0.0;
+  for (int a = 0; a < nd; ++a) r2 += (x[a] - x0_[a]) * (x[a] - x0_[a]);
+  const double tt = t0_ + t, D = d0_[std::size_t(s)];
+  return bg_ + amp_ * std::pow(t0_ / tt, 0.5 * ndim_eff_) * std::exp(-r2 / (4.0 * D * tt));
+}
+
+void Diffusion::initialise(mesh::Mesh& m) {
+  time_ = 0.0;
+  const auto& s = m.shape();
+  m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom& g) {
+    mesh::for_each_zone(s, [&](int i, int j, int k) {
+      const std::array<double, 3> x{g.x(i - s.g(0)), g.y(j - s.g(1)), g.z(k - s.g(2))};
+      for (std::size_t c = 0; c < species_.size(); ++c)
+        u(ivar_[c], i, j, k) = pulse_ ? exact(int(c), x, 0.0) : initial_;
+    });
+  });
+  const auto z = sums();
+  integral_start_.assign(z.begin(), z.begin() + long(species_.size()));
+}
+
+double Diffusion::max_dt(mesh::Mesh& m) const {
+  const auto dx = m.finest_dx();
+  double h = dx[0];
+  for (int a = 1; a < m.ndim(); ++a) h = std::min(h, dx[a]);
+  return dt_factor_ * h * h / *std::max_element(d0_.begin(), d0_.end());
+}
+
+namespace {
+/// Which faces of leaf id lie on a non-periodic face of the domain.
+std::array<std::array<bool, 2>, 3> physical_faces(const mesh::Mesh& m, int id) {
+  std::array<std::array<bool, 2>, 3> f{};
+  const auto& n = m.tree().node(id);
+  for (int a = 0; a < m.ndim(); ++a) {
+    const int nb = m.tree().geometry().nblocks_at(a, n.level);
+    f[a][0] = n.pos[a] == 0 && m.boundary(a, 0) != mesh::Boundary::periodic;
+    f[a][1] = n.pos[a] == nb - 1 && m.boundary(a, 1) != mesh::Boundary::periodic;
+  }
+  return f;
+}
+
+/// Per zone along axis a of a block: area/volume of its low and high faces (A/V; 1/dx in
+/// Cartesian, and along z in r-z).
+void face_factors(const mesh::BlockGeom& g, int a, int n, std::vector<double>& lo,
+                  std::vector<double>& hi) {
+  lo.assign(std::size_t(n), 1.0 / g.dx[a]);
+  hi.assign(std::size_t(n), 1.0 / g.dx[a]);
+  if (a != 0 || g.geometry == mesh::Geometry::cartesian) return;
+  for (int i = 0; i < n; ++i) {
+    const double r0 = g.lo[0] + i * g.dx[0], r1 = r0 + g.dx[0];
+    const double v = mesh::geometry::shell_volume(g.geometry, r0, r1);
+    lo[std::size_t(i)] = mesh::geometry::radial_area(g.geometry, r0) / v;
+    hi[std::size_t(i)] = mesh::geometry::radial_area(g.geometry, r1) / v;
+  }
+}
+}  // namespace
+
+void Diffusion::face_coefficients(mesh::Mesh& m) {
+  // D on the low face of every zone and on the block's high faces (index g + n, a guard
+  // slot of the scratch array), from E^n (guard-filled): the harmonic mean of the two
+  // cells' D_s (constant per species: D_s), times 3 lambda(R) with a limiter.
+  const auto& s = m.shape();
+  const int nd = m.ndim();
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      const auto u = m.view(id, tag);
+      const auto w = m.scratch_view(id, tag);
+      const mesh::BlockGeom g = m.geom(id);
+      for (int a = 0; a < nd; ++a) {
+        int hi[3] = {s.g(0) + s.ni(0), s.g(1) + s.ni(1), s.g(2) + s.ni(2)};
+        hi[a] += 1;
+        for (int k = s.g(2); k < (nd > 2 ? hi[2] : s.g(2) + 1); ++k)
+          for (int j = s.g(1); j < (nd > 1 ? hi[1] : s.g(1) + 1); ++j)
+            for (int i = s.g(0); i < hi[0]; ++i) {
+              int im[3] = {i, j, k};
+              im[a] -= 1;
+              for (std::size_t c = 0; c < species_.size(); ++c) {
+                double D = d0_[c];
+                if (limiter_ != Limiter::none) {
+                  const double e1 = u(ivar_[c], i, j, k), e0 = u(ivar_[c], im[0], im[1], im[2]);
+                  const double grad = std::fabs(e1 - e0) / g.dx[a];
+                  const double ef = 0.5 * (e0 + e1) * chi_[c];
+                  const double R = ef > 0.0
+                                       ? grad / ef
+                                       : (grad > 0.0 ? std::numeric_limits<double>::max() : 0.0);
+                  D *= 3.0 * lambda(limiter_, R);
+                }
+                w(face_[std::size_t(a)].vars[c], i, j, k) = D;
+              }
+            }
+      }
+    }
+  });
+}
+
+void Diffusion::apply(const solvers::Field& X, const solvers::Field& Y, double wgt,
+                      bool with_values, double bt) {
+  auto& m = *mesh_;
+  m.fill_scratch_guards(mesh::VarSet(X.vars));
+  const auto& s = m.shape();
+  const int nd = m.ndim(), ns = static_cast<int>(species_.size());
+  const bool dirichlet = boundary_ != "zero_flux";
+  auto& fr = m.flux_register();
+  std::vector<double> alo, ahi;
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      const auto w = m.scratch_view(id, tag);
+      const mesh::BlockGeom g = m.geom(id);
+      const auto phys = physical_faces(m, id);
+      // The flux on the low face of zone (i, j, k) along a (index g + n: the block's
+      // high face).
+      auto flux = [&](int c, int a, int i, int j, int k) {
+        const int I[3] = {i, j, k};
+        int im[3] = {i, j, k};
+        im[a] -= 1;
+        const double D = w(face_[std::size_t(a)].vars[c], i, j, k);
+        const double dx = g.dx[a];
+        const bool low = I[a] == s.g(a) && phys[a][0];
+        const bool high = I[a] == s.g(a) + s.ni(a) && phys[a][1];
+        if (!low && !high)
+          return -D * (w(X.vars[c], i, j, k) - w(X.vars[c], im[0], im[1], im[2])) / dx;
+        if (!dirichlet) return 0.0;
+        double gv = 0.0;
+        if (with_values) {
+          if (boundary_ == "dirichlet") {
+            gv = boundary_value_;
+          } else {
+            std::array<double, 3> x{g.x(i - s.g(0)), g.y(j - s.g(1)), g.z(k - s.g(2))};
+            x[a] = low ? g.lo[a] : g.lo[a] + s.ni(a) * dx;
+            gv = exact(c, x, bt);
+          }
+        }
+        return low ? -D * (w(X.vars[c], i, j, k) - gv) / (0.5 * dx)
+                   : -D * (gv - w(X.vars[c], im[0], im[1], im[2])) / (0.5 * dx);
+      };
+      std::array<std::vector<double>, 3> flo, fhi;
+      for (int a = 0; a < nd; ++a) face_factors(g, a, s.ni(a), flo[a], fhi[a]);
+      mesh::for_each_zone(s, [&](int i, int j, int k) {
+        const int I[3] = {i - s.g(0), j - s.g(1), k - s.g(2)};
+        for (int c = 0; c < ns; ++c) {
+          double div = 0.0;
+          for (int a = 0; a < nd; ++a) {
+            int ip[3] = {i, j, k};
+            ip[a] += 1;
+            div += fhi[a][std::size_t(I[a])] * flux(c, a, ip[0], ip[1], ip[2]) -
+                   flo[a][std::size_t(I[a])] * flux(c, a, i, j, k);
+          }
+          w(Y.vars[c], i, j, k) = w(X.vars[c], i, j, k) + wgt * div;
+        }
+      });
+      // The block's boundary-face fluxes into the flux register ([f][t2][t1] per face).
+      const int slot = m.slot(id);
+      for (int a = 0; a < nd; ++a) {
+        const int t1 = a == 0 ? 1 : 0, t2 = a == 2 ? 1 : 2;
+        const int n1 = t1 < nd ? s.ni(t1) : 1, n2 = t2 < nd ? s.ni(t2) : 1;
+        for (int side = 0; side < 2; ++side) {
+          double* F = fr.face(slot, 2 * a + side);
+          for (int c = 0; c < ns; ++c)
+            for (int q2 = 0; q2 < n2; ++q2)
+              for (int q1 = 0; q1 < n1; ++q1) {
+                int I[3] = {s.g(0), s.g(1), s.g(2)};
+                I[a] += side ? s.ni(a) : 0;
+                if (t1 < nd) I[t1] += q1;
+                if (t2 < nd) I[t2] += q2;
+                F[std::size_t(c) * fr.per_var() + std::size_t(q2) * std::size_t(n1) +
+                  std::size_t(q1)] = flux(c, a, I[0], I[1], I[2]);
+              }
+        }
+      }
+    }
+  });
+  if (m.tree().max_level() > 0) fr.correct(m.scratch_storage(), m.tree(), m.comm(), -wgt, Y.vars);
+}
+
+void Diffusion::diagonal(double wgt) {
+  auto& m = *mesh_;
+  const auto& s = m.shape();
+  const int nd = m.ndim(), ns = static_cast<int>(species_.size());
+  const bool dirichlet = boundary_ != "zero_flux";
+  std::array<std::vector<double>, 3> flo, fhi;
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      const auto w = m.scratch_view(id, tag);
+      const mesh::BlockGeom g = m.geom(id);
+      const auto phys = physical_faces(m, id);
+      for (int a = 0; a < nd; ++a) face_factors(g, a, s.ni(a), flo[a], fhi[a]);
+      mesh::for_each_zone(s, [&](int i, int j, int k) {
+        const int I[3] = {i - s.g(0), j - s.g(1), k - s.g(2)};
+        for (int c = 0; c < ns; ++c) {
+          double sum = 0.0;
+          for (int a = 0; a < nd; ++a) {
+            int ip[3] = {i, j, k};
+            ip[a] += 1;
+            const double dx = g.dx[a];
+            const bool low = I[a] == 0 && phys[a][0], high = I[a] == s.ni(a) - 1 && phys[a][1];
+            const double dl = low ? (dirichlet ? 0.5 * dx : 0.0) : dx;
+            const double dh = high ? (dirichlet ? 0.5 * dx : 0.0) : dx;
+            if (dl > 0.0)
+              sum += flo[a][std::size_t(I[a])] * w(face_[std::size_t(a)].vars[c], i, j, k) / dl;
+            if (dh > 0.0)
+              sum += fhi[a][std::size_t(I[a])] *
+                     w(face_[std::size_t(a)].vars[c], ip[0], ip[1], ip[2]) / dh;
+          }
+          w(d_.vars[c], i, j, k) = 1.0 + wgt * sum;
+        }
+      });
+    }
+  });
+}
+
+void Diffusion::advance(mesh::Mesh& m, double dt) {
+  TESSERA_REGION("diffusion");
+  const int ns = static_cast<int>(species_.size());
+  // E^n's guard zones, then the face coefficients (lagged: from E^n).
+  m.fill_guards(m.var_set(species_));
+  face_coefficients(m);
+  // x = E^n (the first guess too).
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      const auto u = m.view(id, tag);
+      const auto w = m.scratch_view(id, tag);
+      mesh::for_each_zone(m.shape(), [&](int i, int j, int k) {
+        for (int c = 0; c < ns; ++c) w(x_.vars[c], i, j, k) = u(ivar_[c], i, j, k);
+      });
+    }
+  });
+  // b = E^n + (1 - theta) dt L E^n (boundary values at t^n) - theta dt L_g(t^{n+1}), the
+  // last the boundary values' part of the implicit operator (A x = A_0 x + A(0)).
+  const double wi = theta_ * dt, we = -(1.0 - theta_) * dt;
+  if (theta_ < 1.0)
+    apply(x_, b_, we, true, time_);
+  else
+    krylov_.axpby(1.0, x_, 0.0, b_);
+  if (boundary_ != "zero_flux") {
+    krylov_.set(0.0, d_);  // d = 0 (the diagonal comes after)
+    apply(d_, y_, wi, true, time_ + dt);
+    krylov_.axpby(-1.0, y_, 1.0, b_);
+  }
+  diagonal(wi);
+  krylov_.solve(
+      [&](const solvers::Field& X, const solvers::Field& Y) { apply(X, Y, wi, false, 0.0); }, b_,
+      x_, d_);
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      const auto u = m.view(id, tag);
+      const auto w = m.scratch_view(id, tag);
+      mesh::for_each_zone(m.shape(), [&](int i, int j, int k) {
+        for (int c = 0; c < ns; ++c) u(ivar_[c], i, j, k) = w(x_.vars[c], i, j, k);
+      });
+    }
+  });
+  time_ += dt;
+  ++steps_;
+}
+
+bool Diffusion::tag_refinement(mesh::Mesh& m, std::vector<mesh::Flag>& votes) const {
+  if (refine_above_ >= 1e300 && derefine_below_ <= -1e300) return false;  // no criterion
+  const auto& s = m.shape();
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      const auto u = m.view(id, tag);
+      double hi = -std::numeric_limits<double>::max();
+      mesh::for_each_zone(s, [&](int i, int j, int k) {
+        for (int v : ivar_) hi = std::max(hi, u(v, i, j, k));
+      });
+      votes[id] = hi > refine_above_     ? mesh::Flag::refine
+                  : hi < derefine_below_ ? mesh::Flag::derefine
+                                         : mesh::Flag::keep;
+    }
+  });
+  return true;
+}
+
+physics::BadZone Diffusion::check(mesh::Mesh& m) const {
+  physics::BadZone bad;
+  const auto& s = m.shape();
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      if (bad.bad()) return;
+      const auto u = m.view(id, tag);
+      mesh::for_each_zone(s, [&](int i, int j, int k) {
+        for (std::size_t c = 0; c < species_.size(); ++c)
+          if (!bad.bad() && !std::isfinite(u(ivar_[c], i, j, k))) {
+            bad.node = id;
+            bad.i = i - s.g(0);
+            bad.j = j - s.g(1);
+            bad.k = k - s.g(2);
+            bad.value = u(ivar_[c], i, j, k);
+            bad.what = species_[c];
+          }
+      });
+    }
+  });
+  return bad;
+}
+
+std::vector<double> Diffusion::sums() const {
+  // Per species the volume integral of E, then the L1 error against the pulse (0 when
+  // the problem is not the pulse), leaf-ordered.
+  auto& m = *mesh_;
+  const auto& s = m.shape();
+  const int ns = static_cast<int>(species_.size());
+  return m.leaf_sums(2 * ns, [&](int id, double* out) {
+    const mesh::BlockGeom g = m.geom(id);
+    m.with_layout([&](auto tag) {
+      const auto u = m.view(id, tag);
+      for (int c = 0; c < ns; ++c) {
+        double tot = 0.0, err = 0.0;
+        mesh::for_each_zone(s, [&](int i, int j, int k) {
+          const double v = g.volume(i - s.g(0));
+          const double e = u(ivar_[std::size_t(c)], i, j, k);
+          tot += e * v;
+          if (pulse_)
+            err += std::fabs(e -
+                             exact(c, {g.x(i - s.g(0)), g.y(j - s.g(1)), g.z(k - s.g(2))}, time_)) *
+                   v;
+        });
+        out[c] = tot;
+        out[ns + c] = err;
+      }
+    });
+  });
+}
+
+std::vector<std::string> Diffusion::total_names() const {
+  return species_;
+}
+
+void Diffusion::total_densities(const mesh::BlockView<mesh::Layout::var_major>& u, int i, int j,
+                                int k, double* out) const {
+  for (std::size_t c = 0; c < species_.size(); ++c) out[c] = u(ivar_[c], i, j, k);
+}
+
+void Diffusion::total_densities(const mesh::BlockView<mesh::Layout::zone_major>& u, int i, int j,
+                                int k, double* out) const {
+  for (std::size_t c = 0; c < species_.size(); ++c) out[c] = u(ivar_[c], i, j, k);
+}
+
+std::vector<std::pair<std::string, double>> Diffusion::checkpoint_scalars() const {
+  std::vector<std::pair<std::string, double>> v;
+  for (std::size_t c = 0; c < species_.size(); ++c)
+    v.emplace_back("integral_start_" + species_[c], integral_start_[c]);
+  return v;
+}
+
+void Diffusion::restore_scalars(const physics::CheckpointInfo& c) {
+  const auto z = sums();
+  integral_start_.assign(species_.size(), 0.0);
+  for (std::size_t q = 0; q < species_.size(); ++q) {
+    const auto v = c.real_scalar("diffusion_integral_start_" + species_[q]);
+    integral_start_[q] = v ? *v : z[q];
+  }
+}
+
+nlohmann::json Diffusion::summary(MPI_Comm) const {
+  const auto z = sums();
+  const std::size_t ns = species_.size();
+  nlohmann::json j;
+  j["species"] = species_;
+  j["coefficient"] = d0_;
+  j["limiter"] = [&] {
+    switch (limiter_) {
+      case Limiter::levermore_pomraning:
+        return "levermore_pomraning";
+      case Limiter::larsen:
+        return "larsen";
+      case Limiter::minerbo:
+        return "minerbo";
+      default:
+        return "none";
+    }
+  }();
+  j["theta"] = theta_;
+  j["boundary"] = boundary_;
+  j["time"] = time_;
+  j["steps"] = steps_;
+  j["integral_start"] = integral_start_;
+  j["integral_end"] = std::vector<double>(z.begin(), z.begin() + long(ns));
+  if (pulse_) j["l1_error"] = std::vector<double>(z.begin() + long(ns), z.end());
+  const auto& st = krylov_.stats();
+  const auto& o = krylov_.options();
+  j["solver"] = {{"backend", o.backend},
+                 {"method", o.method},
+                 {"preconditioner", o.preconditioner},
+                 {"rtol", o.rtol},
+                 {"solves", st.solves},
+                 {"iterations_mean", st.solves ? double(st.iterations) / double(st.solves) : 0.0},
+                 {"iterations_max", st.iterations_max},
+                 {"residual_max", st.residual_max},
+                 {"seconds", st.seconds}};
+  return j;
+}
+
+}  // namespace tessera::diffusion

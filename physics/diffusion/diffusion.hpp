@@ -1,0 +1,116 @@
+#pragma once
+// Implicit (flux-limited) diffusion of one or more species (issue 21; verification.md §E):
+//   dE_s/dt = div(D_s grad E_s)
+// for each species s (radiation energy densities, groups, or any diffusing field), each
+// an independent variable of unk with its own constant coefficient D_s (constant-D mode,
+// diffusion.coefficient) or its own extinction coefficient chi_s (diffusion.opacity:
+// D_s = c / (3 chi_s)). With a flux limiter the face coefficient is 3 lambda(R) D_s, R =
+// |grad E| / (chi E) on the face (normal gradient, E the face average), lagged at t^n:
+// none (lambda = 1/3), Levermore-Pomraning, Larsen (square root), Minerbo.
+//
+// Time: the theta method (theta = 1 backward Euler, 1/2 Crank-Nicolson),
+//   (I - theta dt L) E^{n+1} = (I + (1 - theta) dt L) E^n  (+ boundary terms),
+// solved every step by the matrix-free Krylov layer (solvers/krylov.hpp: BiCGSTAB or CG,
+// Jacobi) on all species at once (a block-diagonal system, V2D's layout). L is the
+// conservative finite-volume operator: face fluxes G = -D (E_R - E_L)/dx with D the
+// harmonic mean of the two cells' coefficients; at a face between a fine and a coarse
+// block the coarse cell takes the area average of the fine fluxes (the mesh's flux
+// register), so the integral of E changes only through the domain's faces. Guard zones of
+// the operands come from the mesh's fills (linear prolongation at fine/coarse faces).
+// Boundaries (non-periodic faces): zero flux; Dirichlet with a value; Dirichlet with the
+// exact solution of the pulse problem (G = -D (g - E_1) / (dx/2)). Geometry: Cartesian
+// 1-3-D and cylindrical r-z (axis 0 = r: areas and volumes from the mesh).
+//
+// The Gaussian pulse (problem.name = "diffusion_pulse", parameters pulse.*): E = E_bg +
+// A (t0 / (t0 + t))^{d/2} exp(-|x - x0|^2 / (4 D (t0 + t))) for constant D, d the
+// dimension (3 in r-z: a pulse on the axis is a spherical one). The unit sets E from it
+// and reports the L1 error against it (summary.json "diffusion").
+#include <array>
+#include <string>
+#include <vector>
+
+#include "physics/registry.hpp"
+#include "physics/unit.hpp"
+#include "solvers/krylov.hpp"
+
+namespace tessera::base {
+class Params;
+}
+
+namespace tessera::diffusion {
+
+enum class Limiter { none, levermore_pomraning, larsen, minerbo };
+/// lambda(R) of a limiter (lambda -> 1/3 as R -> 0, lambda R -> 1 as R -> infinity).
+double lambda(Limiter l, double R);
+/// The limiter named by diffusion.limiter (one-line error otherwise).
+Limiter limiter_named(const std::string& name);
+
+class Diffusion final : public physics::Unit {
+ public:
+  static void declare_params(base::Params& p);
+  static physics::Registration registration();
+  explicit Diffusion(const base::Params& p);
+
+  std::string name() const override { return "diffusion"; }
+  std::vector<mesh::VarInfo> variables() const override;
+  int nguard() const override { return 1; }
+  int nflux(const std::vector<mesh::VarInfo>& /*unk*/) const override {
+    return static_cast<int>(species_.size());
+  }
+  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
+  void initialise(mesh::Mesh& m) override;
+  double max_dt(mesh::Mesh& m) const override;
+  void advance(mesh::Mesh& m, double dt) override;
+  physics::BadZone check(mesh::Mesh& m) const override;
+  /// Refine where a species exceeds diffusion.refine_above, derefine where every one stays
+  /// below diffusion.derefine_below (a band that follows the pulse).
+  bool tag_refinement(mesh::Mesh& m, std::vector<mesh::Flag>& votes) const override;
+  nlohmann::json summary(MPI_Comm comm) const override;
+  /// "integral_start_<species>": the integrals on the initial mesh, given back on restart.
+  std::vector<std::pair<std::string, double>> checkpoint_scalars() const override;
+  void restore_scalars(const physics::CheckpointInfo& c) override;
+  /// E_total per species: the volume integrals the run conserves with zero-flux faces.
+  std::vector<std::string> total_names() const override;
+  void total_densities(const mesh::BlockView<mesh::Layout::var_major>& u, int i, int j, int k,
+                       double* out) const override;
+  void total_densities(const mesh::BlockView<mesh::Layout::zone_major>& u, int i, int j, int k,
+                       double* out) const override;
+
+  /// The pulse's exact E of species s at position x (x, y, z; r, z in r-z) and time t.
+  double exact(int s, const std::array<double, 3>& x, double t) const;
+
+ private:
+  std::vector<std::string> species_;
+  std::vector<double> d0_;   ///< D_s (the coefficient, or c / (3 chi_s))
+  std::vector<double> chi_;  ///< chi_s = c / (3 D_s)
+  Limiter limiter_ = Limiter::none;
+  double theta_ = 1.0, dt_factor_ = 1.0, speed_ = 0.0, initial_ = 0.0, boundary_value_ = 0.0;
+  std::string boundary_;  ///< zero_flux, dirichlet, exact
+  double refine_above_ = 1e300, derefine_below_ = -1e300;
+  bool pulse_ = false;  ///< problem.name = "diffusion_pulse"
+  double t0_ = 0, amp_ = 0, bg_ = 0;
+  std::array<double, 3> x0_{};
+  solvers::Options sopt_;
+  solvers::Krylov krylov_;
+  mesh::Mesh* mesh_ = nullptr;
+  std::vector<int> ivar_;  ///< the species in unk
+  solvers::Field x_, b_, d_, y_;
+  std::array<solvers::Field, 3> face_;  ///< face coefficients per axis (low face of a zone)
+  double time_ = 0.0;
+  int steps_ = 0;
+  std::vector<double> integral_start_;
+  int ndim_eff_ = 1;  ///< the pulse's dimension d (3 in r-z)
+
+  /// Face coefficients of every local leaf from E in unk (guard-filled).
+  void face_coefficients(mesh::Mesh& m);
+  /// Y = X + w div G(X) over the leaves, G with the boundary values at time bt (or the
+  /// homogeneous conditions when !with_values); X's guard zones are filled here.
+  void apply(const solvers::Field& X, const solvers::Field& Y, double w, bool with_values,
+             double bt);
+  /// The Jacobi diagonal of I + w div G.
+  void diagonal(double w);
+  /// Per species: volume integral of E and L1 error against the pulse (leaf-ordered).
+  std::vector<double> sums() const;
+};
+
+}  // namespace tessera::diffusion

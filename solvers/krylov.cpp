@@ -1,0 +1,299 @@
+// Krylov solvers over the mesh's leaves (see krylov.hpp).
+#include "solvers/krylov.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+
+#include "base/error.hpp"
+#include "base/params.hpp"
+#include "perf/timers.hpp"
+
+namespace tessera::solvers {
+
+namespace {
+constexpr const char* kLetters = "rhpvstPS";  // r, r-hat, p, v, s, t, p-hat, s-hat
+}
+
+void Options::declare_params(base::Params& p) {
+  p.declare_string("solver.backend", "tessera", {"tessera", "hypre"},
+                   "linear solver backend: tessera (matrix-free Krylov over the leaves) or "
+                   "hypre (not built yet: refused)");
+  p.declare_string("solver.method", "bicgstab", {"bicgstab", "cg", "gmres"},
+                   "Krylov method: bicgstab, cg (symmetric operators: a uniform mesh), gmres "
+                   "(hypre only: refused)");
+  p.declare_string("solver.preconditioner", "jacobi", {"jacobi", "boomeramg", "pfmg", "none"},
+                   "preconditioner: jacobi or none (boomeramg, pfmg: hypre only, refused)");
+  p.declare_real("solver.rtol", 1e-10, 1e-16, 1.0,
+                 "stop when the residual's 2-norm is at most rtol times the right-hand side's");
+  p.declare_int("solver.max_iterations", 200, 1, 1000000,
+                "iterations per solve before it fails (see solver.on_failure)");
+  p.declare_string("solver.on_failure", "error", {"error", "warn"},
+                   "a solve that does not converge: error (one line, the run stops) or warn "
+                   "(a warning line; the run goes on with the last iterate)");
+}
+
+Options Options::from(const base::Params& p) {
+  Options o;
+  o.backend = p.get_string("solver.backend");
+  o.method = p.get_string("solver.method");
+  o.preconditioner = p.get_string("solver.preconditioner");
+  o.rtol = p.get_real("solver.rtol");
+  o.max_iterations = static_cast<int>(p.get_int("solver.max_iterations"));
+  o.warn = p.get_string("solver.on_failure") == "warn";
+  if (o.backend == "hypre")
+    throw Error(
+        "solver.backend = \"hypre\": this build has no hypre backend yet (use \"tessera\")");
+  if (o.method == "gmres")
+    throw Error(
+        "solver.method = \"gmres\": only with the hypre backend, which this build lacks "
+        "(use \"bicgstab\" or \"cg\")");
+  if (o.preconditioner == "boomeramg" || o.preconditioner == "pfmg")
+    throw Error("solver.preconditioner = \"" + o.preconditioner +
+                "\": only with the hypre backend, which this build lacks (use \"jacobi\" or "
+                "\"none\")");
+  return o;
+}
+
+std::vector<mesh::VarInfo> Krylov::work_variables(const std::string& prefix, int ncomp,
+                                                  const std::string& owner) {
+  if (prefix.empty() || prefix.size() > 2 || ncomp < 1 || ncomp > 10)
+    throw Error("solver work vectors: prefix of 1-2 characters and 1-10 components");
+  std::vector<mesh::VarInfo> v;
+  for (const char* l = kLetters; *l; ++l)
+    for (int c = 0; c < ncomp; ++c)
+      v.push_back(mesh::VarInfo(prefix + *l + std::to_string(c), -1, mesh::VarKind::auxiliary,
+                                false, false, owner)
+                      .with_role(mesh::VarRole::scratch)
+                      .with_prolong(mesh::Prolong::linear));
+  return v;
+}
+
+Krylov::Krylov(mesh::Mesh& m, Options o, const std::string& prefix, int ncomp, std::string name)
+    : m_(&m), opt_(std::move(o)), name_(std::move(name)) {
+  Field* f[8] = {&r_, &rh_, &p_, &v_, &s_, &t_, &ph_, &sh_};
+  for (int k = 0; k < 8; ++k)
+    for (int c = 0; c < ncomp; ++c) {
+      const std::string n = prefix + kLetters[k] + std::to_string(c);
+      const int i = m.scratch_index(n);
+      if (i < 0) throw Error("solver: no scratch variable '" + n + "' (work_variables missing?)");
+      f[k]->vars.push_back(i);
+    }
+}
+
+namespace {
+/// f(view, i, j, k) for every interior zone of every local leaf (scratch storage).
+template <class F>
+void zones(mesh::Mesh& m, F&& f) {
+  const auto& s = m.shape();
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      const auto w = m.scratch_view(id, tag);
+      mesh::for_each_zone(s, [&](int i, int j, int k) { f(w, i, j, k); });
+    }
+  });
+}
+}  // namespace
+
+void Krylov::set(double value, const Field& y) {
+  zones(*m_, [&](const auto& w, int i, int j, int k) {
+    for (int c = 0; c < y.ncomp(); ++c) w(y.vars[c], i, j, k) = value;
+  });
+}
+
+void Krylov::axpby(double a, const Field& x, double b, const Field& y) {
+  zones(*m_, [&](const auto& w, int i, int j, int k) {
+    for (int c = 0; c < x.ncomp(); ++c)
+      w(y.vars[c], i, j, k) = a * w(x.vars[c], i, j, k) + b * w(y.vars[c], i, j, k);
+  });
+}
+
+void Krylov::xpay(const Field& x, double a, const Field& y, const Field& z) {
+  zones(*m_, [&](const auto& w, int i, int j, int k) {
+    for (int c = 0; c < x.ncomp(); ++c)
+      w(z.vars[c], i, j, k) = w(x.vars[c], i, j, k) + a * w(y.vars[c], i, j, k);
+  });
+}
+
+void Krylov::precondition(const Field& x, const Field& d, const Field& y) {
+  TESSERA_REGION("solver/precond");
+  const bool jacobi = opt_.preconditioner == "jacobi";
+  zones(*m_, [&](const auto& w, int i, int j, int k) {
+    for (int c = 0; c < x.ncomp(); ++c)
+      w(y.vars[c], i, j, k) =
+          jacobi ? w(x.vars[c], i, j, k) / w(d.vars[c], i, j, k) : w(x.vars[c], i, j, k);
+  });
+}
+
+std::vector<double> Krylov::dots(const std::vector<std::pair<const Field*, const Field*>>& pairs) {
+  TESSERA_REGION("solver/reduce");
+  auto& m = *m_;
+  const auto& s = m.shape();
+  const int n = static_cast<int>(pairs.size());
+  return m.leaf_sums(n, [&](int id, double* out) {
+    m.with_layout([&](auto tag) {
+      const auto w = m.scratch_view(id, tag);
+      for (int q = 0; q < n; ++q) {
+        const Field& x = *pairs[q].first;
+        const Field& y = *pairs[q].second;
+        double acc = 0.0;
+        mesh::for_each_zone(s, [&](int i, int j, int k) {
+          for (int c = 0; c < x.ncomp(); ++c) acc += w(x.vars[c], i, j, k) * w(y.vars[c], i, j, k);
+        });
+        out[q] = acc;
+      }
+    });
+  });
+}
+
+Result Krylov::solve(const Apply& A, const Field& b, const Field& x, const Field& diag) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const double bn = std::sqrt(dots({{&b, &b}})[0]);
+  Result r;
+  if (bn == 0.0) {
+    set(0.0, x);  // A x = 0: x = 0
+    r.converged = true;
+  } else {
+    r = opt_.method == "cg" ? cg(A, b, x, diag, bn) : bicgstab(A, b, x, diag, bn);
+  }
+  ++stats_.solves;
+  stats_.iterations += r.iterations;
+  stats_.iterations_max = std::max(stats_.iterations_max, r.iterations);
+  stats_.residual_max = std::max(stats_.residual_max, r.residual);
+  stats_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+void Krylov::fail(const Result& r, const std::string& why) {
+  const std::string line = fmt::format(
+      "solver: the {} solve ({}, {} preconditioning) {} after {} iterations "
+      "(relative residual {:.3e}, solver.rtol {:.1e})",
+      name_, opt_.method, opt_.preconditioner, why, r.iterations, r.residual, opt_.rtol);
+  if (!opt_.warn) throw Error(line);
+  if (m_->rank() == 0) std::cerr << "tessera: warning: " << line << "\n";
+}
+
+Result Krylov::bicgstab(const Apply& A, const Field& b, const Field& x, const Field& diag,
+                        double bn) {
+  // van der Vorst (1992), right-preconditioned: A M^-1 (M x) = b, M = diag(A) (Jacobi).
+  Result res;
+  {
+    TESSERA_REGION("solver/apply");
+    A(x, r_);
+  }
+  axpby(1.0, b, -1.0, r_);  // r = b - A x
+  auto rr = dots({{&r_, &r_}, {&r_, &r_}});
+  res.residual = std::sqrt(rr[0]) / bn;
+  if (res.residual <= opt_.rtol) {
+    res.converged = true;
+    return res;
+  }
+  axpby(1.0, r_, 0.0, rh_);  // r-hat = r
+  set(0.0, p_);
+  set(0.0, v_);
+  double rho = 1.0, alpha = 1.0, omega = 1.0, rho1 = rr[1];
+  while (res.iterations < opt_.max_iterations) {
+    ++res.iterations;
+    if (rho1 == 0.0 || omega == 0.0) {
+      fail(res, "broke down (rho or omega = 0)");
+      return res;
+    }
+    const double beta = (rho1 / rho) * (alpha / omega);
+    // p = r + beta (p - omega v)
+    zones(*m_, [&](const auto& w, int i, int j, int k) {
+      for (int c = 0; c < p_.ncomp(); ++c)
+        w(p_.vars[c], i, j, k) = w(r_.vars[c], i, j, k) +
+                                 beta * (w(p_.vars[c], i, j, k) - omega * w(v_.vars[c], i, j, k));
+    });
+    precondition(p_, diag, ph_);
+    {
+      TESSERA_REGION("solver/apply");
+      A(ph_, v_);
+    }
+    const double rhv = dots({{&rh_, &v_}})[0];
+    if (rhv == 0.0) {
+      fail(res, "broke down ((r-hat, v) = 0)");
+      return res;
+    }
+    alpha = rho1 / rhv;
+    xpay(r_, -alpha, v_, s_);  // s = r - alpha v
+    precondition(s_, diag, sh_);
+    {
+      TESSERA_REGION("solver/apply");
+      A(sh_, t_);
+    }
+    const auto ts = dots({{&t_, &s_}, {&t_, &t_}});
+    omega = ts[1] > 0.0 ? ts[0] / ts[1] : 0.0;
+    // x += alpha p-hat + omega s-hat; r = s - omega t
+    zones(*m_, [&](const auto& w, int i, int j, int k) {
+      for (int c = 0; c < x.ncomp(); ++c) {
+        w(x.vars[c], i, j, k) += alpha * w(ph_.vars[c], i, j, k) + omega * w(sh_.vars[c], i, j, k);
+        w(r_.vars[c], i, j, k) = w(s_.vars[c], i, j, k) - omega * w(t_.vars[c], i, j, k);
+      }
+    });
+    rr = dots({{&r_, &r_}, {&rh_, &r_}});
+    res.residual = std::sqrt(rr[0]) / bn;
+    if (res.residual <= opt_.rtol) {
+      res.converged = true;
+      return res;
+    }
+    rho = rho1;
+    rho1 = rr[1];
+  }
+  fail(res, "did not converge");
+  return res;
+}
+
+Result Krylov::cg(const Apply& A, const Field& b, const Field& x, const Field& diag, double bn) {
+  // Preconditioned conjugate gradients (symmetric positive definite A): z = M^-1 r.
+  Result res;
+  {
+    TESSERA_REGION("solver/apply");
+    A(x, r_);
+  }
+  axpby(1.0, b, -1.0, r_);
+  precondition(r_, diag, ph_);  // z
+  auto rz = dots({{&r_, &r_}, {&r_, &ph_}});
+  res.residual = std::sqrt(rz[0]) / bn;
+  if (res.residual <= opt_.rtol) {
+    res.converged = true;
+    return res;
+  }
+  axpby(1.0, ph_, 0.0, p_);
+  double rho = rz[1];
+  while (res.iterations < opt_.max_iterations) {
+    ++res.iterations;
+    {
+      TESSERA_REGION("solver/apply");
+      A(p_, v_);  // q = A p
+    }
+    const double pq = dots({{&p_, &v_}})[0];
+    if (pq <= 0.0) {
+      fail(res, "broke down ((p, A p) <= 0: the operator is not positive definite)");
+      return res;
+    }
+    const double alpha = rho / pq;
+    zones(*m_, [&](const auto& w, int i, int j, int k) {
+      for (int c = 0; c < x.ncomp(); ++c) {
+        w(x.vars[c], i, j, k) += alpha * w(p_.vars[c], i, j, k);
+        w(r_.vars[c], i, j, k) -= alpha * w(v_.vars[c], i, j, k);
+      }
+    });
+    precondition(r_, diag, ph_);
+    rz = dots({{&r_, &r_}, {&r_, &ph_}});
+    res.residual = std::sqrt(rz[0]) / bn;
+    if (res.residual <= opt_.rtol) {
+      res.converged = true;
+      return res;
+    }
+    const double beta = rz[1] / rho;
+    rho = rz[1];
+    xpay(ph_, beta, p_, p_);  // p = z + beta p
+  }
+  fail(res, "did not converge");
+  return res;
+}
+
+}  // namespace tessera::solvers

@@ -1,0 +1,107 @@
+#pragma once
+// Krylov solvers over the leaves of the mesh (issue 21): BiCGSTAB (van der Vorst 1992,
+// right-preconditioned) and preconditioned CG, with Jacobi or no preconditioning, for an
+// operator given as a function (matrix-free: its apply fills the guard zones of its
+// operand and applies a stencil). Why a layer of its own (solvers/, between mesh/ and
+// physics/): a Krylov method needs the mesh (scratch variables, guard fills, leaf-ordered
+// sums) but no physics, and more than one unit will solve with it (radiation diffusion,
+// implicit transport); the mesh must not know about it.
+//
+// Vectors are scratch variables (mesh::VarRole::scratch: never written, restarted or
+// regridded), one per component: a system of ncomp unknowns per zone (species) is one
+// vector of ncomp variables. Dot products and norms are per-leaf partial sums added in
+// canonical leaf order (Mesh::leaf_sums): the iterates, the iteration counts and the
+// answer are the same bits on any number of ranks.
+//
+// A solve that does not reach solver.rtol in solver.max_iterations (or breaks down) is a
+// one-line Error naming the operator, the iterations and the residual, or with
+// on_failure = "warn" a warning line on rank 0 and the last iterate.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "mesh/mesh.hpp"
+
+namespace tessera::base {
+class Params;
+}
+
+namespace tessera::solvers {
+
+/// A vector of a Krylov method: one scratch variable (Mesh::scratch_index) per component.
+struct Field {
+  std::vector<int> vars;
+  int ncomp() const { return static_cast<int>(vars.size()); }
+};
+
+/// solver.* parameters.
+struct Options {
+  std::string backend = "tessera";        ///< tessera (matrix-free); hypre: not built yet
+  std::string method = "bicgstab";        ///< bicgstab, cg (gmres: hypre only)
+  std::string preconditioner = "jacobi";  ///< jacobi, none
+  double rtol = 1e-10;                    ///< stop when |r| <= rtol |b|
+  int max_iterations = 200;
+  bool warn = false;  ///< on_failure = "warn": a warning and the last iterate, not an error
+  static void declare_params(base::Params& p);
+  /// From the parameters; refuses what this build cannot do (hypre, gmres), one line.
+  static Options from(const base::Params& p);
+};
+
+/// What one solve did.
+struct Result {
+  int iterations = 0;
+  double residual = 0;  ///< final |r| / |b|
+  bool converged = false;
+};
+
+/// Totals over a run's solves (summary.json "solver").
+struct Stats {
+  long solves = 0, iterations = 0;
+  int iterations_max = 0;
+  double residual_max = 0, seconds = 0;
+};
+
+/// y = A x on every local leaf's interior (collective); fills x's guard zones itself.
+using Apply = std::function<void(const Field& x, const Field& y)>;
+
+class Krylov {
+ public:
+  /// The scratch variables the work vectors need: `prefix` + letter + component digit
+  /// (prefix of at most 2 characters, ncomp <= 10), role scratch, linear prolongation.
+  static std::vector<mesh::VarInfo> work_variables(const std::string& prefix, int ncomp,
+                                                   const std::string& owner);
+  Krylov() = default;
+  /// Looks the work vectors up (after the mesh exists).
+  Krylov(mesh::Mesh& m, Options o, const std::string& prefix, int ncomp, std::string name);
+
+  /// Solves A x = b; x holds the first guess on entry and the answer on return. diag:
+  /// the diagonal of A (Jacobi), unused without preconditioning. Collective.
+  Result solve(const Apply& A, const Field& b, const Field& x, const Field& diag);
+
+  const Stats& stats() const { return stats_; }
+  const Options& options() const { return opt_; }
+
+  // Vector operations over the local leaves' interiors (collective where they reduce).
+  /// y = value everywhere
+  void set(double value, const Field& y);
+  /// y = a x + b y
+  void axpby(double a, const Field& x, double b, const Field& y);
+  /// z = x + a y
+  void xpay(const Field& x, double a, const Field& y, const Field& z);
+  /// y = x / d (component by component); or y = x without preconditioning.
+  void precondition(const Field& x, const Field& d, const Field& y);
+  /// Dot products (x_k, y_k) of the pairs, leaf-ordered, all in one reduction.
+  std::vector<double> dots(const std::vector<std::pair<const Field*, const Field*>>& pairs);
+
+ private:
+  mesh::Mesh* m_ = nullptr;
+  Options opt_;
+  std::string name_;
+  Field r_, rh_, p_, v_, s_, t_, ph_, sh_;
+  Stats stats_;
+  Result bicgstab(const Apply& A, const Field& b, const Field& x, const Field& diag, double bn);
+  Result cg(const Apply& A, const Field& b, const Field& x, const Field& diag, double bn);
+  void fail(const Result& r, const std::string& why);
+};
+
+}  // namespace tessera::solvers
