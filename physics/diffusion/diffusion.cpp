@@ -295,53 +295,92 @@ void Diffusion::apply(const solvers::Field& X, const solvers::Field& Y, double w
   const int nd = m.ndim(), ns = static_cast<int>(species_.size());
   const bool dirichlet = boundary_ != "zero_flux";
   auto& fr = m.flux_register();
-  std::vector<double> alo, ahi;
+  std::array<std::vector<double>, 3> flo, fhi;  // A/V of each zone's low and high faces
+  const int n0 = s.ni(0), g0 = s.g(0);
+  std::vector<double> gx(std::size_t(n0 + 1));  // the x-faces of one row
   m.with_layout([&](auto tag) {
     for (int id : m.local_leaves()) {
       const auto w = m.scratch_view(id, tag);
       const mesh::BlockGeom g = m.geom(id);
       const auto phys = physical_faces(m, id);
-      // The flux on the low face of zone (i, j, k) along a (index g + n: the block's
-      // high face).
+      for (int a = 0; a < nd; ++a) face_factors(g, a, s.ni(a), flo[a], fhi[a]);
+      // E on a physical face (Dirichlet) at the face under zone (i, j, k) along a.
+      auto face_value = [&](int c, int a, int side, int i, int j, int k) {
+        if (!with_values) return 0.0;
+        if (boundary_ == "dirichlet") return boundary_value_;
+        std::array<double, 3> x{g.x(i - s.g(0)), g.y(j - s.g(1)), g.z(k - s.g(2))};
+        x[a] = side ? g.lo[a] + s.ni(a) * g.dx[a] : g.lo[a];
+        return exact(c, x, bt);
+      };
+      // The flux on the low face of zone (i, j, k) along a (index g + n: the block's high
+      // face), physical faces by their condition.
       auto flux = [&](int c, int a, int i, int j, int k) {
         const int I[3] = {i, j, k};
         int im[3] = {i, j, k};
         im[a] -= 1;
-        const double D = w(face_[std::size_t(a)].vars[c], i, j, k);
-        const double dx = g.dx[a];
+        const double D = w(face_[std::size_t(a)].vars[c], i, j, k), dx = g.dx[a];
+        const int xv = X.vars[std::size_t(c)];
         const bool low = I[a] == s.g(a) && phys[a][0];
         const bool high = I[a] == s.g(a) + s.ni(a) && phys[a][1];
-        if (!low && !high)
-          return -D * (w(X.vars[c], i, j, k) - w(X.vars[c], im[0], im[1], im[2])) / dx;
+        if (!low && !high) return -D * (w(xv, i, j, k) - w(xv, im[0], im[1], im[2])) / dx;
         if (!dirichlet) return 0.0;
-        double gv = 0.0;
-        if (with_values) {
-          if (boundary_ == "dirichlet") {
-            gv = boundary_value_;
-          } else {
-            std::array<double, 3> x{g.x(i - s.g(0)), g.y(j - s.g(1)), g.z(k - s.g(2))};
-            x[a] = low ? g.lo[a] : g.lo[a] + s.ni(a) * dx;
-            gv = exact(c, x, bt);
-          }
-        }
-        return low ? -D * (w(X.vars[c], i, j, k) - gv) / (0.5 * dx)
-                   : -D * (gv - w(X.vars[c], im[0], im[1], im[2])) / (0.5 * dx);
+        const double gv = face_value(c, a, high, i, j, k);
+        return low ? -D * (w(xv, i, j, k) - gv) / (0.5 * dx)
+                   : -D * (gv - w(xv, im[0], im[1], im[2])) / (0.5 * dx);
       };
-      std::array<std::vector<double>, 3> flo, fhi;
-      for (int a = 0; a < nd; ++a) face_factors(g, a, s.ni(a), flo[a], fhi[a]);
-      mesh::for_each_zone(s, [&](int i, int j, int k) {
-        const int I[3] = {i - s.g(0), j - s.g(1), k - s.g(2)};
-        for (int c = 0; c < ns; ++c) {
-          double div = 0.0;
-          for (int a = 0; a < nd; ++a) {
-            int ip[3] = {i, j, k};
-            ip[a] += 1;
-            div += fhi[a][std::size_t(I[a])] * flux(c, a, ip[0], ip[1], ip[2]) -
-                   flo[a][std::size_t(I[a])] * flux(c, a, i, j, k);
+      for (int c = 0; c < ns; ++c) {
+        const int xv = X.vars[std::size_t(c)], yv = Y.vars[std::size_t(c)];
+        for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+          for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
+            const auto x = w.row(xv, j, k);
+            const auto y = w.row(yv, j, k);
+            // x: the row's faces once each (the ends by their condition), then the
+            // divergence.
+            {
+              const auto f = w.row(face_[0].vars[std::size_t(c)], j, k);
+              const double idx = 1.0 / g.dx[0];
+              for (int q = 0; q <= n0; ++q) {
+                const int i = g0 + q;
+                gx[std::size_t(q)] = -f[i] * (x[i] - x[i - 1]) * idx;
+              }
+              if (phys[0][0]) gx[0] = flux(c, 0, g0, j, k);
+              if (phys[0][1]) gx[std::size_t(n0)] = flux(c, 0, g0 + n0, j, k);
+              const double* lo = flo[0].data();
+              const double* hi = fhi[0].data();
+              for (int q = 0; q < n0; ++q)
+                y[g0 + q] = x[g0 + q] + wgt * (hi[q] * gx[std::size_t(q) + 1] - lo[q] * gx[q]);
+            }
+            // y and z: the faces below and above this row.
+            for (int a = 1; a < nd; ++a) {
+              const int ja = a == 1 ? j + 1 : j, ka = a == 2 ? k + 1 : k;
+              const int jb = a == 1 ? j - 1 : j, kb = a == 2 ? k - 1 : k;
+              const auto xa = w.row(xv, ja, ka), xb = w.row(xv, jb, kb);
+              const auto fl = w.row(face_[std::size_t(a)].vars[std::size_t(c)], j, k);
+              const auto fh = w.row(face_[std::size_t(a)].vars[std::size_t(c)], ja, ka);
+              const int I = a == 1 ? j : k;
+              const bool blo = I == s.g(a) && phys[a][0];
+              const bool bhi = I == s.g(a) + s.ni(a) - 1 && phys[a][1];
+              const double idx = 1.0 / g.dx[a];
+              const double wl = flo[a][std::size_t(I - s.g(a))];
+              const double wh = fhi[a][std::size_t(I - s.g(a))];
+              if (!blo && !bhi) {
+                for (int q = 0; q < n0; ++q) {
+                  const int i = g0 + q;
+                  const double gl = -fl[i] * (x[i] - xb[i]) * idx;
+                  const double gh = -fh[i] * (xa[i] - x[i]) * idx;
+                  y[i] += wgt * (wh * gh - wl * gl);
+                }
+              } else {
+                for (int q = 0; q < n0; ++q) {
+                  const int i = g0 + q;
+                  const double gl = blo ? flux(c, a, i, j, k) : -fl[i] * (x[i] - xb[i]) * idx;
+                  const double gh = bhi ? flux(c, a, i, ja, ka) : -fh[i] * (xa[i] - x[i]) * idx;
+                  y[i] += wgt * (wh * gh - wl * gl);
+                }
+              }
+            }
           }
-          w(Y.vars[c], i, j, k) = w(X.vars[c], i, j, k) + wgt * div;
-        }
-      });
+      }
       // The block's boundary-face fluxes into the flux register ([f][t2][t1] per face).
       const int slot = m.slot(id);
       for (int a = 0; a < nd; ++a) {

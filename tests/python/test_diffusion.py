@@ -1,0 +1,161 @@
+"""Implicit diffusion (issue 21; physics/diffusion/, solvers/krylov.*): the Gaussian pulse of
+verification.md §E against its exact solution, each test asserting a bound the physics or
+the method sets:
+
+- constant D, limiter off, exact (Dirichlet) faces, dt = 0.09 h^2 / D, 32^2, 64^2, 128^2 on
+  [-1, 1]^2 from t0 = 0.002 to t = 0.006 after it: L1 within 10 % of the [ours] table
+  (1.22e-3, 3.12e-4, 7.82e-5), second order (rate >= 1.9), at most 9 BiCGSTAB iterations;
+- zero-flux faces: the integral of E conserved to 1e-12 relative (solver.rtol 1e-14: the
+  operator conserves to round-off, the solve to its residual), the same checkpoint bits on
+  1, 2 and 4 ranks (leaf-ordered reductions);
+- two species with D = 1 and 1/4: each its own exact Gaussian;
+- AMR (a band following the pulse, 2 levels): L1 within 2x of the uniform fine mesh and
+  the integral conserved to 1e-12;
+- BiCGSTAB and CG agree to the solver tolerance; a restart continues bitwise;
+- bad input: a solve that cannot converge (max_iterations = 1) and a negative opacity are
+  one-line errors."""
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from h5compare import differing_datasets
+from runner import run, shared_run, summary
+from tessera import reader
+
+PROBLEM = "diffusion_pulse_2d.toml"
+# The verification set-up (one species, D = 1, [-1, 1]^2) on nb x nb blocks of 16^2.
+ONE = ["mesh.nxb=16", "mesh.xmin=-1", "mesh.xmax=1", "diffusion.species=erad",
+       "diffusion.coefficient=1.0", "io.plot_vars=erad", "io.plotfile_interval_steps=0"]
+TABLE = ["pulse.t0=0.002", "driver.tmax=0.006", "driver.nend=100000",
+         "diffusion.dt_factor=0.09", "solver.rtol=1e-12"]
+REFERENCE = {32: 1.22e-3, 64: 3.12e-4, 128: 7.82e-5}
+# Zero-flux faces, large steps (dt = 10 h^2 / D: about 60 iterations a solve).
+CLOSED = ["pulse.t0=0.01", "driver.nend=20", "diffusion.dt_factor=10",
+          "diffusion.boundary=zero_flux", "solver.rtol=1e-14"]
+
+
+def blocks(n):
+    return [f"mesh.nblockx={n // 16}", f"mesh.nblocky={n // 16}"]
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    return {n: summary(shared_run(tmp_path_factory, f"pulse{n}", PROBLEM, *ONE, *blocks(n), *TABLE))
+            for n in (32, 64, 128)}
+
+
+def test_constant_d_pulse_matches_the_reference_table_at_second_order(table):
+    l1 = {n: table[n]["diffusion"]["l1_error"][0] for n in (32, 64, 128)}
+    for n, ref in REFERENCE.items():
+        assert abs(l1[n] / ref - 1) < 0.10, (n, l1[n], ref)
+        assert table[n]["solver"]["iterations_max"] <= 9
+        assert table[n]["solver"]["residual_max"] <= 1e-12
+    for a, b in ((32, 64), (64, 128)):
+        assert math.log2(l1[a] / l1[b]) >= 1.9, l1
+
+
+def closed(tmp_path_factory, ranks):
+    return shared_run(tmp_path_factory, f"closed{ranks}", PROBLEM, *ONE, *blocks(64), *CLOSED,
+                      ranks=ranks)
+
+
+def test_zero_flux_conserves_the_integral_and_is_bitwise_on_1_2_and_4_ranks(tmp_path_factory):
+    one = closed(tmp_path_factory, 1)
+    d = summary(one)["diffusion"]
+    assert d["steps"] == 20
+    assert abs(d["integral_end"][0] / d["integral_start"][0] - 1) < 1e-12
+    assert summary(one)["solver"]["iterations_mean"] > 20  # a real solve, not a trivial one
+    a = reader.find_outputs(one).checkpoints[-1]
+    assert reader.read(str(a)).time == pytest.approx(d["time"])
+    for ranks in (2, 4):
+        other = closed(tmp_path_factory, ranks)
+        assert summary(other)["diffusion"]["integral_end"] == d["integral_end"]
+        b = reader.find_outputs(other).checkpoints[-1]
+        assert not differing_datasets(a, b, same_ranks=False), ranks
+
+
+def test_two_species_each_follow_their_own_gaussian(tmp_path):
+    # V2D's set-up (200 x 100 zones, D = 1 and 1/4), 20 steps of dt = h^2 / D_max: each
+    # species against the exact pulse of its own D (the L1 error per species, below 1 % of
+    # its integral: backward Euler's O(dt) error), and more than 10x that against the
+    # other species' Gaussian.
+    run(PROBLEM, tmp_path, "driver.nend=20")
+    d = summary(tmp_path)["diffusion"]
+    assert d["species"] == ["rad1", "rad2"]
+    for s in range(2):
+        assert d["l1_error"][s] / d["integral_end"][s] < 1e-2, d
+    # Against the other species' Gaussian the error is large: the coefficients differ.
+    ds = reader.read(str(reader.find_outputs(tmp_path).checkpoints[-1]))
+    t, t0 = d["time"], 0.02
+    for s, name in enumerate(d["species"]):
+        other = d["coefficient"][1 - s]
+        err = 0.0
+        for b in ds.leaves():
+            x, y, _ = ds.cell_centers(b)
+            e = t0 / (t0 + t) * np.exp(-(x * x + y * y) / (4 * other * (t0 + t)))
+            err += np.abs(ds.field(name)[b] - e).sum() * ds.cell_volume(b)
+        assert err > 10 * d["l1_error"][s], (name, err, d["l1_error"][s])
+
+
+def test_amr_band_is_within_2x_of_the_uniform_fine_mesh_and_conserves(tmp_path_factory, table):
+    # 32^2 base (blocks of 8^2), one more level where E > 0.02: finest = the 64^2 mesh.
+    out = shared_run(tmp_path_factory, "amr", PROBLEM, *ONE, *TABLE, "mesh.nxb=8",
+                     "mesh.nblockx=4", "mesh.nblocky=4", "mesh.lrefine_max=2", "mesh.nrefs=2",
+                     "diffusion.refine_above=0.02", "diffusion.derefine_below=0.01",
+                     "diffusion.boundary=zero_flux", "solver.rtol=1e-14")
+    s = summary(out)
+    d = s["diffusion"]
+    assert 16 < s["leaf_blocks"] < 64, "the band refines part of the mesh, not all of it"
+    assert d["l1_error"][0] < 2 * table[64]["diffusion"]["l1_error"][0]
+    assert abs(d["integral_end"][0] / d["integral_start"][0] - 1) < 1e-12
+
+
+def test_bicgstab_and_cg_agree_to_the_solver_tolerance(tmp_path, table):
+    run(PROBLEM, tmp_path, *ONE, *blocks(64), *TABLE, "solver.method=cg")
+    cg = summary(tmp_path)
+    bi = table[64]
+    assert cg["solver"]["method"] == "cg" and bi["solver"]["method"] == "bicgstab"
+    assert cg["diffusion"]["l1_error"][0] == pytest.approx(bi["diffusion"]["l1_error"][0],
+                                                           rel=1e-8)
+    assert cg["diffusion"]["integral_end"][0] == pytest.approx(
+        bi["diffusion"]["integral_end"][0], rel=1e-10)
+
+
+def test_restart_continues_bitwise(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    common = [*ONE, *blocks(32), *CLOSED, "io.checkpoint_interval_steps=10"]
+    run(PROBLEM, a, *common)
+    mid = [c for c in reader.find_outputs(a).checkpoints if reader.read(str(c)).step == 10]
+    assert len(mid) == 1
+    run(PROBLEM, b, *common, "--restart", str(mid[0]))
+    last = Path(reader.find_outputs(a).checkpoints[-1])
+    assert not differing_datasets(last, b / last.name)
+    # The integral at the start comes back from the checkpoint (Unit::checkpoint_scalars).
+    assert summary(b)["diffusion"]["integral_start"] == summary(a)["diffusion"]["integral_start"]
+
+
+def error_line(p):
+    lines = [l for l in p.stderr.splitlines() if l.startswith("tessera: error:")]
+    assert len(lines) == 1, p.stderr[-2000:]
+    return lines[0]
+
+
+def test_a_solve_that_cannot_converge_is_a_one_line_error(tmp_path):
+    p = run(PROBLEM, tmp_path, "driver.nend=2", "solver.max_iterations=1", check=False)
+    assert p.returncode != 0
+    line = error_line(p)
+    assert "diffusion solve" in line and "did not converge after 1 iterations" in line, line
+    # on_failure = warn: a warning line, and the run goes on.
+    p = run(PROBLEM, tmp_path / "w", "driver.nend=2", "solver.max_iterations=1",
+            "solver.on_failure=warn")
+    assert "tessera: warning: solver: the diffusion solve" in p.stderr
+
+
+def test_bad_opacity_and_limiter_are_refused_with_one_line(tmp_path):
+    p = run(PROBLEM, tmp_path, "diffusion.coefficient=[]", "diffusion.opacity=[1.0,-2.0]",
+            check=False)
+    assert p.returncode != 0 and "diffusion.opacity: -2 is not positive" in error_line(p)
+    p = run(PROBLEM, tmp_path, "diffusion.limiter=wilson", check=False)
+    assert p.returncode != 0 and "diffusion.limiter" in error_line(p)
