@@ -14,7 +14,7 @@ PY := .venv/bin/python
 DEB_PACKAGES := build-essential cmake pkg-config openmpi-bin libopenmpi-dev \
   libhdf5-openmpi-dev hdf5-tools libfmt-dev libcli11-dev libtomlplusplus-dev \
   nlohmann-json3-dev libgtest-dev clang-format libpapi-dev papi-tools libnuma-dev zlib1g-dev \
-  libssl-dev
+  libssl-dev libhypre-dev
 PY_PACKAGES := numpy h5py matplotlib yt pytest sphinx myst-parser
 
 .PHONY: all deps deps-apt deps-py configure build run test docs bench tier-study studies study-hugepages study-tiers format clean helm-table

@@ -10,6 +10,7 @@
 #include "base/error.hpp"
 #include "base/params.hpp"
 #include "perf/timers.hpp"
+#include "solvers/hypre_backend.hpp"
 
 namespace tessera::solvers {
 
@@ -19,13 +20,13 @@ constexpr const char* kLetters = "rhpvstPS";  // r, r-hat, p, v, s, t, p-hat, s-
 
 void Options::declare_params(base::Params& p) {
   p.declare_string("solver.backend", "tessera", {"tessera", "hypre"},
-                   "linear solver backend: tessera (matrix-free Krylov over the leaves) or "
-                   "hypre (not built yet: refused)");
+                   "linear solver backend: tessera (matrix-free Krylov over the leaves) or hypre "
+                   "(the same operator assembled into a ParCSR matrix; uniform meshes)");
   p.declare_string("solver.method", "bicgstab", {"bicgstab", "cg", "gmres"},
-                   "Krylov method: bicgstab, cg (symmetric operators: a uniform mesh), gmres "
-                   "(hypre only: refused)");
+                   "Krylov method: bicgstab, cg (symmetric operators), gmres (hypre only)");
   p.declare_string("solver.preconditioner", "jacobi", {"jacobi", "boomeramg", "pfmg", "none"},
-                   "preconditioner: jacobi or none (boomeramg, pfmg: hypre only, refused)");
+                   "preconditioner: jacobi, none, boomeramg (hypre only); pfmg is refused (it "
+                   "needs hypre's Struct interface, not built)");
   p.declare_real("solver.rtol", 1e-10, 1e-16, 1.0,
                  "stop when the residual's 2-norm is at most rtol times the right-hand side's");
   p.declare_int("solver.max_iterations", 200, 1, 1000000,
@@ -43,17 +44,22 @@ Options Options::from(const base::Params& p) {
   o.rtol = p.get_real("solver.rtol");
   o.max_iterations = static_cast<int>(p.get_int("solver.max_iterations"));
   o.warn = p.get_string("solver.on_failure") == "warn";
-  if (o.backend == "hypre")
+  if (o.backend == "hypre" && !hypre_available())
     throw Error(
-        "solver.backend = \"hypre\": this build has no hypre backend yet (use \"tessera\")");
-  if (o.method == "gmres")
+        "solver.backend = \"hypre\": unavailable (hypre not built in: install "
+        "libhypre-dev and rebuild)");
+  if (o.preconditioner == "pfmg")
     throw Error(
-        "solver.method = \"gmres\": only with the hypre backend, which this build lacks "
-        "(use \"bicgstab\" or \"cg\")");
-  if (o.preconditioner == "boomeramg" || o.preconditioner == "pfmg")
-    throw Error("solver.preconditioner = \"" + o.preconditioner +
-                "\": only with the hypre backend, which this build lacks (use \"jacobi\" or "
-                "\"none\")");
+        "solver.preconditioner = \"pfmg\": needs hypre's Struct interface, which "
+        "tessera does not build (use \"boomeramg\" or \"jacobi\")");
+  if (o.backend == "tessera" && o.method == "gmres")
+    throw Error(
+        "solver.method = \"gmres\": only with solver.backend = \"hypre\" (use "
+        "\"bicgstab\" or \"cg\")");
+  if (o.backend == "tessera" && o.preconditioner == "boomeramg")
+    throw Error(
+        "solver.preconditioner = \"boomeramg\": only with solver.backend = \"hypre\" "
+        "(use \"jacobi\" or \"none\")");
   return o;
 }
 
@@ -148,13 +154,18 @@ std::vector<double> Krylov::dots(const std::vector<std::pair<const Field*, const
   });
 }
 
-Result Krylov::solve(const Apply& A, const Field& b, const Field& x, const Field& diag) {
+Result Krylov::solve(const Apply& A, const Field& b, const Field& x, const Field& diag,
+                     const Rows& rows) {
   const auto t0 = std::chrono::steady_clock::now();
   const double bn = std::sqrt(dots({{&b, &b}})[0]);
   Result r;
   if (bn == 0.0) {
     set(0.0, x);  // A x = 0: x = 0
     r.converged = true;
+  } else if (opt_.backend == "hypre") {
+    if (!rows) throw Error("solver: the " + name_ + " operator has no matrix form for hypre");
+    r = hypre_solve(*m_, opt_, rows, b, x);
+    if (!r.converged) fail(r, "did not converge");
   } else {
     r = opt_.method == "cg" ? cg(A, b, x, diag, bn) : bicgstab(A, b, x, diag, bn);
   }

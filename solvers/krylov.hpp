@@ -36,14 +36,15 @@ struct Field {
 
 /// solver.* parameters.
 struct Options {
-  std::string backend = "tessera";        ///< tessera (matrix-free); hypre: not built yet
-  std::string method = "bicgstab";        ///< bicgstab, cg (gmres: hypre only)
-  std::string preconditioner = "jacobi";  ///< jacobi, none
+  std::string backend = "tessera";        ///< tessera (matrix-free) or hypre (assembled)
+  std::string method = "bicgstab";        ///< bicgstab, cg; gmres (hypre only)
+  std::string preconditioner = "jacobi";  ///< jacobi, none; boomeramg (hypre only)
   double rtol = 1e-10;                    ///< stop when |r| <= rtol |b|
   int max_iterations = 200;
   bool warn = false;  ///< on_failure = "warn": a warning and the last iterate, not an error
   static void declare_params(base::Params& p);
-  /// From the parameters; refuses what this build cannot do (hypre, gmres), one line.
+  /// From the parameters; refuses what this build cannot do, one line (gmres and
+  /// boomeramg without hypre, pfmg, hypre when not built in).
   static Options from(const base::Params& p);
 };
 
@@ -64,6 +65,18 @@ struct Stats {
 /// y = A x on every local leaf's interior (collective); fills x's guard zones itself.
 using Apply = std::function<void(const Field& x, const Field& y)>;
 
+/// One entry of a matrix row: the unknown it multiplies (a leaf node, the interior zone
+/// number i + ni (j + nj k) from 0, the component) and its coefficient.
+struct Entry {
+  int node = 0, zone = 0, comp = 0;
+  double value = 0;
+};
+/// Receives one row: the unknown (node, zone, comp) whose equation it is, and its entries.
+using RowSink = std::function<void(int node, int zone, int comp, const Entry* e, int n)>;
+/// The operator as a matrix, for the backends that assemble it (hypre): calls the sink for
+/// every unknown of this rank's leaves, the same operator Apply computes.
+using Rows = std::function<void(const RowSink&)>;
+
 class Krylov {
  public:
   /// The scratch variables the work vectors need: `prefix` + letter + component digit
@@ -75,8 +88,10 @@ class Krylov {
   Krylov(mesh::Mesh& m, Options o, const std::string& prefix, int ncomp, std::string name);
 
   /// Solves A x = b; x holds the first guess on entry and the answer on return. diag:
-  /// the diagonal of A (Jacobi), unused without preconditioning. Collective.
-  Result solve(const Apply& A, const Field& b, const Field& x, const Field& diag);
+  /// the diagonal of A (Jacobi), unused without preconditioning; rows: the same operator
+  /// as a matrix (solver.backend = "hypre" needs it). Collective.
+  Result solve(const Apply& A, const Field& b, const Field& x, const Field& diag,
+               const Rows& rows = {});
 
   const Stats& stats() const { return stats_; }
   const Options& options() const { return opt_; }

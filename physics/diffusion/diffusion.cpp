@@ -441,6 +441,68 @@ void Diffusion::diagonal(double wgt) {
   });
 }
 
+void Diffusion::rows(double wgt, const solvers::RowSink& sink) const {
+  // The homogeneous operator of apply() as matrix rows (uniform meshes: the neighbour
+  // across a block face is a leaf of the same level; hypre_solve refuses others).
+  auto& m = *mesh_;
+  const auto& s = m.shape();
+  const auto& t = m.tree();
+  const int nd = m.ndim(), ns = static_cast<int>(species_.size());
+  const bool dirichlet = boundary_ != "zero_flux";
+  std::array<std::vector<double>, 3> flo, fhi;
+  std::vector<solvers::Entry> e;
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      const auto w = const_cast<mesh::Mesh&>(m).scratch_view(id, tag);
+      const mesh::BlockGeom g = m.geom(id);
+      const auto& node = t.node(id);
+      for (int a = 0; a < nd; ++a) face_factors(g, a, s.ni(a), flo[a], fhi[a]);
+      // The neighbour leaf across each face (-1: a physical face).
+      int nb[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
+      for (int a = 0; a < nd; ++a)
+        for (int side = 0; side < 2; ++side) {
+          mesh::IVec pos = node.pos;
+          pos[a] += side ? 1 : -1;
+          nb[a][side] = t.find(node.level, pos);
+        }
+      const int n[3] = {s.ni(0), s.ni(1), s.ni(2)};
+      for (int c = 0; c < ns; ++c)
+        mesh::for_each_zone(s, [&](int i, int j, int k) {
+          const int I[3] = {i - s.g(0), j - s.g(1), k - s.g(2)};
+          const int zone = I[0] + n[0] * (I[1] + n[1] * I[2]);
+          e.clear();
+          e.push_back({id, zone, c, 1.0});
+          for (int a = 0; a < nd; ++a) {
+            const double dx = g.dx[a];
+            int ip[3] = {i, j, k};
+            ip[a] += 1;
+            const double dlo = w(face_[std::size_t(a)].vars[std::size_t(c)], i, j, k);
+            const double dhi = w(face_[std::size_t(a)].vars[std::size_t(c)], ip[0], ip[1], ip[2]);
+            for (int side = 0; side < 2; ++side) {
+              const double f = side ? fhi[a][std::size_t(I[a])] : flo[a][std::size_t(I[a])];
+              const double D = side ? dhi : dlo;
+              int J[3] = {I[0], I[1], I[2]};
+              J[a] += side ? 1 : -1;
+              int other = id;
+              if (J[a] < 0 || J[a] >= n[a]) {
+                other = nb[a][side];
+                if (other < 0) {  // a physical face: its condition, on the diagonal
+                  if (dirichlet) e[0].value += wgt * f * D / (0.5 * dx);
+                  continue;
+                }
+                J[a] = side ? 0 : n[a] - 1;
+              }
+              const double coef = wgt * f * D / dx;
+              e[0].value += coef;
+              e.push_back({other, J[0] + n[0] * (J[1] + n[1] * J[2]), c, -coef});
+            }
+          }
+          sink(id, zone, c, e.data(), static_cast<int>(e.size()));
+        });
+    }
+  });
+}
+
 void Diffusion::advance(mesh::Mesh& m, double dt) {
   TESSERA_REGION("diffusion");
   const int ns = static_cast<int>(species_.size());
@@ -472,7 +534,7 @@ void Diffusion::advance(mesh::Mesh& m, double dt) {
   diagonal(wi);
   krylov_.solve(
       [&](const solvers::Field& X, const solvers::Field& Y) { apply(X, Y, wi, false, 0.0); }, b_,
-      x_, d_);
+      x_, d_, [&](const solvers::RowSink& sink) { rows(wi, sink); });
   m.with_layout([&](auto tag) {
     for (int id : m.local_leaves()) {
       const auto u = m.view(id, tag);

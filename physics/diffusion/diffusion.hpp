@@ -109,6 +109,8 @@ class Diffusion final : public physics::Unit {
              double bt);
   /// The Jacobi diagonal of I + w div G.
   void diagonal(double w);
+  /// The homogeneous I + w div G as matrix rows (the hypre backend; uniform meshes).
+  void rows(double w, const solvers::RowSink& sink) const;
   /// Per species: volume integral of E and L1 error against the pulse (leaf-ordered).
   std::vector<double> sums() const;
 };

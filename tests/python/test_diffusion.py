@@ -12,7 +12,8 @@ the method sets:
 - r-z, the pulse on the axis: second order against the 3-D spherical solution;
 - AMR (a band following the pulse, 2 levels): L1 within 2x of the uniform fine mesh and
   the integral conserved to 1e-12;
-- BiCGSTAB and CG agree to the solver tolerance; a restart continues bitwise;
+- BiCGSTAB and CG agree to the solver tolerance, and so does the hypre backend (1 and 2
+  ranks, diagonal scaling and BoomerAMG); a restart continues bitwise;
 - bad input: a solve that cannot converge (max_iterations = 1) and a negative opacity are
   one-line errors."""
 import math
@@ -134,6 +135,26 @@ def test_bicgstab_and_cg_agree_to_the_solver_tolerance(tmp_path, table):
                                                            rel=1e-8)
     assert cg["diffusion"]["integral_end"][0] == pytest.approx(
         bi["diffusion"]["integral_end"][0], rel=1e-10)
+
+
+def test_the_hypre_backend_agrees_with_the_matrix_free_one_to_the_solver_tolerance(
+        tmp_path, table):
+    # The same operator assembled for hypre (BiCGSTAB with diagonal scaling, as ours; and
+    # BoomerAMG on 2 ranks): the same answer to the tolerance (1e-12), not to the bit.
+    ours = table[64]["diffusion"]
+    for ranks, pc in ((1, "jacobi"), (2, "boomeramg")):
+        out = tmp_path / f"{pc}{ranks}"
+        run(PROBLEM, out, *ONE, *blocks(64), *TABLE, "solver.backend=hypre",
+            f"solver.preconditioner={pc}", ranks=ranks)
+        s = summary(out)
+        assert s["solver"]["backend"] == "hypre" and s["solver"]["residual_max"] <= 1e-12
+        d = s["diffusion"]
+        assert d["l1_error"][0] == pytest.approx(ours["l1_error"][0], rel=1e-6)
+        assert d["integral_end"][0] == pytest.approx(ours["integral_end"][0], rel=1e-9)
+    # hypre's mesh: uniform only, said in one line.
+    p = run("diffusion_pulse_2d_amr.toml", tmp_path / "amr", "solver.backend=hypre",
+            "solver.rtol=1e-10", check=False)
+    assert p.returncode != 0 and "uniform meshes only" in error_line(p)
 
 
 def test_restart_continues_bitwise(tmp_path):

@@ -10,6 +10,7 @@
 
 #include "base/params.hpp"
 #include "physics/diffusion/diffusion.hpp"
+#include "solvers/hypre_backend.hpp"
 #include "solvers/krylov.hpp"
 #include "tests/unit/test_util.hpp"
 
@@ -55,15 +56,21 @@ TEST(FluxLimiter, GivenAnUnknownName_ThenOneLineNamesTheChoices) {
   EXPECT_TRUE(contains(e, "levermore_pomraning")) << e;
 }
 
-TEST(SolverOptions, GivenWhatThisBuildLacks_ThenOneLineRefusesIt) {
+TEST(SolverOptions, GivenWhatABackendLacks_ThenOneLineRefusesIt) {
   base::Params p;
   solvers::Options::declare_params(p);
   EXPECT_EQ(solvers::Options::from(p).method, "bicgstab");
   p.apply_override("solver.method=gmres");
-  EXPECT_TRUE(contains(error_of([&] { solvers::Options::from(p); }), "gmres"));
+  EXPECT_TRUE(contains(error_of([&] { solvers::Options::from(p); }), "only with solver.backend"));
   p.apply_override("solver.method=cg");
+  p.apply_override("solver.preconditioner=pfmg");
+  EXPECT_TRUE(contains(error_of([&] { solvers::Options::from(p); }), "Struct interface"));
+  p.apply_override("solver.preconditioner=boomeramg");
   p.apply_override("solver.backend=hypre");
-  EXPECT_TRUE(contains(error_of([&] { solvers::Options::from(p); }), "no hypre backend"));
+  if (solvers::hypre_available())
+    EXPECT_EQ(solvers::Options::from(p).preconditioner, "boomeramg");
+  else
+    EXPECT_TRUE(contains(error_of([&] { solvers::Options::from(p); }), "hypre not built in"));
 }
 
 }  // namespace

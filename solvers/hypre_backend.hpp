@@ -1,0 +1,21 @@
+#pragma once
+// The hypre backend of the Krylov layer (solver.backend = "hypre"; Debian libhypre-dev):
+// the operator, given row by row (solvers::Rows), assembled into a hypre IJ/ParCSR matrix
+// over this rank's leaves and solved with hypre's BiCGSTAB, PCG or GMRES, preconditioned
+// by BoomerAMG, diagonal scaling (jacobi) or nothing. Unknowns are numbered rank by rank,
+// each rank's leaves in canonical order, then component, then zone: every rank owns one
+// contiguous range of rows (what IJ requires). hypre's reductions are MPI's: the answer
+// agrees with the matrix-free backend to the solver tolerance, not to the bit across rank
+// counts. Built when CMake finds hypre (TESSERA_HAVE_HYPRE); without it the backend is
+// refused with "unavailable (hypre not built in)".
+#include "solvers/krylov.hpp"
+
+namespace tessera::solvers {
+
+/// Whether this build has the hypre backend.
+bool hypre_available();
+/// Solves A x = b with hypre (x: first guess in, answer out). Collective.
+Result hypre_solve(mesh::Mesh& m, const Options& o, const Rows& rows, const Field& b,
+                   const Field& x);
+
+}  // namespace tessera::solvers
