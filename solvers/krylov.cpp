@@ -90,46 +90,66 @@ Krylov::Krylov(mesh::Mesh& m, Options o, const std::string& prefix, int ncomp, s
 }
 
 namespace {
-/// f(view, i, j, k) for every interior zone of every local leaf (scratch storage).
+/// f(view, j, k, i0, i1) for every interior x-row of every local leaf (scratch storage):
+/// the callee loops i over [i0, i1) through view.row(var, j, k), a plain pointer in the
+/// var-major layout (the loops vectorise), a strided row in the zone-major one.
 template <class F>
-void zones(mesh::Mesh& m, F&& f) {
+void rows_of(mesh::Mesh& m, F&& f) {
   const auto& s = m.shape();
+  const int i0 = s.g(0), i1 = s.g(0) + s.ni(0);
   m.with_layout([&](auto tag) {
     for (int id : m.local_leaves()) {
       const auto w = m.scratch_view(id, tag);
-      mesh::for_each_zone(s, [&](int i, int j, int k) { f(w, i, j, k); });
+      for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+        for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) f(w, j, k, i0, i1);
     }
   });
 }
 }  // namespace
 
 void Krylov::set(double value, const Field& y) {
-  zones(*m_, [&](const auto& w, int i, int j, int k) {
-    for (int c = 0; c < y.ncomp(); ++c) w(y.vars[c], i, j, k) = value;
+  rows_of(*m_, [&](const auto& w, int j, int k, int i0, int i1) {
+    for (int c = 0; c < y.ncomp(); ++c) {
+      const auto Y = w.row(y.vars[c], j, k);
+      for (int i = i0; i < i1; ++i) Y[i] = value;
+    }
   });
 }
 
 void Krylov::axpby(double a, const Field& x, double b, const Field& y) {
-  zones(*m_, [&](const auto& w, int i, int j, int k) {
-    for (int c = 0; c < x.ncomp(); ++c)
-      w(y.vars[c], i, j, k) = a * w(x.vars[c], i, j, k) + b * w(y.vars[c], i, j, k);
+  rows_of(*m_, [&](const auto& w, int j, int k, int i0, int i1) {
+    for (int c = 0; c < x.ncomp(); ++c) {
+      const auto X = w.row(x.vars[c], j, k);
+      const auto Y = w.row(y.vars[c], j, k);
+      for (int i = i0; i < i1; ++i) Y[i] = a * X[i] + b * Y[i];
+    }
   });
 }
 
 void Krylov::xpay(const Field& x, double a, const Field& y, const Field& z) {
-  zones(*m_, [&](const auto& w, int i, int j, int k) {
-    for (int c = 0; c < x.ncomp(); ++c)
-      w(z.vars[c], i, j, k) = w(x.vars[c], i, j, k) + a * w(y.vars[c], i, j, k);
+  rows_of(*m_, [&](const auto& w, int j, int k, int i0, int i1) {
+    for (int c = 0; c < x.ncomp(); ++c) {
+      const auto X = w.row(x.vars[c], j, k);
+      const auto Y = w.row(y.vars[c], j, k);
+      const auto Z = w.row(z.vars[c], j, k);
+      for (int i = i0; i < i1; ++i) Z[i] = X[i] + a * Y[i];
+    }
   });
 }
 
 void Krylov::precondition(const Field& x, const Field& d, const Field& y) {
   TESSERA_REGION("solver/precond");
   const bool jacobi = opt_.preconditioner == "jacobi";
-  zones(*m_, [&](const auto& w, int i, int j, int k) {
-    for (int c = 0; c < x.ncomp(); ++c)
-      w(y.vars[c], i, j, k) =
-          jacobi ? w(x.vars[c], i, j, k) / w(d.vars[c], i, j, k) : w(x.vars[c], i, j, k);
+  rows_of(*m_, [&](const auto& w, int j, int k, int i0, int i1) {
+    for (int c = 0; c < x.ncomp(); ++c) {
+      const auto X = w.row(x.vars[c], j, k);
+      const auto D = w.row(d.vars[c], j, k);
+      const auto Y = w.row(y.vars[c], j, k);
+      if (jacobi)
+        for (int i = i0; i < i1; ++i) Y[i] = X[i] / D[i];
+      else
+        for (int i = i0; i < i1; ++i) Y[i] = X[i];
+    }
   });
 }
 
@@ -138,6 +158,9 @@ std::vector<double> Krylov::dots(const std::vector<std::pair<const Field*, const
   auto& m = *m_;
   const auto& s = m.shape();
   const int n = static_cast<int>(pairs.size());
+  const int i0 = s.g(0), i1 = s.g(0) + s.ni(0);
+  // Per leaf and pair one partial sum in a fixed order (rows, components, i); the leaves'
+  // partials added in canonical order (Mesh::leaf_sums).
   return m.leaf_sums(n, [&](int id, double* out) {
     m.with_layout([&](auto tag) {
       const auto w = m.scratch_view(id, tag);
@@ -145,9 +168,13 @@ std::vector<double> Krylov::dots(const std::vector<std::pair<const Field*, const
         const Field& x = *pairs[q].first;
         const Field& y = *pairs[q].second;
         double acc = 0.0;
-        mesh::for_each_zone(s, [&](int i, int j, int k) {
-          for (int c = 0; c < x.ncomp(); ++c) acc += w(x.vars[c], i, j, k) * w(y.vars[c], i, j, k);
-        });
+        for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+          for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
+            for (int c = 0; c < x.ncomp(); ++c) {
+              const auto X = w.row(x.vars[c], j, k);
+              const auto Y = w.row(y.vars[c], j, k);
+              for (int i = i0; i < i1; ++i) acc += X[i] * Y[i];
+            }
         out[q] = acc;
       }
     });
@@ -213,10 +240,13 @@ Result Krylov::bicgstab(const Apply& A, const Field& b, const Field& x, const Fi
     }
     const double beta = (rho1 / rho) * (alpha / omega);
     // p = r + beta (p - omega v)
-    zones(*m_, [&](const auto& w, int i, int j, int k) {
-      for (int c = 0; c < p_.ncomp(); ++c)
-        w(p_.vars[c], i, j, k) = w(r_.vars[c], i, j, k) +
-                                 beta * (w(p_.vars[c], i, j, k) - omega * w(v_.vars[c], i, j, k));
+    rows_of(*m_, [&](const auto& w, int j, int k, int i0, int i1) {
+      for (int c = 0; c < p_.ncomp(); ++c) {
+        const auto P = w.row(p_.vars[c], j, k);
+        const auto R = w.row(r_.vars[c], j, k);
+        const auto V = w.row(v_.vars[c], j, k);
+        for (int i = i0; i < i1; ++i) P[i] = R[i] + beta * (P[i] - omega * V[i]);
+      }
     });
     precondition(p_, diag, ph_);
     {
@@ -238,10 +268,15 @@ Result Krylov::bicgstab(const Apply& A, const Field& b, const Field& x, const Fi
     const auto ts = dots({{&t_, &s_}, {&t_, &t_}});
     omega = ts[1] > 0.0 ? ts[0] / ts[1] : 0.0;
     // x += alpha p-hat + omega s-hat; r = s - omega t
-    zones(*m_, [&](const auto& w, int i, int j, int k) {
+    rows_of(*m_, [&](const auto& w, int j, int k, int i0, int i1) {
       for (int c = 0; c < x.ncomp(); ++c) {
-        w(x.vars[c], i, j, k) += alpha * w(ph_.vars[c], i, j, k) + omega * w(sh_.vars[c], i, j, k);
-        w(r_.vars[c], i, j, k) = w(s_.vars[c], i, j, k) - omega * w(t_.vars[c], i, j, k);
+        const auto X = w.row(x.vars[c], j, k), PH = w.row(ph_.vars[c], j, k),
+                   SH = w.row(sh_.vars[c], j, k), R = w.row(r_.vars[c], j, k),
+                   S = w.row(s_.vars[c], j, k), T = w.row(t_.vars[c], j, k);
+        for (int i = i0; i < i1; ++i) {
+          X[i] += alpha * PH[i] + omega * SH[i];
+          R[i] = S[i] - omega * T[i];
+        }
       }
     });
     rr = dots({{&r_, &r_}, {&rh_, &r_}});
@@ -286,10 +321,14 @@ Result Krylov::cg(const Apply& A, const Field& b, const Field& x, const Field& d
       return res;
     }
     const double alpha = rho / pq;
-    zones(*m_, [&](const auto& w, int i, int j, int k) {
+    rows_of(*m_, [&](const auto& w, int j, int k, int i0, int i1) {
       for (int c = 0; c < x.ncomp(); ++c) {
-        w(x.vars[c], i, j, k) += alpha * w(p_.vars[c], i, j, k);
-        w(r_.vars[c], i, j, k) -= alpha * w(v_.vars[c], i, j, k);
+        const auto X = w.row(x.vars[c], j, k), P = w.row(p_.vars[c], j, k),
+                   R = w.row(r_.vars[c], j, k), V = w.row(v_.vars[c], j, k);
+        for (int i = i0; i < i1; ++i) {
+          X[i] += alpha * P[i];
+          R[i] -= alpha * V[i];
+        }
       }
     });
     precondition(r_, diag, ph_);
