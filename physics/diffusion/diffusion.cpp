@@ -12,6 +12,7 @@
 #include "mesh/flux_register.hpp"
 #include "mesh/geometry.hpp"
 #include "perf/timers.hpp"
+#include "physics/eos/eos_unit.hpp"
 
 namespace tessera::diffusion {
 
@@ -85,6 +86,12 @@ void Diffusion::declare_params(base::Params& p) {
                  "E on the faces with diffusion.boundary = \"dirichlet\"");
   p.declare_real("diffusion.initial", 0.0, -1e300, 1e300,
                  "initial E of every species when the problem is not diffusion_pulse");
+  p.declare_string_list("diffusion.absorption", {},
+                        "absorption coefficient kappa_a per species (numbers, 1/length; empty: no "
+                        "coupling): emission and absorption c kappa_a (a T^4 - E) exchange "
+                        "energy with the gas (gamma-law EOS; one coupled species: gray)");
+  p.declare_real("diffusion.radiation_constant", 7.5657e-15, 0.0, 1e300,
+                 "a of the emission a T^4 (erg cm^-3 K^-4)");
   p.declare_real("diffusion.refine_above", 1e300, -1e300, 1e300,
                  "the unit's refinement criterion: refine a block where a species exceeds "
                  "this (with the Loehner criteria of mesh.refine_var_*)");
@@ -95,8 +102,7 @@ void Diffusion::declare_params(base::Params& p) {
 physics::Registration Diffusion::registration() {
   return physics::registration_of<Diffusion>(
       "diffusion", physics::UnitRole::operator_unit,
-      "implicit flux-limited diffusion of one or more species (Krylov solve every step)",
-      {.needs_services = false});
+      "implicit flux-limited diffusion of one or more species (Krylov solve every step)");
 }
 
 Diffusion::Diffusion(const base::Params& p)
@@ -135,6 +141,28 @@ Diffusion::Diffusion(const base::Params& p)
     for (double k : opac) d0_.push_back(speed_ / (3.0 * k));
   }
   for (double d : d0_) chi_.push_back(speed_ / (3.0 * d));
+  kappa_a_ = numbers(p, "diffusion.absorption");
+  arad_ = p.get_real("diffusion.radiation_constant");
+  if (!kappa_a_.empty()) {
+    if (kappa_a_.size() != ns)
+      throw Error(
+          fmt::format("diffusion.absorption: {} values for {} species", kappa_a_.size(), ns));
+    int coupled = 0;
+    for (std::size_t c = 0; c < ns; ++c) {
+      if (kappa_a_[c] < 0.0)
+        throw Error(fmt::format("diffusion.absorption: {} is negative", kappa_a_[c]));
+      if (kappa_a_[c] > 0.0) {
+        ++coupled;
+        coupled_ = int(c);
+      }
+    }
+    if (coupled > 1)
+      throw Error(
+          "diffusion.absorption: gas coupling for one species (gray) only; give the "
+          "others 0");
+    if (p.get_string("eos.type") != "gamma")
+      throw Error("diffusion.absorption: gas coupling needs eos.type = \"gamma\" (c_v = e/T)");
+  }
   if (boundary_ == "exact" && !pulse_)
     throw Error("diffusion.boundary = \"exact\": only with problem.name = \"diffusion_pulse\"");
   if (pulse_) {
@@ -159,13 +187,13 @@ std::vector<mesh::VarInfo> Diffusion::variables() const {
         .with_role(mesh::VarRole::scratch)
         .with_prolong(mesh::Prolong::linear);
   };
-  for (const char* pre : {"ex", "eb", "ed", "ey", "fx", "fy", "fz"})
+  for (const char* pre : {"ex", "eb", "ed", "ey", "es", "fx", "fy", "fz"})
     for (int c = 0; c < ns; ++c) v.push_back(scratch(pre + std::to_string(c)));
   for (auto& w : solvers::Krylov::work_variables("k", ns, name())) v.push_back(w);
   return v;
 }
 
-void Diffusion::bind(mesh::Mesh& m, physics::Units&, const physics::RunContext& ctx) {
+void Diffusion::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) {
   mesh_ = &m;
   time_ = ctx.start_time;
   steps_ = ctx.start_step;
@@ -183,6 +211,21 @@ void Diffusion::bind(mesh::Mesh& m, physics::Units&, const physics::RunContext& 
   b_ = field("eb");
   d_ = field("ed");
   y_ = field("ey");
+  sig_ = field("es");
+  if (coupled_ >= 0) {
+    for (const char* v : {"dens", "eint", "temp", "etot", "pres"})
+      if (m.var_index(v) < 0)
+        throw Error(std::string("diffusion.absorption: the gas has no '") + v +
+                    "' (driver.operators needs flow or hydro)");
+    idens_ = m.var_index("dens");
+    ieint_ = m.var_index("eint");
+    itemp_ = m.var_index("temp");
+    ietot_ = m.var_index("etot");
+    ipres_ = m.var_index("pres");
+    for (int a = 0; a < 3; ++a) imom_[a] = m.var_index(std::string("mom") + "xyz"[a]);
+    eos_ = units.find<eos::EosUnit>();
+    if (eos_ == nullptr) throw Error("diffusion.absorption: the gas coupling needs the EOS unit");
+  }
   face_ = {field("fx"), field("fy"), field("fz")};
   krylov_ = solvers::Krylov(m, sopt_, "k", ns, "diffusion");
   ndim_eff_ = m.geometry() == mesh::Geometry::cylindrical ? 3 : m.ndim();
@@ -211,6 +254,7 @@ void Diffusion::initialise(mesh::Mesh& m) {
   });
   const auto z = sums();
   integral_start_.assign(z.begin(), z.begin() + long(species_.size()));
+  gas_start_ = z.back();
 }
 
 double Diffusion::max_dt(mesh::Mesh& m) const {
@@ -379,6 +423,10 @@ void Diffusion::apply(const solvers::Field& X, const solvers::Field& Y, double w
                 }
               }
             }
+            if (sig_on_) {  // the gas coupling's local term
+              const auto sg = w.row(sig_.vars[std::size_t(c)], j, k);
+              for (int q = 0; q < n0; ++q) y[g0 + q] += sg[g0 + q] * x[g0 + q];
+            }
           }
       }
       // The block's boundary-face fluxes into the flux register ([f][t2][t1] per face).
@@ -434,7 +482,8 @@ void Diffusion::diagonal(double wgt) {
               sum += fhi[a][std::size_t(I[a])] *
                      w(face_[std::size_t(a)].vars[c], ip[0], ip[1], ip[2]) / dh;
           }
-          w(d_.vars[c], i, j, k) = 1.0 + wgt * sum;
+          w(d_.vars[c], i, j, k) =
+              1.0 + wgt * sum + (sig_on_ ? w(sig_.vars[std::size_t(c)], i, j, k) : 0.0);
         }
       });
     }
@@ -471,7 +520,7 @@ void Diffusion::rows(double wgt, const solvers::RowSink& sink) const {
           const int I[3] = {i - s.g(0), j - s.g(1), k - s.g(2)};
           const int zone = I[0] + n[0] * (I[1] + n[1] * I[2]);
           e.clear();
-          e.push_back({id, zone, c, 1.0});
+          e.push_back({id, zone, c, 1.0 + (sig_on_ ? w(sig_.vars[std::size_t(c)], i, j, k) : 0.0)});
           for (int a = 0; a < nd; ++a) {
             const double dx = g.dx[a];
             int ip[3] = {i, j, k};
@@ -526,6 +575,7 @@ void Diffusion::advance(mesh::Mesh& m, double dt) {
     apply(x_, b_, we, true, time_);
   else
     krylov_.axpby(1.0, x_, 0.0, b_);
+  if (coupled_ >= 0) couple_before(m, dt);
   if (boundary_ != "zero_flux") {
     krylov_.set(0.0, d_);  // d = 0 (the diagonal comes after)
     apply(d_, y_, wi, true, time_ + dt);
@@ -544,8 +594,71 @@ void Diffusion::advance(mesh::Mesh& m, double dt) {
       });
     }
   });
+  if (coupled_ >= 0) couple_after(m, dt);
   time_ += dt;
   ++steps_;
+}
+
+void Diffusion::couple_before(mesh::Mesh& m, double dt) {
+  // Backward Euler in the coupling with a T^4 linearised about T^n (Fleck): for the gas
+  // u = rho e, a T'^4 = a T^4 + eta (u' - u), eta = 4 a T^3 / (rho c_v), c_v = e / T
+  // (ideal gas); eliminating u' leaves the radiation equation's local term
+  // sigma (E' - a T^4), sigma = dt f c kappa_a, f = 1 / (1 + dt c kappa_a eta).
+  const std::size_t c0 = std::size_t(coupled_);
+  const double ck = speed_ * kappa_a_[c0];
+  const auto& s = m.shape();
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      const auto u = m.view(id, tag);
+      const auto w = m.scratch_view(id, tag);
+      gas_state(u, s, id);  // T^n from the conserved variables
+      mesh::for_each_zone(s, [&](int i, int j, int k) {
+        for (std::size_t c = 0; c < species_.size(); ++c) w(sig_.vars[c], i, j, k) = 0.0;
+        const double rho = u(idens_, i, j, k), e = u(ieint_, i, j, k), T = u(itemp_, i, j, k);
+        const double cv = T > 0.0 ? e / T : 0.0;
+        const double eta = cv > 0.0 ? 4.0 * arad_ * T * T * T / (rho * cv) : 0.0;
+        const double sigma = dt * ck / (1.0 + dt * ck * eta);
+        w(sig_.vars[c0], i, j, k) = sigma;
+        w(b_.vars[c0], i, j, k) += sigma * arad_ * T * T * T * T;
+      });
+    }
+  });
+  sig_on_ = true;
+}
+
+void Diffusion::couple_after(mesh::Mesh& m, double) {
+  // The gas gives what the radiation took: du = -sigma (a T^4 - E^{n+1}) per zone, so that
+  // E + u changes only by the diffusion fluxes.
+  const std::size_t c0 = std::size_t(coupled_);
+  const auto& s = m.shape();
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      const auto u = m.view(id, tag);
+      const auto w = m.scratch_view(id, tag);
+      mesh::for_each_zone(s, [&](int i, int j, int k) {
+        const double T = u(itemp_, i, j, k);
+        const double du =
+            -w(sig_.vars[c0], i, j, k) * (arad_ * T * T * T * T - u(ivar_[c0], i, j, k));
+        u(ietot_, i, j, k) += du;
+      });
+      gas_state(u, s, id);  // eint, temp, pres from the new total energy
+    }
+  });
+  sig_on_ = false;
+}
+
+template <class View>
+void Diffusion::gas_state(const View& u, const mesh::BlockShape& s, int id) const {
+  mesh::for_each_zone(s, [&](int i, int j, int k) {
+    const double rho = u(idens_, i, j, k);
+    double ke = 0.0;
+    for (int a = 0; a < 3; ++a) ke += u(imom_[a], i, j, k) * u(imom_[a], i, j, k);
+    u(ieint_, i, j, k) = (u(ietot_, i, j, k) - 0.5 * ke / rho) / rho;
+    if (!(u(itemp_, i, j, k) > 0.0)) u(itemp_, i, j, k) = 1e4;  // a start for the EOS
+  });
+  for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+    for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
+      eos_->update_row(u, s, id, j, k, eos::Mode::dens_ei);
 }
 
 bool Diffusion::tag_refinement(mesh::Mesh& m, std::vector<mesh::Flag>& votes) const {
@@ -591,14 +704,22 @@ physics::BadZone Diffusion::check(mesh::Mesh& m) const {
 
 std::vector<double> Diffusion::sums() const {
   // Per species the volume integral of E, then the L1 error against the pulse (0 when
-  // the problem is not the pulse), leaf-ordered.
+  // the problem is not the pulse), then the coupled gas's internal energy, leaf-ordered.
   auto& m = *mesh_;
   const auto& s = m.shape();
   const int ns = static_cast<int>(species_.size());
-  return m.leaf_sums(2 * ns, [&](int id, double* out) {
+  return m.leaf_sums(2 * ns + 1, [&](int id, double* out) {
     const mesh::BlockGeom g = m.geom(id);
     m.with_layout([&](auto tag) {
       const auto u = m.view(id, tag);
+      double gas = 0.0;  // the coupled gas's internal energy, from its conserved variables
+      if (coupled_ >= 0)
+        mesh::for_each_zone(s, [&](int i, int j, int k) {
+          double ke = 0.0;
+          for (int a = 0; a < 3; ++a) ke += u(imom_[a], i, j, k) * u(imom_[a], i, j, k);
+          gas += (u(ietot_, i, j, k) - 0.5 * ke / u(idens_, i, j, k)) * g.volume(i - s.g(0));
+        });
+      out[2 * ns] = gas;
       for (int c = 0; c < ns; ++c) {
         double tot = 0.0, err = 0.0;
         mesh::for_each_zone(s, [&](int i, int j, int k) {
@@ -635,6 +756,7 @@ std::vector<std::pair<std::string, double>> Diffusion::checkpoint_scalars() cons
   std::vector<std::pair<std::string, double>> v;
   for (std::size_t c = 0; c < species_.size(); ++c)
     v.emplace_back("integral_start_" + species_[c], integral_start_[c]);
+  if (coupled_ >= 0) v.emplace_back("gas_energy_start", gas_start_);
   return v;
 }
 
@@ -645,6 +767,8 @@ void Diffusion::restore_scalars(const physics::CheckpointInfo& c) {
     const auto v = c.real_scalar("diffusion_integral_start_" + species_[q]);
     integral_start_[q] = v ? *v : z[q];
   }
+  const auto g = c.real_scalar("diffusion_gas_energy_start");
+  gas_start_ = g ? *g : z.back();
 }
 
 nlohmann::json Diffusion::summary(MPI_Comm) const {
@@ -671,7 +795,19 @@ nlohmann::json Diffusion::summary(MPI_Comm) const {
   j["steps"] = steps_;
   j["integral_start"] = integral_start_;
   j["integral_end"] = std::vector<double>(z.begin(), z.begin() + long(ns));
-  if (pulse_) j["l1_error"] = std::vector<double>(z.begin() + long(ns), z.end());
+  if (pulse_) j["l1_error"] = std::vector<double>(z.begin() + long(ns), z.begin() + long(2 * ns));
+  if (coupled_ >= 0) {
+    // Radiation (every species) and gas together: what the coupling must conserve.
+    double e0 = gas_start_, e1 = z.back();
+    for (std::size_t c = 0; c < ns; ++c) {
+      e0 += integral_start_[c];
+      e1 += z[c];
+    }
+    j["gas_energy_start"] = gas_start_;
+    j["gas_energy_end"] = z.back();
+    j["energy_total_change"] = e0 != 0.0 ? (e1 - e0) / e0 : 0.0;
+    j["coupled_species"] = species_[std::size_t(coupled_)];
+  }
   const auto& st = krylov_.stats();
   const auto& o = krylov_.options();
   j["solver"] = {{"backend", o.backend},

@@ -37,6 +37,10 @@ namespace tessera::base {
 class Params;
 }
 
+namespace tessera::eos {
+class EosUnit;
+}
+
 namespace tessera::diffusion {
 
 enum class Limiter { none, levermore_pomraning, larsen, minerbo };
@@ -95,11 +99,31 @@ class Diffusion final : public physics::Unit {
   mesh::Mesh* mesh_ = nullptr;
   std::vector<int> ivar_;  ///< the species in unk
   solvers::Field x_, b_, d_, y_;
+  /// Gas coupling (diffusion.absorption): the coupled species (-1: none), kappa_a per
+  /// species, a; sig_: dt f c kappa_a per zone of the coupled species (0 elsewhere), the
+  /// operator's local term (f the Fleck factor 1 / (1 + dt c kappa_a 4 a T^3 / (rho c_v))).
+  std::vector<double> kappa_a_;
+  double arad_ = 0.0;
+  int coupled_ = -1;
+  bool sig_on_ = false;  ///< sig_ holds this step's coupling
+  solvers::Field sig_;
+  int idens_ = -1, ieint_ = -1, itemp_ = -1, ietot_ = -1, ipres_ = -1;
+  int imom_[3] = {-1, -1, -1};
+  const eos::EosUnit* eos_ = nullptr;
+  /// eint from the conserved variables, then the EOS (dens_ei: temp, pres) on a block.
+  template <class View>
+  void gas_state(const View& u, const mesh::BlockShape& s, int id) const;
+  /// Before the solve: sig_ and the right-hand side's emission dt f c kappa_a a T^4.
+  void couple_before(mesh::Mesh& m, double dt);
+  /// After: the gas energy change -dt f c kappa_a (a T^4 - E^{n+1}) into etot, then the
+  /// EOS (eint, temp, pres).
+  void couple_after(mesh::Mesh& m, double dt);
   std::array<solvers::Field, 3> face_;  ///< face coefficients per axis (low face of a zone)
   double time_ = 0.0;
   int steps_ = 0;
   std::vector<double> integral_start_;
-  int ndim_eff_ = 1;  ///< the pulse's dimension d (3 in r-z)
+  double gas_start_ = 0.0;  ///< the coupled gas's internal energy on the initial mesh
+  int ndim_eff_ = 1;        ///< the pulse's dimension d (3 in r-z)
 
   /// Face coefficients of every local leaf from E in unk (guard-filled).
   void face_coefficients(mesh::Mesh& m);
@@ -111,7 +135,8 @@ class Diffusion final : public physics::Unit {
   void diagonal(double w);
   /// The homogeneous I + w div G as matrix rows (the hypre backend; uniform meshes).
   void rows(double w, const solvers::RowSink& sink) const;
-  /// Per species: volume integral of E and L1 error against the pulse (leaf-ordered).
+  /// Per species the volume integral of E, then per species the L1 error against the
+  /// pulse, then the coupled gas's internal energy (leaf-ordered; 2 ns + 1 values).
   std::vector<double> sums() const;
 };
 

@@ -12,6 +12,8 @@ the method sets:
 - r-z, the pulse on the axis: second order against the 3-D spherical solution;
 - AMR (a band following the pulse, 2 levels): L1 within 2x of the uniform fine mesh and
   the integral conserved to 1e-12;
+- gas coupling (emission/absorption, linearised in T): in a closed box relaxing to
+  equilibrium radiation + gas energy conserved to 1e-10 and T_gas -> T_rad;
 - BiCGSTAB and CG agree to the solver tolerance, and so does the hypre backend (1 and 2
   ranks, diagonal scaling and BoomerAMG); a restart continues bitwise;
 - bad input: a solve that cannot converge (max_iterations = 1) and a negative opacity are
@@ -168,6 +170,31 @@ def test_restart_continues_bitwise(tmp_path):
     assert not differing_datasets(last, b / last.name)
     # The integral at the start comes back from the checkpoint (Unit::checkpoint_scalars).
     assert summary(b)["diffusion"]["integral_start"] == summary(a)["diffusion"]["integral_start"]
+
+
+def test_gas_coupling_conserves_total_energy_and_relaxes_to_equilibrium(tmp_path):
+    # A closed box (zero flux) of uniform gas (rho 1e-3, p 1e11: about 1.2e6 K, gamma law)
+    # and radiation out of equilibrium (E = 1e11 erg/cc, T_rad 1.9e6 K), kappa_a = 1e-10/cm,
+    # 60 steps of c kappa_a dt = 0.75: radiation + gas internal energy conserved to 1e-10,
+    # and T_gas = T_rad = (E / a)^(1/4) at the end.
+    run(PROBLEM, tmp_path, *ONE, "mesh.nxb=8", "mesh.nblockx=2", "mesh.nblocky=2",
+        "mesh.xmin=0", "mesh.xmax=1", "mesh.ymin=0", "mesh.ymax=1",
+        "diffusion.absorption=1e-10", "pulse.amplitude=0", "pulse.background=1e11",
+        "pulse.rho=1e-3", "pulse.p=1e11", "diffusion.boundary=zero_flux",
+        "diffusion.dt_factor=64", "driver.nend=60", "driver.tmax=1e9", "solver.rtol=1e-13",
+        "io.plot_vars=erad,temp")
+    d = summary(tmp_path)["diffusion"]
+    assert d["coupled_species"] == "erad" and d["steps"] == 60
+    assert abs(d["energy_total_change"]) < 1e-10
+    assert d["gas_energy_end"] > 1.2 * d["gas_energy_start"]  # the radiation heated the gas
+    ds = reader.read(str(reader.find_outputs(tmp_path).checkpoints[-1]))
+    t_gas = ds.field("temp")[ds.leaves()]
+    t_rad = (ds.field("erad")[ds.leaves()] / 7.5657e-15) ** 0.25
+    assert np.allclose(t_gas, t_rad, rtol=1e-6, atol=0), (t_gas.max(), t_rad.max())
+    # Only with the gamma law (c_v = e / T): another EOS is refused in one line.
+    p = run(PROBLEM, tmp_path / "h", "diffusion.absorption=[1e-10,0]", "eos.type=helmholtz",
+            check=False)
+    assert p.returncode != 0 and "gas coupling needs eos.type" in error_line(p)
 
 
 def error_line(p):
