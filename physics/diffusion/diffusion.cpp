@@ -79,11 +79,16 @@ void Diffusion::declare_params(base::Params& p) {
                  "time centring: 1 backward Euler, 0.5 Crank-Nicolson");
   p.declare_real("diffusion.dt_factor", 1.0, 1e-12, 1e12,
                  "time step = dt_factor * (smallest dx)^2 / (largest D)");
-  p.declare_string("diffusion.boundary", "zero_flux", {"zero_flux", "dirichlet", "exact"},
+  p.declare_string("diffusion.boundary", "zero_flux",
+                   {"zero_flux", "dirichlet", "exact", "marshak"},
                    "non-periodic faces: zero flux, Dirichlet with diffusion.boundary_value, or "
                    "Dirichlet with the pulse's exact solution (problem diffusion_pulse)");
+  p.declare_string_list("diffusion.boundary_faces", {"xl", "xr", "yl", "yr", "zl", "zr"},
+                        "the non-periodic faces where diffusion.boundary applies; the others "
+                        "are zero flux");
   p.declare_real("diffusion.boundary_value", 0.0, -1e300, 1e300,
-                 "E on the faces with diffusion.boundary = \"dirichlet\"");
+                 "E on the faces with diffusion.boundary = \"dirichlet\"; the incident "
+                 "radiation's E (flux c E / 4 inwards) with \"marshak\"");
   p.declare_real("diffusion.initial", 0.0, -1e300, 1e300,
                  "initial E of every species when the problem is not diffusion_pulse");
   p.declare_string_list("diffusion.absorption", {},
@@ -162,6 +167,12 @@ Diffusion::Diffusion(const base::Params& p)
           "others 0");
     if (p.get_string("eos.type") != "gamma")
       throw Error("diffusion.absorption: gas coupling needs eos.type = \"gamma\" (c_v = e/T)");
+  }
+  for (const auto& f : p.get_string_list("diffusion.boundary_faces")) {
+    if (f.size() != 2 || std::string("xyz").find(f[0]) == std::string::npos ||
+        (f[1] != 'l' && f[1] != 'r'))
+      throw Error("diffusion.boundary_faces: unknown face '" + f + "' (xl, xr, yl, yr, zl, zr)");
+    on_face_[std::size_t(f[0] - 'x')][f[1] == 'r'] = true;
   }
   if (boundary_ == "exact" && !pulse_)
     throw Error("diffusion.boundary = \"exact\": only with problem.name = \"diffusion_pulse\"");
@@ -351,7 +362,7 @@ void Diffusion::apply(const solvers::Field& X, const solvers::Field& Y, double w
       // E on a physical face (Dirichlet) at the face under zone (i, j, k) along a.
       auto face_value = [&](int c, int a, int side, int i, int j, int k) {
         if (!with_values) return 0.0;
-        if (boundary_ == "dirichlet") return boundary_value_;
+        if (boundary_ == "dirichlet" || boundary_ == "marshak") return boundary_value_;
         std::array<double, 3> x{g.x(i - s.g(0)), g.y(j - s.g(1)), g.z(k - s.g(2))};
         x[a] = side ? g.lo[a] + s.ni(a) * g.dx[a] : g.lo[a];
         return exact(c, x, bt);
@@ -367,10 +378,10 @@ void Diffusion::apply(const solvers::Field& X, const solvers::Field& Y, double w
         const bool low = I[a] == s.g(a) && phys[a][0];
         const bool high = I[a] == s.g(a) + s.ni(a) && phys[a][1];
         if (!low && !high) return -D * (w(xv, i, j, k) - w(xv, im[0], im[1], im[2])) / dx;
-        if (!dirichlet) return 0.0;
+        if (!dirichlet || !on_face_[std::size_t(a)][high]) return 0.0;
         const double gv = face_value(c, a, high, i, j, k);
-        return low ? -D * (w(xv, i, j, k) - gv) / (0.5 * dx)
-                   : -D * (gv - w(xv, im[0], im[1], im[2])) / (0.5 * dx);
+        const double h = boundary_distance(D, dx);
+        return low ? -D * (w(xv, i, j, k) - gv) / h : -D * (gv - w(xv, im[0], im[1], im[2])) / h;
       };
       for (int c = 0; c < ns; ++c) {
         const int xv = X.vars[std::size_t(c)], yv = Y.vars[std::size_t(c)];
@@ -474,13 +485,16 @@ void Diffusion::diagonal(double wgt) {
             ip[a] += 1;
             const double dx = g.dx[a];
             const bool low = I[a] == 0 && phys[a][0], high = I[a] == s.ni(a) - 1 && phys[a][1];
-            const double dl = low ? (dirichlet ? 0.5 * dx : 0.0) : dx;
-            const double dh = high ? (dirichlet ? 0.5 * dx : 0.0) : dx;
-            if (dl > 0.0)
-              sum += flo[a][std::size_t(I[a])] * w(face_[std::size_t(a)].vars[c], i, j, k) / dl;
-            if (dh > 0.0)
-              sum += fhi[a][std::size_t(I[a])] *
-                     w(face_[std::size_t(a)].vars[c], ip[0], ip[1], ip[2]) / dh;
+            const double Dl = w(face_[std::size_t(a)].vars[c], i, j, k);
+            const double Dh = w(face_[std::size_t(a)].vars[c], ip[0], ip[1], ip[2]);
+            const double dl =
+                low ? (dirichlet && on_face_[std::size_t(a)][0] ? boundary_distance(Dl, dx) : 0.0)
+                    : dx;
+            const double dh =
+                high ? (dirichlet && on_face_[std::size_t(a)][1] ? boundary_distance(Dh, dx) : 0.0)
+                     : dx;
+            if (dl > 0.0) sum += flo[a][std::size_t(I[a])] * Dl / dl;
+            if (dh > 0.0) sum += fhi[a][std::size_t(I[a])] * Dh / dh;
           }
           w(d_.vars[c], i, j, k) =
               1.0 + wgt * sum + (sig_on_ ? w(sig_.vars[std::size_t(c)], i, j, k) : 0.0);
@@ -536,7 +550,8 @@ void Diffusion::rows(double wgt, const solvers::RowSink& sink) const {
               if (J[a] < 0 || J[a] >= n[a]) {
                 other = nb[a][side];
                 if (other < 0) {  // a physical face: its condition, on the diagonal
-                  if (dirichlet) e[0].value += wgt * f * D / (0.5 * dx);
+                  if (dirichlet && on_face_[std::size_t(a)][std::size_t(side)])
+                    e[0].value += wgt * f * D / boundary_distance(D, dx);
                   continue;
                 }
                 J[a] = side ? 0 : n[a] - 1;

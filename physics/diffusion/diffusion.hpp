@@ -18,8 +18,9 @@
 // register), so the integral of E changes only through the domain's faces. Guard zones of
 // the operands come from the mesh's fills (linear prolongation at fine/coarse faces).
 // Boundaries (non-periodic faces): zero flux; Dirichlet with a value; Dirichlet with the
-// exact solution of the pulse problem (G = -D (g - E_1) / (dx/2)). Geometry: Cartesian
-// 1-3-D and cylindrical r-z (axis 0 = r: areas and volumes from the mesh).
+// exact solution of the pulse problem (G = -D (g - E_1) / (dx/2)); Marshak's incident-flux
+// condition c E_b / 4 + F / 2 = c E_inc / 4 (G = -D (E_inc - E_1) / (dx/2 + 2 D / c)). Geometry:
+// Cartesian 1-3-D and cylindrical r-z (axis 0 = r: areas and volumes from the mesh).
 //
 // The Gaussian pulse (problem.name = "diffusion_pulse", parameters pulse.*): E = E_bg +
 // A (t0 / (t0 + t))^{d/2} exp(-|x - x0|^2 / (4 D (t0 + t))) for constant D, d the
@@ -89,7 +90,8 @@ class Diffusion final : public physics::Unit {
   std::vector<double> chi_;  ///< chi_s = c / (3 D_s)
   Limiter limiter_ = Limiter::none;
   double theta_ = 1.0, dt_factor_ = 1.0, speed_ = 0.0, initial_ = 0.0, boundary_value_ = 0.0;
-  std::string boundary_;  ///< zero_flux, dirichlet, exact
+  std::string boundary_;                          ///< zero_flux, dirichlet, exact, marshak
+  std::array<std::array<bool, 2>, 3> on_face_{};  ///< diffusion.boundary_faces
   double refine_above_ = 1e300, derefine_below_ = -1e300;
   bool pulse_ = false;  ///< problem.name = "diffusion_pulse"
   double t0_ = 0, amp_ = 0, bg_ = 0;
@@ -131,6 +133,12 @@ class Diffusion final : public physics::Unit {
   /// homogeneous conditions when !with_values); X's guard zones are filled here.
   void apply(const solvers::Field& X, const solvers::Field& Y, double w, bool with_values,
              double bt);
+  /// The distance over which a physical face's gradient is taken: dx/2 to the face
+  /// (Dirichlet), plus 2 D / c with Marshak's condition (c E_b / 4 + F / 2 = c E_inc / 4
+  /// solved for the face value E_b gives F = -D (E_1 - E_inc) / (dx/2 + 2 D / c)).
+  double boundary_distance(double D, double dx) const {
+    return boundary_ == "marshak" ? 0.5 * dx + 2.0 * D / speed_ : 0.5 * dx;
+  }
   /// The Jacobi diagonal of I + w div G.
   void diagonal(double w);
   /// The homogeneous I + w div G as matrix rows (the hypre backend; uniform meshes).

@@ -14,6 +14,7 @@ the method sets:
   the integral conserved to 1e-12;
 - gas coupling (emission/absorption, linearised in T): in a closed box relaxing to
   equilibrium radiation + gas energy conserved to 1e-10 and T_gas -> T_rad;
+- Marshak faces: the inflow is at most c E_inc / 2 and the box fills to E_inc;
 - BiCGSTAB and CG agree to the solver tolerance, and so does the hypre backend (1 and 2
   ranks, diagonal scaling and BoomerAMG); a restart continues bitwise;
 - bad input: a solve that cannot converge (max_iterations = 1) and a negative opacity are
@@ -195,6 +196,25 @@ def test_gas_coupling_conserves_total_energy_and_relaxes_to_equilibrium(tmp_path
     p = run(PROBLEM, tmp_path / "h", "diffusion.absorption=[1e-10,0]", "eos.type=helmholtz",
             check=False)
     assert p.returncode != 0 and "gas coupling needs eos.type" in error_line(p)
+
+
+def test_marshak_faces_let_in_at_most_c_e_over_2_and_fill_the_box_to_the_incident_e(tmp_path):
+    # A unit square at E = 0 with Marshak faces (incident E_inc = 1, c = 1, chi = 1: D = 1/3):
+    # the diffusion-theory Marshak flux c (E_inc - E_b) / 2 is at most c E_inc / 2, so the
+    # first step lets in at most dt * perimeter * c / 2 (and most of it: the box is empty);
+    # 200 steps later the box holds E_inc nearly everywhere.
+    common = [*ONE, "mesh.nxb=8", "mesh.nblockx=2", "mesh.nblocky=2", "mesh.xmin=0",
+              "mesh.xmax=1", "mesh.ymin=0", "mesh.ymax=1", "diffusion.coefficient=[]",
+              "diffusion.opacity=1.0", "diffusion.speed=1.0", "pulse.amplitude=0",
+              "diffusion.boundary=marshak", "diffusion.boundary_value=1.0",
+              "diffusion.dt_factor=1", "driver.tmax=1e9"]
+    run(PROBLEM, tmp_path / "one", *common, "driver.nend=1")
+    d = summary(tmp_path / "one")["diffusion"]
+    bound = d["time"] * 4.0 * 0.5
+    assert 0.8 * bound < d["integral_end"][0] <= bound, (d["integral_end"], bound)
+    run(PROBLEM, tmp_path / "full", *common, "driver.nend=200")
+    d = summary(tmp_path / "full")["diffusion"]
+    assert 0.95 < d["integral_end"][0] <= 1.0, d["integral_end"]
 
 
 def error_line(p):
