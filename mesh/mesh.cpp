@@ -99,8 +99,15 @@ void Mesh::declare_params(base::Params& p) {
   p.declare_string("mesh.geometry", "cartesian", {"cartesian", "cylindrical", "spherical"},
                    "coordinates: cartesian (1-3-D), cylindrical (2-D r-z, x = r), spherical "
                    "(1-D r)");
-  p.declare_string("mesh.distribution", "morton", {"morton", "round_robin"},
-                   "how leaf blocks are spread over ranks");
+  p.declare_string("mesh.distribution", "morton", {"morton", "round_robin", "cartesian"},
+                   "how leaf blocks are spread over ranks: along the Morton curve, cyclically, "
+                   "or on a ranks_x x ranks_y x ranks_z process grid (V2D's NX1 x NX2)");
+  p.declare_int("mesh.ranks_x", 0, 0, 1 << 20,
+                "process grid along x with mesh.distribution = \"cartesian\" (0: all ranks "
+                "along x, unless ranks_y is set)");
+  p.declare_int("mesh.ranks_y", 0, 0, 1 << 20,
+                "process grid along y (0: the ranks ranks_x leaves, else 1)");
+  p.declare_int("mesh.ranks_z", 1, 1, 1 << 20, "process grid along z");
   for (int n = 1; n <= 4; ++n) {
     const std::string s = std::to_string(n);
     p.declare_string("mesh.refine_var_" + s, n == 1 ? "dens" : (n == 2 ? "pres" : "none"), {},
@@ -175,6 +182,15 @@ Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int 
     throw Error("mesh.lrefine_max = " + std::to_string(lrefine_max_) +
                 " is below mesh.lrefine_min = " + std::to_string(lrefine_min_));
   round_robin_ = p.get_string("mesh.distribution") == "round_robin";
+  if (p.get_string("mesh.distribution") == "cartesian") {
+    int rx = static_cast<int>(p.get_int("mesh.ranks_x")),
+        ry = static_cast<int>(p.get_int("mesh.ranks_y")),
+        rz = static_cast<int>(p.get_int("mesh.ranks_z"));
+    if (rx == 0 && ry == 0) ry = 1;
+    if (rx == 0) rx = std::max(1, nranks_ / std::max(1, ry * rz));
+    if (ry == 0) ry = std::max(1, nranks_ / std::max(1, rx * rz));
+    rank_grid_ = {rx, ry, rz};
+  }
   {
     const auto& geo = p.get_string("mesh.geometry");
     geometry_ = geo == "cylindrical"
@@ -206,7 +222,7 @@ Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int 
   s.nvar = static_cast<int>(vars_.size());
   const int maxblocks = static_cast<int>(p.get_int("mesh.maxblocks"));
   tree_ = Tree(g);
-  tree_.distribute(nranks_, round_robin_);
+  distribute(tree_);
   storage_ = BlockStorage(s, maxblocks, rank_, memory::config_for(p, "unk"),
                           parse_layout(p.get_string("mesh.layout")));
   if (!scratch_vars_.empty()) {
@@ -819,7 +835,7 @@ bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_m
   if (before_move) before_move();
   auto rb = tree_.rebuild(g);
   Tree& nt = rb.tree;
-  nt.distribute(nranks_, round_robin_);
+  distribute(nt);
   check_maxblocks(nt);
   const int nx = shape().nx, ng = shape().ng, nd = ndim();
   std::vector<int> nslot(nt.size(), -1);
@@ -898,6 +914,13 @@ bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_m
   return true;
 }
 
+void Mesh::distribute(Tree& t) const {
+  if (rank_grid_[0] > 0)
+    t.distribute_cartesian(nranks_, rank_grid_);
+  else
+    t.distribute(nranks_, round_robin_);
+}
+
 void Mesh::restrict_parents() {
   TESSERA_REGION("restrict_parents");
   for (int L = tree_.max_level() - 1; L >= 0; --L) {
@@ -935,7 +958,7 @@ void Mesh::restore(const std::vector<std::pair<int, IVec>>& refined) {
     }
     t = t.rebuild(flags).tree;
   }
-  t.distribute(nranks_, round_robin_);
+  distribute(t);
   check_maxblocks(t);
   for (int id = 0; id < tree_.size(); ++id)
     if (slot_[id] >= 0) storage_.release(slot_[id]);

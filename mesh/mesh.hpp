@@ -354,6 +354,9 @@ class Mesh {
   std::vector<int> local_leaves_;
   int lrefine_min_ = 1, lrefine_max_ = 1;
   bool round_robin_ = false;
+  std::array<int, 3> rank_grid_{};  ///< mesh.distribution = "cartesian": the process grid
+  /// Owners of t's nodes by mesh.distribution.
+  void distribute(Tree& t) const;
   Geometry geometry_ = Geometry::cartesian;
   std::array<std::array<Boundary, 2>, 3> bc_{};
   // Guard fill: stage 0 (copies + restrictions), then one prolongation stage per level.

@@ -1,5 +1,7 @@
 #include "mesh/tree.hpp"
 
+#include "base/error.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -232,6 +234,27 @@ void Tree::distribute(int nranks, bool round_robin) {
         round_robin ? static_cast<int>(i % nranks) : static_cast<int>((i * nranks) / nl);
   }
   // Parents: owner of the first leaf descendant (the next leaf in canonical order).
+  for (int id = size() - 1; id >= 0; --id) {
+    Node& n = nodes_[id];
+    if (!n.leaf()) n.owner = nodes_[n.child[0]].owner;
+  }
+}
+
+void Tree::distribute_cartesian(int nranks, const std::array<int, 3>& grid) {
+  if (grid[0] * grid[1] * grid[2] != nranks)
+    throw Error("mesh.distribution = \"cartesian\": mesh.ranks_x * ranks_y * ranks_z = " +
+                std::to_string(grid[0] * grid[1] * grid[2]) + " but the run has " +
+                std::to_string(nranks) + " ranks");
+  for (int id : leaves()) {
+    Node& n = nodes_[id];
+    int r[3] = {0, 0, 0};
+    for (int a = 0; a < 3; ++a) {
+      const long nb = geom_.nblocks_at(a, n.level);
+      // The centre's slab: floor((pos + 1/2) / nb * grid) in integers.
+      r[a] = static_cast<int>(((2L * n.pos[a] + 1) * grid[a]) / (2L * nb));
+    }
+    n.owner = r[0] + grid[0] * (r[1] + grid[1] * r[2]);
+  }
   for (int id = size() - 1; id >= 0; --id) {
     Node& n = nodes_[id];
     if (!n.leaf()) n.owner = nodes_[n.child[0]].owner;

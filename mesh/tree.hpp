@@ -82,6 +82,10 @@ class Tree {
   /// contiguous equal runs ("morton") or cyclically ("round_robin"); a parent goes to
   /// the owner of its first leaf descendant.
   void distribute(int nranks, bool round_robin);
+  /// Owners on a Cartesian process grid (V2D's NX1 x NX2): the leaf whose centre lies in
+  /// the (r0, r1, r2)-th of grid[0] x grid[1] x grid[2] equal slabs of the domain goes to
+  /// rank r0 + grid[0] (r1 + grid[1] r2); parents as above. grid's product must be nranks.
+  void distribute_cartesian(int nranks, const std::array<int, 3>& grid);
 
  private:
   TreeGeometry geom_;

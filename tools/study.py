@@ -8,6 +8,7 @@ python/tessera/bench.py): this script only chooses the matrix and writes the rep
 
     .venv/bin/python tools/study.py list
     .venv/bin/python tools/study.py hugepages [--out DIR] [--repeat R] [--steps N]
+    .venv/bin/python tools/study.py v2d [--out DIR] [--repeat R] [--ranks N]
 
 hugepages: the huge-page papers' two tests, the "EOS" test (problems/snia_2d.toml) and the
 "3-d Hydro" test (problems/sedov_3d.toml), each with memory.pages = none, thp, hugetlb
@@ -15,6 +16,10 @@ hugepages: the huge-page papers' two tests, the "EOS" test (problems/snia_2d.tom
 instructions, dTLB-load-misses, LLC-load-misses and task-clock on every timer region
 (reported "unavailable (reason)" where the machine has none). Table: evolution seconds
 (trimmed mean of R), ratio to none, huge bytes achieved, counters. Figure: ratio bars.
+
+v2d: the Ookami report's V2D table: problems/diffusion_pulse_2d.toml on every NX1 x NX2
+process grid of 1..N ranks (mesh.distribution = "cartesian"), matrix-free BiCGSTAB +
+Jacobi and hypre BiCGSTAB + BoomerAMG: seconds, iterations per solve, ms per iteration.
 """
 import argparse
 import csv
@@ -33,6 +38,8 @@ STUDIES = {
                  "memory.pages = none / thp / hugetlb, counters where the machine has them",
     "tiers": "the WarpX-PM placement study on pic_uniform_3d (make tier-study; EMULATED "
              "slow tier on a one-node machine)",
+    "v2d": "the Ookami report's V2D table: the radiation pulse (diffusion_pulse_2d) on every "
+           "NX1 x NX2 process grid of 1 and 2 ranks, matrix-free and hypre backends",
 }
 COUNTERS = "cycles,instructions,dTLB-load-misses,LLC-load-misses,task-clock"
 
@@ -181,6 +188,90 @@ def hugepages(a):
     print(f"study hugepages: {out}/report.md, hugepages.csv, hugepages.png")
 
 
+def v2d(a):
+    """The V2D table: problems/diffusion_pulse_2d.toml (200 x 100 x 2, 100 steps) on every
+    NX1 x NX2 grid of 1 and up to --ranks ranks (mesh.distribution = "cartesian"), with the
+    matrix-free BiCGSTAB + Jacobi and hypre's BiCGSTAB + BoomerAMG; the median of R runs."""
+    import statistics
+    import tempfile
+    out = Path(a.out or ROOT / "runs" / "studies" / "v2d")
+    out.mkdir(parents=True, exist_ok=True)
+    exe = ROOT / "build" / "bin" / "tessera"
+    problem = ROOT / "problems" / "diffusion_pulse_2d.toml"
+    backends = [("tessera", "jacobi"), ("hypre", "boomeramg")]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for ranks in range(1, a.ranks + 1):
+            grids = [(x, ranks // x) for x in range(1, ranks + 1) if ranks % x == 0]
+            for nx1, nx2 in grids:
+                for backend, pc in backends:
+                    runs = []
+                    for r in range(a.repeat):
+                        d = Path(tmp) / f"{ranks}-{nx1}x{nx2}-{backend}-{r}"
+                        cmd = [str(exe), "run", str(problem), "--dir", str(d),
+                               "mesh.distribution=cartesian", f"mesh.ranks_x={nx1}",
+                               f"mesh.ranks_y={nx2}", f"solver.backend={backend}",
+                               f"solver.preconditioner={pc}", "io.plotfile_interval_steps=0"]
+                        if ranks > 1:
+                            cmd = ["mpirun", "--oversubscribe", "--allow-run-as-root", "-n",
+                                   str(ranks)] + cmd
+                        p = subprocess.run(cmd, capture_output=True, text=True)
+                        if p.returncode != 0:
+                            sys.exit(f"study v2d: {' '.join(cmd)} failed:\n{p.stderr[-1500:]}")
+                        runs.append(json.loads((d / "summary.json").read_text()))
+                    sv = runs[0]["solver"]
+                    wall = statistics.median(x["wall_seconds"] for x in runs)
+                    sec = statistics.median(x["solver"]["seconds"] for x in runs)
+                    iters = sv["iterations_mean"] * sv["solves"]
+                    rows.append({"ranks": ranks, "nx1": nx1, "nx2": nx2, "backend": backend,
+                                 "preconditioner": pc, "seconds": round(wall, 4),
+                                 "solver_seconds": round(sec, 4),
+                                 "iterations_per_solve": round(sv["iterations_mean"], 2),
+                                 "ms_per_iteration": round(1e3 * sec / iters, 4)})
+                    print(f"  {ranks} rank(s) {nx1} x {nx2} {backend:8s} {pc:10s} "
+                          f"{wall:7.3f} s  {sv['iterations_mean']:6.2f} it/solve  "
+                          f"{1e3 * sec / iters:7.3f} ms/it")
+    with open(out / "v2d.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7, 4))
+    labels = [f"{r['ranks']}: {r['nx1']}x{r['nx2']}" for r in rows if r["backend"] == "tessera"]
+    xs = range(len(labels))
+    for k, (backend, pc) in enumerate(backends):
+        vals = [r["seconds"] for r in rows if r["backend"] == backend]
+        ax.bar([x + 0.4 * k for x in xs], vals, 0.4, label=f"{backend} ({pc})")
+    ax.set_xticks([x + 0.2 for x in xs], labels)
+    ax.set_xlabel("ranks: NX1 x NX2")
+    ax.set_ylabel("seconds (100 steps)")
+    ax.set_title("V2D radiation pulse, 200 x 100 x 2 (Ookami table's analogue)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "v2d.png", dpi=120)
+    m = machine()
+    lines = ["# V2D's radiation-diffusion pulse (the Ookami report's table)", "",
+             f"Machine: {m['processor']}, {m['cores']} cores, {m.get('memory', '?')}, "
+             f"kernel {m['kernel']}.", "",
+             "problems/diffusion_pulse_2d.toml: 200 x 100 zones (blocks of 20^2), 2 species, "
+             "100 backward-Euler steps, one solve of the 200 x 100 x 2 system a step; "
+             "mesh.distribution = \"cartesian\" with mesh.ranks_x = NX1, mesh.ranks_y = NX2. "
+             f"Median of {a.repeat} runs. V2D on Ookami (A64FX): 182-364 s on one core, "
+             "11.4-25.6 s on 40-50 ranks.", "",
+             "| ranks | NX1 | NX2 | backend | preconditioner | seconds | iterations/solve | "
+             "ms/iteration |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['ranks']} | {r['nx1']} | {r['nx2']} | {r['backend']} | "
+                     f"{r['preconditioner']} | {r['seconds']} | {r['iterations_per_solve']} | "
+                     f"{r['ms_per_iteration']} |")
+    lines += ["", "Files: `v2d.csv`, `v2d.png`. Larger process grids need a machine with more "
+              "cores: `tools/study.py v2d --ranks N`."]
+    (out / "report.md").write_text("\n".join(lines) + "\n")
+    print(f"study v2d: {out}/report.md, v2d.csv, v2d.png")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("study", choices=["list"] + sorted(STUDIES))
@@ -188,6 +279,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--trim", type=int, default=1)
     ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--ranks", type=int, default=2, help="v2d: largest rank count")
     a = ap.parse_args()
     if a.study == "list":
         for k, v in STUDIES.items():
@@ -198,6 +290,8 @@ def main():
         return 0
     if a.study == "hugepages":
         hugepages(a)
+    if a.study == "v2d":
+        v2d(a)
     return 0
 
 
