@@ -217,14 +217,17 @@ ParamValue from_toml(const ParamSpec& s, const toml::node& n, const std::string&
       if (const auto* arr = n.as_array()) {
         std::vector<std::string> list;
         for (const auto& item : *arr) {
-          // Numbers are kept as their text (lists of numbers: diffusion.coefficient).
-          if (const auto* d = item.as_floating_point()) {
-            list.push_back(fmt::format("{}", d->get()));
-            continue;
-          }
-          if (const auto* i = item.as_integer()) {
-            list.push_back(fmt::format("{}", i->get()));
-            continue;
+          // A list of numbers (declare_number_list) keeps each as its text.
+          if (s.numbers) {
+            if (const auto* d = item.as_floating_point()) {
+              list.push_back(fmt::format("{}", d->get()));
+              continue;
+            }
+            if (const auto* i = item.as_integer()) {
+              list.push_back(fmt::format("{}", i->get()));
+              continue;
+            }
+            throw mismatch(item, fmt::format("an array containing {}", toml_phrase(item)));
           }
           if (!item.is_string())
             throw mismatch(item, fmt::format("an array containing {}", toml_phrase(item)));
@@ -336,6 +339,27 @@ void Params::declare_string(const std::string& key, const std::string& def,
 void Params::declare_string_list(const std::string& key, const std::vector<std::string>& def,
                                  const std::string& doc) {
   declare(specs_, make_spec(key, ParamType::StringList, def, doc));
+}
+
+void Params::declare_number_list(const std::string& key, const std::vector<double>& def,
+                                 const std::string& doc) {
+  std::vector<std::string> text;
+  for (double d : def) text.push_back(fmt::format("{}", d));
+  ParamSpec sp = make_spec(key, ParamType::StringList, text, doc);
+  sp.numbers = true;
+  declare(specs_, sp);
+}
+
+std::vector<double> Params::get_number_list(const std::string& key) const {
+  std::vector<double> out;
+  for (const auto& t : get_string_list(key)) {
+    double v = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc{} || end != t.data() + t.size())
+      throw Error(fmt::format("parameter '{}': '{}' is not a number", key, t));
+    out.push_back(v);
+  }
+  return out;
 }
 
 void Params::load_file(const std::string& path) {

@@ -33,6 +33,7 @@ struct ParamSpec {
   std::vector<std::string> choices;  ///< allowed values for String (empty = any)
   std::string doc;                   ///< one line
   std::string source = "default";    ///< "default", "FILE:LINE" or "command line"
+  bool numbers = false;              ///< a StringList of numbers (declare_number_list)
 };
 
 /// The registry. Not thread-safe; build it before the run starts.
@@ -47,6 +48,10 @@ class Params {
   void declare_string(const std::string& key, const std::string& def,
                       const std::vector<std::string>& choices, const std::string& doc);
   void declare_string_list(const std::string& key, const std::vector<std::string>& def,
+                           const std::string& doc);
+  /// A list of numbers (a TOML array of numbers, or a,b on the command line), kept as a
+  /// string list of their text (in checkpoints too); get_number_list parses it.
+  void declare_number_list(const std::string& key, const std::vector<double>& def,
                            const std::string& doc);
 
   /// Read a TOML file. Throws Error naming file:line for: unreadable/missing file, TOML
@@ -63,6 +68,8 @@ class Params {
   bool get_bool(const std::string& key) const;
   const std::string& get_string(const std::string& key) const;
   const std::vector<std::string>& get_string_list(const std::string& key) const;
+  /// A declare_number_list parameter's numbers (one-line Error for a non-number).
+  std::vector<double> get_number_list(const std::string& key) const;
 
   /// Set a value from code (e.g. restart); validated like an override.
   void set(const std::string& key, const ParamValue& v, const std::string& source);

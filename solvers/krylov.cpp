@@ -232,11 +232,21 @@ Result Krylov::bicgstab(const Apply& A, const Field& b, const Field& x, const Fi
   set(0.0, p_);
   set(0.0, v_);
   double rho = 1.0, alpha = 1.0, omega = 1.0, rho1 = rr[1];
+  constexpr int kMaxRestarts = 5;
+  int restarts = 0;
   while (res.iterations < opt_.max_iterations) {
     ++res.iterations;
     if (rho1 == 0.0 || omega == 0.0) {
-      fail(res, "broke down (rho or omega = 0)");
-      return res;
+      // Breakdown: restart from the current residual (r-hat = r), a few times at most.
+      if (++restarts > kMaxRestarts || rr[0] == 0.0) {
+        fail(res, "broke down (rho or omega = 0)");
+        return res;
+      }
+      axpby(1.0, r_, 0.0, rh_);
+      set(0.0, p_);
+      set(0.0, v_);
+      rho = alpha = omega = 1.0;
+      rho1 = rr[0];
     }
     const double beta = (rho1 / rho) * (alpha / omega);
     // p = r + beta (p - omega v)
@@ -265,7 +275,14 @@ Result Krylov::bicgstab(const Apply& A, const Field& b, const Field& x, const Fi
       TESSERA_REGION("solver/apply");
       A(sh_, t_);
     }
-    const auto ts = dots({{&t_, &s_}, {&t_, &t_}});
+    const auto ts = dots({{&t_, &s_}, {&t_, &t_}, {&s_, &s_}});
+    if (std::sqrt(ts[2]) / bn <= opt_.rtol) {  // s is small enough: x += alpha p-hat
+      axpby(alpha, ph_, 1.0, x);
+      axpby(1.0, s_, 0.0, r_);
+      res.residual = std::sqrt(ts[2]) / bn;
+      res.converged = true;
+      return res;
+    }
     omega = ts[1] > 0.0 ? ts[0] / ts[1] : 0.0;
     // x += alpha p-hat + omega s-hat; r = s - omega t
     rows_of(*m_, [&](const auto& w, int j, int k, int i0, int i1) {

@@ -41,33 +41,14 @@ Limiter limiter_named(const std::string& n) {
               "' (none, levermore_pomraning, larsen, minerbo)");
 }
 
-namespace {
-/// A list of numbers given as a TOML array (or a,b on the command line).
-std::vector<double> numbers(const base::Params& p, const std::string& key) {
-  std::vector<double> out;
-  for (const auto& s : p.get_string_list(key)) {
-    std::size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(s, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != s.size()) throw Error(key + ": '" + s + "' is not a number");
-    out.push_back(v);
-  }
-  return out;
-}
-}  // namespace
-
 void Diffusion::declare_params(base::Params& p) {
   p.declare_string_list("diffusion.species", {"erad"},
                         "names of the diffusing variables (at most 4 characters each; plotfile "
                         "names); each an independent variable of unk");
-  p.declare_string_list("diffusion.coefficient", {},
+  p.declare_number_list("diffusion.coefficient", {},
                         "constant diffusion coefficient D per species (numbers; the constant-D "
                         "mode); empty: from diffusion.opacity");
-  p.declare_string_list("diffusion.opacity", {},
+  p.declare_number_list("diffusion.opacity", {},
                         "extinction coefficient chi per species (numbers, 1/length: D = c / (3 "
                         "chi)); used when diffusion.coefficient is empty");
   p.declare_real("diffusion.speed", 2.99792458e10, 1e-300, 1e300,
@@ -75,6 +56,9 @@ void Diffusion::declare_params(base::Params& p) {
   p.declare_string("diffusion.limiter", "none",
                    {"none", "levermore_pomraning", "larsen", "minerbo"},
                    "flux limiter lambda(R), R = |grad E| / (chi E): none is lambda = 1/3");
+  p.declare_int("diffusion.limiter_iterations", 1, 1, 100,
+                "solves per step with a limiter: 1 takes lambda(R) from E^n (lagged); more "
+                "take it again from the last iterate each time (Picard)");
   p.declare_real("diffusion.theta", 1.0, 0.5, 1.0,
                  "time centring: 1 backward Euler, 0.5 Crank-Nicolson");
   p.declare_real("diffusion.dt_factor", 1.0, 1e-12, 1e12,
@@ -91,7 +75,7 @@ void Diffusion::declare_params(base::Params& p) {
                  "radiation's E (flux c E / 4 inwards) with \"marshak\"");
   p.declare_real("diffusion.initial", 0.0, -1e300, 1e300,
                  "initial E of every species when the problem is not diffusion_pulse");
-  p.declare_string_list("diffusion.absorption", {},
+  p.declare_number_list("diffusion.absorption", {},
                         "absorption coefficient kappa_a per species (numbers, 1/length; empty: no "
                         "coupling): emission and absorption c kappa_a (a T^4 - E) exchange "
                         "energy with the gas (gamma-law EOS; one coupled species: gray)");
@@ -113,6 +97,7 @@ physics::Registration Diffusion::registration() {
 Diffusion::Diffusion(const base::Params& p)
     : species_(p.get_string_list("diffusion.species")),
       limiter_(limiter_named(p.get_string("diffusion.limiter"))),
+      limiter_iterations_(static_cast<int>(p.get_int("diffusion.limiter_iterations"))),
       theta_(p.get_real("diffusion.theta")),
       dt_factor_(p.get_real("diffusion.dt_factor")),
       speed_(p.get_real("diffusion.speed")),
@@ -127,8 +112,8 @@ Diffusion::Diffusion(const base::Params& p)
   for (const auto& s : species_)
     if (s.empty() || s.size() > 4)
       throw Error("diffusion.species: '" + s + "' must have 1 to 4 characters");
-  const auto coef = numbers(p, "diffusion.coefficient");
-  const auto opac = numbers(p, "diffusion.opacity");
+  const auto coef = p.get_number_list("diffusion.coefficient");
+  const auto opac = p.get_number_list("diffusion.opacity");
   const std::size_t ns = species_.size();
   if (!coef.empty()) {
     if (coef.size() != ns)
@@ -146,7 +131,7 @@ Diffusion::Diffusion(const base::Params& p)
     for (double k : opac) d0_.push_back(speed_ / (3.0 * k));
   }
   for (double d : d0_) chi_.push_back(speed_ / (3.0 * d));
-  kappa_a_ = numbers(p, "diffusion.absorption");
+  kappa_a_ = p.get_number_list("diffusion.absorption");
   arad_ = p.get_real("diffusion.radiation_constant");
   if (!kappa_a_.empty()) {
     if (kappa_a_.size() != ns)
@@ -198,7 +183,7 @@ std::vector<mesh::VarInfo> Diffusion::variables() const {
         .with_role(mesh::VarRole::scratch)
         .with_prolong(mesh::Prolong::linear);
   };
-  for (const char* pre : {"ex", "eb", "ed", "ey", "es", "fx", "fy", "fz"})
+  for (const char* pre : {"ex", "eb", "ed", "ey", "es", "e0", "fx", "fy", "fz"})
     for (int c = 0; c < ns; ++c) v.push_back(scratch(pre + std::to_string(c)));
   for (auto& w : solvers::Krylov::work_variables("k", ns, name())) v.push_back(w);
   return v;
@@ -223,6 +208,7 @@ void Diffusion::bind(mesh::Mesh& m, physics::Units& units, const physics::RunCon
   d_ = field("ed");
   y_ = field("ey");
   sig_ = field("es");
+  e0_ = field("e0");
   if (coupled_ >= 0) {
     for (const char* v : {"dens", "eint", "temp", "etot", "pres"})
       if (m.var_index(v) < 0)
@@ -570,45 +556,54 @@ void Diffusion::rows(double wgt, const solvers::RowSink& sink) const {
 void Diffusion::advance(mesh::Mesh& m, double dt) {
   TESSERA_REGION("diffusion");
   const int ns = static_cast<int>(species_.size());
-  // E^n's guard zones, then the face coefficients (lagged: from E^n).
-  m.fill_guards(m.var_set(species_));
-  face_coefficients(m);
-  // x = E^n (the first guess too).
-  m.with_layout([&](auto tag) {
-    for (int id : m.local_leaves()) {
-      const auto u = m.view(id, tag);
-      const auto w = m.scratch_view(id, tag);
-      mesh::for_each_zone(m.shape(), [&](int i, int j, int k) {
-        for (int c = 0; c < ns; ++c) w(x_.vars[c], i, j, k) = u(ivar_[c], i, j, k);
-      });
-    }
-  });
-  // b = E^n + (1 - theta) dt L E^n (boundary values at t^n) - theta dt L_g(t^{n+1}), the
-  // last the boundary values' part of the implicit operator (A x = A_0 x + A(0)).
+  // Copies between the species in unk and a scratch field, over the interiors.
+  auto copy = [&](bool to_unk, const solvers::Field& f) {
+    m.with_layout([&](auto tag) {
+      for (int id : m.local_leaves()) {
+        const auto u = m.view(id, tag);
+        const auto w = m.scratch_view(id, tag);
+        mesh::for_each_zone(m.shape(), [&](int i, int j, int k) {
+          for (int c = 0; c < ns; ++c) {
+            if (to_unk)
+              u(ivar_[c], i, j, k) = w(f.vars[c], i, j, k);
+            else
+              w(f.vars[c], i, j, k) = u(ivar_[c], i, j, k);
+          }
+        });
+      }
+    });
+  };
   const double wi = theta_ * dt, we = -(1.0 - theta_) * dt;
-  if (theta_ < 1.0)
-    apply(x_, b_, we, true, time_);
-  else
-    krylov_.axpby(1.0, x_, 0.0, b_);
-  if (coupled_ >= 0) couple_before(m, dt);
-  if (boundary_ != "zero_flux") {
-    krylov_.set(0.0, d_);  // d = 0 (the diagonal comes after)
-    apply(d_, y_, wi, true, time_ + dt);
-    krylov_.axpby(-1.0, y_, 1.0, b_);
-  }
-  diagonal(wi);
-  krylov_.solve(
-      [&](const solvers::Field& X, const solvers::Field& Y) { apply(X, Y, wi, false, 0.0); }, b_,
-      x_, d_, [&](const solvers::RowSink& sink) { rows(wi, sink); });
-  m.with_layout([&](auto tag) {
-    for (int id : m.local_leaves()) {
-      const auto u = m.view(id, tag);
-      const auto w = m.scratch_view(id, tag);
-      mesh::for_each_zone(m.shape(), [&](int i, int j, int k) {
-        for (int c = 0; c < ns; ++c) u(ivar_[c], i, j, k) = w(x_.vars[c], i, j, k);
-      });
+  // E^n kept in e0 (x = E^n is the first guess too). With a limiter and
+  // diffusion.limiter_iterations > 1, the face coefficients are taken again from the last
+  // iterate and the step solved again (Picard), else once from E^n (lagged).
+  const int passes = limiter_ == Limiter::none ? 1 : limiter_iterations_;
+  for (int pass = 0; pass < passes; ++pass) {
+    if (pass > 0) copy(true, x_);  // the iterate into unk, for its guard fill
+    m.fill_guards(m.var_set(species_));
+    face_coefficients(m);
+    if (pass == 0) {
+      copy(false, e0_);
+      copy(false, x_);
     }
-  });
+    // b = E^n + (1 - theta) dt L E^n (boundary values at t^n) - theta dt L_g(t^{n+1}), the
+    // last the boundary values' part of the implicit operator (A x = A_0 x + A(0)).
+    if (theta_ < 1.0)
+      apply(e0_, b_, we, true, time_);
+    else
+      krylov_.axpby(1.0, e0_, 0.0, b_);
+    if (coupled_ >= 0) couple_before(m, dt);
+    if (boundary_ != "zero_flux") {
+      krylov_.set(0.0, d_);  // d = 0 (the diagonal comes after)
+      apply(d_, y_, wi, true, time_ + dt);
+      krylov_.axpby(-1.0, y_, 1.0, b_);
+    }
+    diagonal(wi);
+    krylov_.solve(
+        [&](const solvers::Field& X, const solvers::Field& Y) { apply(X, Y, wi, false, 0.0); }, b_,
+        x_, d_, [&](const solvers::RowSink& sink) { rows(wi, sink); });
+  }
+  copy(true, x_);
   if (coupled_ >= 0) couple_after(m, dt);
   time_ += dt;
   ++steps_;

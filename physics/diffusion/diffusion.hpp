@@ -89,6 +89,7 @@ class Diffusion final : public physics::Unit {
   std::vector<double> d0_;   ///< D_s (the coefficient, or c / (3 chi_s))
   std::vector<double> chi_;  ///< chi_s = c / (3 D_s)
   Limiter limiter_ = Limiter::none;
+  int limiter_iterations_ = 1;  ///< solves per step with a limiter (Picard on lambda)
   double theta_ = 1.0, dt_factor_ = 1.0, speed_ = 0.0, initial_ = 0.0, boundary_value_ = 0.0;
   std::string boundary_;                          ///< zero_flux, dirichlet, exact, marshak
   std::array<std::array<bool, 2>, 3> on_face_{};  ///< diffusion.boundary_faces
@@ -100,7 +101,7 @@ class Diffusion final : public physics::Unit {
   solvers::Krylov krylov_;
   mesh::Mesh* mesh_ = nullptr;
   std::vector<int> ivar_;  ///< the species in unk
-  solvers::Field x_, b_, d_, y_;
+  solvers::Field x_, b_, d_, y_, e0_;
   /// Gas coupling (diffusion.absorption): the coupled species (-1: none), kappa_a per
   /// species, a; sig_: dt f c kappa_a per zone of the coupled species (0 elsewhere), the
   /// operator's local term (f the Fleck factor 1 / (1 + dt c kappa_a 4 a T^3 / (rho c_v))).
