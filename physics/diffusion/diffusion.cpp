@@ -13,6 +13,7 @@
 #include "mesh/geometry.hpp"
 #include "perf/timers.hpp"
 #include "physics/eos/eos_unit.hpp"
+#include "physics/field_rules.hpp"
 
 namespace tessera::diffusion {
 
@@ -673,43 +674,12 @@ void Diffusion::gas_state(const View& u, const mesh::BlockShape& s, int id) cons
 
 bool Diffusion::tag_refinement(mesh::Mesh& m, std::vector<mesh::Flag>& votes) const {
   if (refine_above_ >= 1e300 && derefine_below_ <= -1e300) return false;  // no criterion
-  const auto& s = m.shape();
-  m.with_layout([&](auto tag) {
-    for (int id : m.local_leaves()) {
-      const auto u = m.view(id, tag);
-      double hi = -std::numeric_limits<double>::max();
-      mesh::for_each_zone(s, [&](int i, int j, int k) {
-        for (int v : ivar_) hi = std::max(hi, u(v, i, j, k));
-      });
-      votes[id] = hi > refine_above_     ? mesh::Flag::refine
-                  : hi < derefine_below_ ? mesh::Flag::derefine
-                                         : mesh::Flag::keep;
-    }
-  });
+  physics::band_votes(m, ivar_, refine_above_, derefine_below_, votes);
   return true;
 }
 
 physics::BadZone Diffusion::check(mesh::Mesh& m) const {
-  physics::BadZone bad;
-  const auto& s = m.shape();
-  m.with_layout([&](auto tag) {
-    for (int id : m.local_leaves()) {
-      if (bad.bad()) return;
-      const auto u = m.view(id, tag);
-      mesh::for_each_zone(s, [&](int i, int j, int k) {
-        for (std::size_t c = 0; c < species_.size(); ++c)
-          if (!bad.bad() && !std::isfinite(u(ivar_[c], i, j, k))) {
-            bad.node = id;
-            bad.i = i - s.g(0);
-            bad.j = j - s.g(1);
-            bad.k = k - s.g(2);
-            bad.value = u(ivar_[c], i, j, k);
-            bad.what = species_[c];
-          }
-      });
-    }
-  });
-  return bad;
+  return physics::first_non_finite(m, ivar_, species_);
 }
 
 std::vector<double> Diffusion::sums() const {

@@ -8,6 +8,7 @@
 #include "base/error.hpp"
 #include "base/params.hpp"
 #include "perf/timers.hpp"
+#include "physics/field_rules.hpp"
 
 namespace tessera::scalar {
 
@@ -153,40 +154,12 @@ void Scalar::advance(mesh::Mesh& m, double dt) {
 
 bool Scalar::tag_refinement(mesh::Mesh& m, std::vector<mesh::Flag>& votes) const {
   if (refine_above_ >= 1e300 && derefine_below_ <= -1e300) return false;  // no criterion
-  const auto& s = m.shape();
-  m.with_layout([&](auto tag) {
-    for (int id : m.local_leaves()) {
-      const auto u = m.view(id, tag);
-      double hi = -std::numeric_limits<double>::max();
-      mesh::for_each_zone(s, [&](int i, int j, int k) { hi = std::max(hi, u(iscal_, i, j, k)); });
-      votes[id] = hi > refine_above_     ? mesh::Flag::refine
-                  : hi < derefine_below_ ? mesh::Flag::derefine
-                                         : mesh::Flag::keep;
-    }
-  });
+  physics::band_votes(m, std::vector<int>{iscal_}, refine_above_, derefine_below_, votes);
   return true;
 }
 
 physics::BadZone Scalar::check(mesh::Mesh& m) const {
-  physics::BadZone bad;
-  const auto& s = m.shape();
-  m.with_layout([&](auto tag) {
-    for (int id : m.local_leaves()) {
-      if (bad.bad()) return;
-      const auto u = m.view(id, tag);
-      mesh::for_each_zone(s, [&](int i, int j, int k) {
-        if (!bad.bad() && !std::isfinite(u(iscal_, i, j, k))) {
-          bad.node = id;
-          bad.i = i - s.g(0);
-          bad.j = j - s.g(1);
-          bad.k = k - s.g(2);
-          bad.value = u(iscal_, i, j, k);
-          bad.what = "scalar";
-        }
-      });
-    }
-  });
-  return bad;
+  return physics::first_non_finite(m, std::vector<int>{iscal_}, {"scalar"});
 }
 
 std::array<double, 3> Scalar::sums() const {

@@ -212,6 +212,18 @@ TEST(MeshProlongation, GivenLinearAndKinkedData_ThenEachVariablesOwnProlongation
 namespace tessera::mesh {
 namespace {
 
+// Refines the leaves in the corner x, y < 1/4 (the mesh's guard zones filled first) and
+// returns the bytes the regrid's transfers wrote.
+std::size_t refine_first(Mesh& mm) {
+  std::vector<Flag> f(mm.tree().size(), Flag::keep);
+  for (int id : mm.local_leaves())
+    if (mm.tree().block_lo(id)[0] < 0.25 && mm.tree().block_lo(id)[1] < 0.25) f[id] = Flag::refine;
+  mm.fill_guards();
+  transfer_bytes() = {};
+  EXPECT_TRUE(mm.regrid(f));
+  return transfer_bytes().written;
+}
+
 // Given a mesh whose variables include a scratch one, then it is not in unk (vars(), so
 // never written), it has its own storage and arena, its guard fill works alone, and a
 // regrid moves exactly the bytes it moves without it (scratch is not prolonged).
@@ -254,16 +266,6 @@ TEST(MeshScratch, GivenAScratchVariable_ThenItLivesApartAndARegridDoesNotMoveIt)
     }
   });
   EXPECT_EQ(bad, 0);
-  auto refine_first = [](Mesh& mm) {
-    std::vector<Flag> f(mm.tree().size(), Flag::keep);
-    for (int id : mm.local_leaves())
-      if (mm.tree().block_lo(id)[0] < 0.25 && mm.tree().block_lo(id)[1] < 0.25)
-        f[id] = Flag::refine;
-    mm.fill_guards();
-    transfer_bytes() = {};
-    EXPECT_TRUE(mm.regrid(f));
-    return transfer_bytes().written;
-  };
   const auto with_scratch = refine_first(m), without = refine_first(plain);
   EXPECT_GT(without, 0u);
   EXPECT_EQ(with_scratch, without);
@@ -294,16 +296,6 @@ TEST(MeshDerived, GivenADerivedVariable_ThenARegridDoesNotMoveIt) {
         }
     }
   });
-  auto refine_first = [](Mesh& mm) {
-    std::vector<Flag> f(mm.tree().size(), Flag::keep);
-    for (int id : mm.local_leaves())
-      if (mm.tree().block_lo(id)[0] < 0.25 && mm.tree().block_lo(id)[1] < 0.25)
-        f[id] = Flag::refine;
-    mm.fill_guards();
-    transfer_bytes() = {};
-    EXPECT_TRUE(mm.regrid(f));
-    return transfer_bytes().written;
-  };
   const auto with_derived = refine_first(m), without = refine_first(plain);
   EXPECT_GT(without, 0u);
   EXPECT_EQ(with_derived, without);

@@ -1,0 +1,51 @@
+// Rules units share about their own variables (see field_rules.hpp).
+#include "physics/field_rules.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace tessera::physics {
+
+void band_votes(mesh::Mesh& m, const std::vector<int>& vars, double above, double below,
+                std::vector<mesh::Flag>& votes) {
+  const auto& s = m.shape();
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      const auto u = m.view(id, tag);
+      double hi = -std::numeric_limits<double>::max();
+      mesh::for_each_zone(s, [&](int i, int j, int k) {
+        for (int v : vars) hi = std::max(hi, u(v, i, j, k));
+      });
+      votes[id] = hi > above   ? mesh::Flag::refine
+                  : hi < below ? mesh::Flag::derefine
+                               : mesh::Flag::keep;
+    }
+  });
+}
+
+BadZone first_non_finite(mesh::Mesh& m, const std::vector<int>& vars,
+                         const std::vector<std::string>& names) {
+  BadZone bad;
+  const auto& s = m.shape();
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      if (bad.bad()) return;
+      const auto u = m.view(id, tag);
+      mesh::for_each_zone(s, [&](int i, int j, int k) {
+        for (std::size_t q = 0; q < vars.size() && !bad.bad(); ++q)
+          if (!std::isfinite(u(vars[q], i, j, k))) {
+            bad.node = id;
+            bad.i = i - s.g(0);
+            bad.j = j - s.g(1);
+            bad.k = k - s.g(2);
+            bad.value = u(vars[q], i, j, k);
+            bad.what = names[q];
+          }
+      });
+    }
+  });
+  return bad;
+}
+
+}  // namespace tessera::physics
