@@ -62,8 +62,8 @@ void Simulation::restore(const io::FlashFileMeta& m) {
                                        "(mesh.{}min/{}max or nblock{} changed?)",
                                        b + 1, "xyz"[a], "xyz"[a], "xyz"[a]));
   }
-  // Fields: every variable the mesh holds must be in the file, except auxiliary ones (the
-  // EOS state), which are recomputed from the conserved variables when missing. Derived
+  // Fields: every variable the mesh holds must be in the file, except the EOS state and
+  // gravity's field, which are recomputed from the conserved variables when missing. Derived
   // variables (VarRole::derived) are not taken from the file (their units recompute them
   // in after_restart); a file without them restarts.
   const auto& s = mesh_->shape();
@@ -78,8 +78,11 @@ void Simulation::restore(const io::FlashFileMeta& m) {
     }
     const auto it = std::find(f.var_names.begin(), f.var_names.end(), var.name);
     if (it == f.var_names.end()) {
-      if (var.kind != mesh::VarKind::auxiliary)
-        throw Error(what + "variable '" + var.name + "' is missing");
+      // Only state the units recompute from the rest may be missing: the EOS state and
+      // gravity's field (the "recompute" path below); a unit's own evolved field may not.
+      const bool recomputable =
+          var.kind == mesh::VarKind::auxiliary && (var.owner == "eos" || var.owner == "gravity");
+      if (!recomputable) throw Error(what + "variable '" + var.name + "' is missing");
       recompute = "it has no '" + var.name + "'";
       continue;
     }

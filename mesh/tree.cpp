@@ -1,9 +1,9 @@
 #include "mesh/tree.hpp"
 
-#include "base/error.hpp"
-
 #include <algorithm>
 #include <stdexcept>
+
+#include "base/error.hpp"
 
 namespace tessera::mesh {
 
@@ -245,6 +245,11 @@ void Tree::distribute_cartesian(int nranks, const std::array<int, 3>& grid) {
     throw Error("mesh.distribution = \"cartesian\": mesh.ranks_x * ranks_y * ranks_z = " +
                 std::to_string(grid[0] * grid[1] * grid[2]) + " but the run has " +
                 std::to_string(nranks) + " ranks");
+  for (int a = geom_.ndim; a < 3; ++a)
+    if (grid[a] > 1)
+      throw Error("mesh.distribution = \"cartesian\": mesh.ranks_" + std::string(1, "xyz"[a]) +
+                  " = " + std::to_string(grid[a]) + " on an axis the " +
+                  std::to_string(geom_.ndim) + "-D mesh does not have");
   for (int id : leaves()) {
     Node& n = nodes_[id];
     int r[3] = {0, 0, 0};

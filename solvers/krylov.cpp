@@ -216,37 +216,57 @@ void Krylov::fail(const Result& r, const std::string& why) {
 Result Krylov::bicgstab(const Apply& A, const Field& b, const Field& x, const Field& diag,
                         double bn) {
   // van der Vorst (1992), right-preconditioned: A M^-1 (M x) = b, M = diag(A) (Jacobi).
+  // Convergence of the recurrence's residual is confirmed with the true one, b - A x (one
+  // more apply); if that is above the tolerance, or on a breakdown, the method restarts
+  // from the true residual (r-hat = r), a few times at most.
   Result res;
-  {
-    TESSERA_REGION("solver/apply");
-    A(x, r_);
-  }
-  axpby(1.0, b, -1.0, r_);  // r = b - A x
-  auto rr = dots({{&r_, &r_}, {&r_, &r_}});
-  res.residual = std::sqrt(rr[0]) / bn;
+  constexpr int kMaxRestarts = 5;
+  int restarts = 0;
+  std::vector<double> rr;
+  // r = b - A x, its norm; returns |r| / |b|.
+  auto true_residual = [&] {
+    {
+      TESSERA_REGION("solver/apply");
+      A(x, r_);
+    }
+    axpby(1.0, b, -1.0, r_);
+    rr = dots({{&r_, &r_}});
+    return std::sqrt(rr[0]) / bn;
+  };
+  double rho = 1.0, alpha = 1.0, omega = 1.0, rho1 = 0.0;
+  // From the true residual: r-hat = r, p = v = 0.
+  auto start = [&] {
+    axpby(1.0, r_, 0.0, rh_);
+    set(0.0, p_);
+    set(0.0, v_);
+    rho = alpha = omega = 1.0;
+    rho1 = rr[0];
+  };
+  res.residual = true_residual();
   if (res.residual <= opt_.rtol) {
     res.converged = true;
     return res;
   }
-  axpby(1.0, r_, 0.0, rh_);  // r-hat = r
-  set(0.0, p_);
-  set(0.0, v_);
-  double rho = 1.0, alpha = 1.0, omega = 1.0, rho1 = rr[1];
-  constexpr int kMaxRestarts = 5;
-  int restarts = 0;
+  start();
+  // The recurrence says converged, or broke down: true if the true residual agrees (done),
+  // false after a restart; a failure once the restarts are spent.
+  auto confirm = [&](const char* why) {
+    res.residual = true_residual();
+    if (res.residual <= opt_.rtol) {
+      res.converged = true;
+      return true;
+    }
+    if (++restarts > kMaxRestarts || rr[0] == 0.0) {
+      fail(res, why);
+      return true;
+    }
+    start();
+    return false;
+  };
   while (res.iterations < opt_.max_iterations) {
     ++res.iterations;
     if (rho1 == 0.0 || omega == 0.0) {
-      // Breakdown: restart from the current residual (r-hat = r), a few times at most.
-      if (++restarts > kMaxRestarts || rr[0] == 0.0) {
-        fail(res, "broke down (rho or omega = 0)");
-        return res;
-      }
-      axpby(1.0, r_, 0.0, rh_);
-      set(0.0, p_);
-      set(0.0, v_);
-      rho = alpha = omega = 1.0;
-      rho1 = rr[0];
+      if (confirm("broke down (rho or omega = 0)")) return res;
     }
     const double beta = (rho1 / rho) * (alpha / omega);
     // p = r + beta (p - omega v)
@@ -265,8 +285,8 @@ Result Krylov::bicgstab(const Apply& A, const Field& b, const Field& x, const Fi
     }
     const double rhv = dots({{&rh_, &v_}})[0];
     if (rhv == 0.0) {
-      fail(res, "broke down ((r-hat, v) = 0)");
-      return res;
+      if (confirm("broke down ((r-hat, v) = 0)")) return res;
+      continue;
     }
     alpha = rho1 / rhv;
     xpay(r_, -alpha, v_, s_);  // s = r - alpha v
@@ -278,10 +298,8 @@ Result Krylov::bicgstab(const Apply& A, const Field& b, const Field& x, const Fi
     const auto ts = dots({{&t_, &s_}, {&t_, &t_}, {&s_, &s_}});
     if (std::sqrt(ts[2]) / bn <= opt_.rtol) {  // s is small enough: x += alpha p-hat
       axpby(alpha, ph_, 1.0, x);
-      axpby(1.0, s_, 0.0, r_);
-      res.residual = std::sqrt(ts[2]) / bn;
-      res.converged = true;
-      return res;
+      if (confirm("stagnated (the true residual stays above the tolerance)")) return res;
+      continue;
     }
     omega = ts[1] > 0.0 ? ts[0] / ts[1] : 0.0;
     // x += alpha p-hat + omega s-hat; r = s - omega t
@@ -299,8 +317,8 @@ Result Krylov::bicgstab(const Apply& A, const Field& b, const Field& x, const Fi
     rr = dots({{&r_, &r_}, {&rh_, &r_}});
     res.residual = std::sqrt(rr[0]) / bn;
     if (res.residual <= opt_.rtol) {
-      res.converged = true;
-      return res;
+      if (confirm("stagnated (the true residual stays above the tolerance)")) return res;
+      continue;
     }
     rho = rho1;
     rho1 = rr[1];

@@ -194,6 +194,7 @@ void Diffusion::bind(mesh::Mesh& m, physics::Units& units, const physics::RunCon
   mesh_ = &m;
   time_ = ctx.start_time;
   steps_ = ctx.start_step;
+  restarted_ = ctx.restarted;
   if (m.geometry() == mesh::Geometry::spherical)
     throw Error("diffusion: Cartesian or cylindrical (r-z) geometry");
   const int ns = static_cast<int>(species_.size());
@@ -229,6 +230,10 @@ void Diffusion::bind(mesh::Mesh& m, physics::Units& units, const physics::RunCon
   ndim_eff_ = m.geometry() == mesh::Geometry::cylindrical ? 3 : m.ndim();
   if (m.geometry() == mesh::Geometry::cylindrical && m.ndim() != 2)
     throw Error("diffusion: cylindrical geometry is r-z (mesh.ndim = 2)");
+  if (sopt_.method == "cg" && m.geometry() != mesh::Geometry::cartesian)
+    throw Error(
+        "solver.method = \"cg\": the r-z diffusion operator is not symmetric (volume "
+        "factors); use \"bicgstab\"");
 }
 
 double Diffusion::exact(int s, const std::array<double, 3>& x, double t) const {
@@ -241,6 +246,9 @@ double Diffusion::exact(int s, const std::array<double, 3>& x, double t) const {
 }
 
 void Diffusion::initialise(mesh::Mesh& m) {
+  // After a restart (the driver's "recompute" path: another EOS, say) the field and the
+  // clock are the checkpoint's: nothing to set.
+  if (restarted_) return;
   time_ = 0.0;
   const auto& s = m.shape();
   m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom& g) {
@@ -302,6 +310,7 @@ void Diffusion::face_coefficients(mesh::Mesh& m) {
       const auto u = m.view(id, tag);
       const auto w = m.scratch_view(id, tag);
       const mesh::BlockGeom g = m.geom(id);
+      const auto phys = physical_faces(m, id);
       for (int a = 0; a < nd; ++a) {
         int hi[3] = {s.g(0) + s.ni(0), s.g(1) + s.ni(1), s.g(2) + s.ni(2)};
         hi[a] += 1;
@@ -310,11 +319,27 @@ void Diffusion::face_coefficients(mesh::Mesh& m) {
             for (int i = s.g(0); i < hi[0]; ++i) {
               int im[3] = {i, j, k};
               im[a] -= 1;
+              const int I[3] = {i, j, k};
+              // A face where a boundary value holds (not zero flux): the limiter sees the
+              // gradient to that value over dx/2, as the flux does.
+              const bool low = I[a] == s.g(a) && phys[a][0] && on_face_[std::size_t(a)][0];
+              const bool high =
+                  I[a] == s.g(a) + s.ni(a) && phys[a][1] && on_face_[std::size_t(a)][1];
+              const bool valued = (low || high) && boundary_ != "zero_flux";
               for (std::size_t c = 0; c < species_.size(); ++c) {
                 double D = d0_[c];
                 if (limiter_ != Limiter::none) {
-                  const double e1 = u(ivar_[c], i, j, k), e0 = u(ivar_[c], im[0], im[1], im[2]);
-                  const double grad = std::fabs(e1 - e0) / g.dx[a];
+                  double e1 = u(ivar_[c], i, j, k), e0 = u(ivar_[c], im[0], im[1], im[2]);
+                  double h = g.dx[a];
+                  if (valued) {
+                    std::array<double, 3> x{g.x(i - s.g(0)), g.y(j - s.g(1)), g.z(k - s.g(2))};
+                    x[a] = low ? g.lo[a] : g.lo[a] + s.ni(a) * g.dx[a];
+                    const double gv =
+                        boundary_ == "exact" ? exact(int(c), x, time_) : boundary_value_;
+                    (low ? e0 : e1) = gv;
+                    h = 0.5 * g.dx[a];
+                  }
+                  const double grad = std::fabs(e1 - e0) / h;
                   const double ef = 0.5 * (e0 + e1) * chi_[c];
                   const double R = ef > 0.0
                                        ? grad / ef
@@ -575,6 +600,14 @@ void Diffusion::advance(mesh::Mesh& m, double dt) {
     });
   };
   const double wi = theta_ * dt, we = -(1.0 - theta_) * dt;
+  if (sopt_.method == "cg" && m.tree().max_level() > 0) {
+    int lo = m.tree().max_level();
+    for (int id : m.tree().leaves()) lo = std::min(lo, m.tree().node(id).level);
+    if (lo != m.tree().max_level())
+      throw Error(
+          "solver.method = \"cg\": the diffusion operator on an adaptive mesh is not "
+          "symmetric (fine/coarse faces); use \"bicgstab\"");
+  }
   // E^n kept in e0 (x = E^n is the first guess too). With a limiter and
   // diffusion.limiter_iterations > 1, the face coefficients are taken again from the last
   // iterate and the step solved again (Picard), else once from E^n (lagged).
@@ -777,12 +810,11 @@ nlohmann::json Diffusion::summary(MPI_Comm) const {
   j["integral_end"] = std::vector<double>(z.begin(), z.begin() + long(ns));
   if (pulse_) j["l1_error"] = std::vector<double>(z.begin() + long(ns), z.begin() + long(2 * ns));
   if (coupled_ >= 0) {
-    // Radiation (every species) and gas together: what the coupling must conserve.
-    double e0 = gas_start_, e1 = z.back();
-    for (std::size_t c = 0; c < ns; ++c) {
-      e0 += integral_start_[c];
-      e1 += z[c];
-    }
+    // The coupled species and the gas's internal energy: conserved in a closed (zero-flux)
+    // box without hydro; faces that let radiation in or out and hydro's work on the gas
+    // move it too.
+    const std::size_t c0 = std::size_t(coupled_);
+    const double e0 = gas_start_ + integral_start_[c0], e1 = z.back() + z[c0];
     j["gas_energy_start"] = gas_start_;
     j["gas_energy_end"] = z.back();
     j["energy_total_change"] = e0 != 0.0 ? (e1 - e0) / e0 : 0.0;

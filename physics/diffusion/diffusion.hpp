@@ -124,6 +124,7 @@ class Diffusion final : public physics::Unit {
   std::array<solvers::Field, 3> face_;  ///< face coefficients per axis (low face of a zone)
   double time_ = 0.0;
   int steps_ = 0;
+  bool restarted_ = false;  ///< the run continues a checkpoint (RunContext)
   std::vector<double> integral_start_;
   double gas_start_ = 0.0;  ///< the coupled gas's internal energy on the initial mesh
   int ndim_eff_ = 1;        ///< the pulse's dimension d (3 in r-z)

@@ -64,6 +64,7 @@ void Scalar::bind(mesh::Mesh& m, physics::Units&, const physics::RunContext& ctx
   // The clock the run starts from: a restart's checkpoint time (the exact solution's t).
   time_ = ctx.start_time;
   steps_ = ctx.start_step;
+  restarted_ = ctx.restarted;
   if (m.geometry() != mesh::Geometry::cartesian)
     throw Error("scalar: Cartesian geometry only (mesh.geometry = \"cartesian\")");
   mesh_ = &m;
@@ -89,6 +90,9 @@ double Scalar::exact(const std::array<double, 3>& x, double t) const {
 }
 
 void Scalar::initialise(mesh::Mesh& m) {
+  // After a restart (the driver's "recompute" path: another EOS, say) the field and the
+  // clock are the checkpoint's: nothing to set.
+  if (restarted_) return;
   time_ = 0.0;
   const auto& s = m.shape();
   m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom& g) {

@@ -66,6 +66,7 @@ class Scalar final : public physics::Unit {
   int iscal_ = -1, ilap_ = -1;                ///< scal in unk, slap among the scratch
   double time_ = 0.0;                         ///< the unit's clock (the exact solution's t)
   int steps_ = 0;
+  bool restarted_ = false;       ///< the run continues a checkpoint (RunContext)
   double integral_start_ = 0.0;  ///< kept across a restart (checkpoint_scalars)
   mesh::Mesh* mesh_ = nullptr;
   /// L1 error, integral of scal, volume: leaf-ordered sums (collective).

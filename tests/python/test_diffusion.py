@@ -199,6 +199,14 @@ def test_restart_continues_bitwise(tmp_path):
     assert not differing_datasets(last, b / last.name)
     # The integral at the start comes back from the checkpoint (Unit::checkpoint_scalars).
     assert summary(b)["diffusion"]["integral_start"] == summary(a)["diffusion"]["integral_start"]
+    # A restart that recomputes the EOS state (another eos.gamma: every unit's initialise)
+    # keeps the radiation field and the unit's clock: the same E at the end.
+    c = tmp_path / "c"
+    run(PROBLEM, c, *common, "eos.gamma=1.6", "--restart", str(mid[0]))
+    import h5py
+    with h5py.File(last, "r") as fa, h5py.File(c / last.name, "r") as fc:
+        assert np.array_equal(fa["erad"][()], fc["erad"][()])
+    assert summary(c)["diffusion"]["time"] == summary(a)["diffusion"]["time"]
 
 
 def test_gas_coupling_conserves_total_energy_and_relaxes_to_equilibrium(tmp_path):
@@ -300,3 +308,10 @@ def test_bad_opacity_and_limiter_are_refused_with_one_line(tmp_path):
     assert p.returncode != 0 and "diffusion.opacity: -2 is not positive" in error_line(p)
     p = run(PROBLEM, tmp_path, "diffusion.limiter=wilson", check=False)
     assert p.returncode != 0 and "diffusion.limiter" in error_line(p)
+    # CG needs a symmetric operator: the r-z one (volume factors) is refused.
+    p = run("diffusion_pulse_rz.toml", tmp_path / "rz", "solver.method=cg", check=False)
+    assert p.returncode != 0 and "not symmetric" in error_line(p)
+    # A process grid along an axis the mesh does not have.
+    p = run(PROBLEM, tmp_path / "z", "mesh.distribution=cartesian", "mesh.ranks_x=1",
+            "mesh.ranks_y=1", "mesh.ranks_z=2", ranks=2, check=False)
+    assert p.returncode != 0 and "ranks_z = 2 on an axis" in error_line(p)
