@@ -308,6 +308,7 @@ void Mesh::check_maxblocks(const Tree& t) const {
 }
 
 void Mesh::after_tree_change() {
+  ++tree_generation_;
   guards_current_ = false;
   set_runs_.clear();
   scratch_runs_.clear();

@@ -204,6 +204,9 @@ class Mesh {
 
   /// Local slot of node id, or -1 if not held here.
   int slot(int node) const { return slot_[node]; }
+  /// Counts the tree's changes (regrids, restarts): what depends on the tree can tell
+  /// whether it is still the one it was built for.
+  std::uint64_t tree_generation() const { return tree_generation_; }
   /// This rank's leaves, canonical order.
   const std::vector<int>& local_leaves() const { return local_leaves_; }
   BlockGeom geom(int node) const;
@@ -354,6 +357,7 @@ class Mesh {
   std::vector<int> local_leaves_;
   int lrefine_min_ = 1, lrefine_max_ = 1;
   bool round_robin_ = false;
+  std::uint64_t tree_generation_ = 0;
   std::array<int, 3> rank_grid_{};  ///< mesh.distribution = "cartesian": the process grid
   /// Owners of t's nodes by mesh.distribution.
   void distribute(Tree& t) const;

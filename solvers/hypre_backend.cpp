@@ -1,6 +1,8 @@
 // The hypre backend (see hypre_backend.hpp).
 #include "solvers/hypre_backend.hpp"
 
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "base/error.hpp"
@@ -19,7 +21,13 @@ bool hypre_available() {
   return false;
 }
 
-Result hypre_solve(mesh::Mesh&, const Options&, const Rows&, const Field&, const Field&) {
+struct HypreCache {};
+void HypreCacheDeleter::operator()(HypreCache* c) const {
+  delete c;
+}
+
+Result hypre_solve(mesh::Mesh&, const Options&, const Rows&, const Field&, const Field&,
+                   std::uint64_t, std::unique_ptr<HypreCache, HypreCacheDeleter>&) {
   throw Error("solver.backend = \"hypre\": unavailable (hypre not built in)");
 }
 
@@ -70,8 +78,38 @@ Numbering number(const mesh::Mesh& m, int ncomp) {
 
 }  // namespace
 
+/// What stays between solves of one operator: the numbering, the matrix, the vectors and
+/// the solver with its preconditioner set up.
+struct HypreCache {
+  std::uint64_t key = 0, generation = 0;
+  Numbering num;
+  HYPRE_IJMatrix A = nullptr;
+  HYPRE_IJVector B = nullptr, X = nullptr;
+  HYPRE_Solver solver = nullptr, pc = nullptr;
+  std::string method;
+  ~HypreCache() {
+    if (solver) {
+      if (method == "cg")
+        HYPRE_ParCSRPCGDestroy(solver);
+      else if (method == "gmres")
+        HYPRE_ParCSRGMRESDestroy(solver);
+      else
+        HYPRE_ParCSRBiCGSTABDestroy(solver);
+    }
+    if (pc) HYPRE_BoomerAMGDestroy(pc);
+    if (A) HYPRE_IJMatrixDestroy(A);
+    if (B) HYPRE_IJVectorDestroy(B);
+    if (X) HYPRE_IJVectorDestroy(X);
+  }
+};
+
+void HypreCacheDeleter::operator()(HypreCache* c) const {
+  delete c;
+}
+
 Result hypre_solve(mesh::Mesh& m, const Options& o, const Rows& rows, const Field& b,
-                   const Field& x) {
+                   const Field& x, std::uint64_t key,
+                   std::unique_ptr<HypreCache, HypreCacheDeleter>& cache) {
   static const bool initialised = [] {
     HYPRE_Init();
     return true;
@@ -89,23 +127,46 @@ Result hypre_solve(mesh::Mesh& m, const Options& o, const Rows& rows, const Fiel
   const int ncomp = b.ncomp();
   const auto& s = m.shape();
   const HYPRE_BigInt nzone = HYPRE_BigInt(s.interior_cells());
-  const Numbering num = number(m, ncomp);
   MPI_Comm comm = m.comm();
+  const bool reuse =
+      key != 0 && cache && cache->key == key && cache->generation == m.tree_generation();
+  if (!reuse) {
+    cache.reset(new HypreCache);
+    cache->key = key;
+    cache->generation = m.tree_generation();
+    cache->method = o.method;
+    cache->num = number(m, ncomp);
+  }
+  HypreCache& c = *cache;
+  const Numbering& num = c.num;
   auto row_of = [&](int node, int zone, int comp) {
     return num.first[std::size_t(node)] + HYPRE_BigInt(comp) * nzone + zone;
   };
-
-  // The matrix.
-  HYPRE_IJMatrix A = nullptr;
-  HYPRE_IJVector B = nullptr, X = nullptr;
-  HYPRE_Solver solver = nullptr, pc = nullptr;
-  Result res;
-  {
+  const HYPRE_Int nlocal = HYPRE_Int(num.upper - num.lower + 1);
+  const auto nl = static_cast<std::size_t>(nlocal);
+  std::vector<HYPRE_BigInt> idx(nl);
+  std::vector<HYPRE_Real> bv(nl), xv(nl);
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      const auto w = m.scratch_view(id, tag);
+      for (int cc = 0; cc < ncomp; ++cc) {
+        int zone = 0;
+        mesh::for_each_zone(s, [&](int i, int j, int k) {
+          const auto q = std::size_t(row_of(id, zone, cc) - num.lower);
+          idx[q] = row_of(id, zone, cc);
+          bv[q] = w(b.vars[std::size_t(cc)], i, j, k);
+          xv[q] = w(x.vars[std::size_t(cc)], i, j, k);
+          ++zone;
+        });
+      }
+    }
+  });
+  if (!reuse) {
     TESSERA_REGION("solver/hypre_setup");
-    check(HYPRE_IJMatrixCreate(comm, num.lower, num.upper, num.lower, num.upper, &A),
+    check(HYPRE_IJMatrixCreate(comm, num.lower, num.upper, num.lower, num.upper, &c.A),
           "IJMatrixCreate");
-    check(HYPRE_IJMatrixSetObjectType(A, HYPRE_PARCSR), "IJMatrixSetObjectType");
-    check(HYPRE_IJMatrixInitialize(A), "IJMatrixInitialize");
+    check(HYPRE_IJMatrixSetObjectType(c.A, HYPRE_PARCSR), "IJMatrixSetObjectType");
+    check(HYPRE_IJMatrixInitialize(c.A), "IJMatrixInitialize");
     std::vector<HYPRE_BigInt> cols;
     std::vector<HYPRE_Real> vals;
     rows([&](int node, int zone, int comp, const Entry* e, int n) {
@@ -117,118 +178,101 @@ Result hypre_solve(mesh::Mesh& m, const Options& o, const Rows& rows, const Fiel
       }
       HYPRE_BigInt r = row_of(node, zone, comp);
       HYPRE_Int nc = n;
-      check(HYPRE_IJMatrixAddToValues(A, 1, &nc, &r, cols.data(), vals.data()),
+      check(HYPRE_IJMatrixAddToValues(c.A, 1, &nc, &r, cols.data(), vals.data()),
             "IJMatrixAddToValues");
     });
-    check(HYPRE_IJMatrixAssemble(A), "IJMatrixAssemble");
-    // The vectors, from the scratch fields.
-    const HYPRE_Int nlocal = HYPRE_Int(num.upper - num.lower + 1);
-    const auto nl = static_cast<std::size_t>(nlocal);
-    std::vector<HYPRE_BigInt> idx(nl);
-    std::vector<HYPRE_Real> bv(nl), xv(nl);
-    m.with_layout([&](auto tag) {
-      for (int id : m.local_leaves()) {
-        const auto w = m.scratch_view(id, tag);
-        for (int c = 0; c < ncomp; ++c) {
-          int zone = 0;
-          mesh::for_each_zone(s, [&](int i, int j, int k) {
-            const auto q = std::size_t(row_of(id, zone, c) - num.lower);
-            idx[q] = row_of(id, zone, c);
-            bv[q] = w(b.vars[std::size_t(c)], i, j, k);
-            xv[q] = w(x.vars[std::size_t(c)], i, j, k);
-            ++zone;
-          });
-        }
-      }
-    });
-    for (auto* v : {&B, &X}) {
+    check(HYPRE_IJMatrixAssemble(c.A), "IJMatrixAssemble");
+    for (auto* v : {&c.B, &c.X}) {
       check(HYPRE_IJVectorCreate(comm, num.lower, num.upper, v), "IJVectorCreate");
       check(HYPRE_IJVectorSetObjectType(*v, HYPRE_PARCSR), "IJVectorSetObjectType");
       check(HYPRE_IJVectorInitialize(*v), "IJVectorInitialize");
     }
-    check(HYPRE_IJVectorSetValues(B, nlocal, idx.data(), bv.data()), "IJVectorSetValues");
-    check(HYPRE_IJVectorSetValues(X, nlocal, idx.data(), xv.data()), "IJVectorSetValues");
-    check(HYPRE_IJVectorAssemble(B), "IJVectorAssemble");
-    check(HYPRE_IJVectorAssemble(X), "IJVectorAssemble");
-
-    HYPRE_ParCSRMatrix pA = nullptr;
-    HYPRE_ParVector pb = nullptr, px = nullptr;
-    HYPRE_IJMatrixGetObject(A, reinterpret_cast<void**>(&pA));
-    HYPRE_IJVectorGetObject(B, reinterpret_cast<void**>(&pb));
-    HYPRE_IJVectorGetObject(X, reinterpret_cast<void**>(&px));
-
+  } else {
+    check(HYPRE_IJVectorInitialize(c.B), "IJVectorInitialize");
+    check(HYPRE_IJVectorInitialize(c.X), "IJVectorInitialize");
+  }
+  check(HYPRE_IJVectorSetValues(c.B, nlocal, idx.data(), bv.data()), "IJVectorSetValues");
+  check(HYPRE_IJVectorSetValues(c.X, nlocal, idx.data(), xv.data()), "IJVectorSetValues");
+  check(HYPRE_IJVectorAssemble(c.B), "IJVectorAssemble");
+  check(HYPRE_IJVectorAssemble(c.X), "IJVectorAssemble");
+  HYPRE_ParCSRMatrix pA = nullptr;
+  HYPRE_ParVector pb = nullptr, px = nullptr;
+  HYPRE_IJMatrixGetObject(c.A, reinterpret_cast<void**>(&pA));
+  HYPRE_IJVectorGetObject(c.B, reinterpret_cast<void**>(&pb));
+  HYPRE_IJVectorGetObject(c.X, reinterpret_cast<void**>(&px));
+  if (!reuse) {
+    TESSERA_REGION("solver/hypre_setup");
     if (o.preconditioner == "boomeramg") {
-      HYPRE_BoomerAMGCreate(&pc);
-      HYPRE_BoomerAMGSetPrintLevel(pc, 0);
-      HYPRE_BoomerAMGSetMaxIter(pc, 1);  // one V-cycle per application
-      HYPRE_BoomerAMGSetTol(pc, 0.0);
+      HYPRE_BoomerAMGCreate(&c.pc);
+      HYPRE_BoomerAMGSetPrintLevel(c.pc, 0);
+      HYPRE_BoomerAMGSetMaxIter(c.pc, 1);  // one V-cycle per application
+      HYPRE_BoomerAMGSetTol(c.pc, 0.0);
     }
     auto set_pc = [&](auto setprecond, HYPRE_Solver sv) {
       if (o.preconditioner == "boomeramg")
-        setprecond(sv, HYPRE_BoomerAMGSolve, HYPRE_BoomerAMGSetup, pc);
+        setprecond(sv, HYPRE_BoomerAMGSolve, HYPRE_BoomerAMGSetup, c.pc);
       else if (o.preconditioner == "jacobi")
         setprecond(sv, HYPRE_ParCSRDiagScale, HYPRE_ParCSRDiagScaleSetup, nullptr);
     };
-    HYPRE_Int iters = 0;
-    HYPRE_Real rel = 0;
-    {
-      TESSERA_REGION("solver/hypre_solve");
-      if (o.method == "cg") {
-        HYPRE_ParCSRPCGCreate(comm, &solver);
-        HYPRE_PCGSetTol(solver, o.rtol);
-        HYPRE_PCGSetMaxIter(solver, o.max_iterations);
-        HYPRE_PCGSetTwoNorm(solver, 1);
-        set_pc(HYPRE_ParCSRPCGSetPrecond, solver);
-        check(HYPRE_ParCSRPCGSetup(solver, pA, pb, px), "PCG setup");
-        check(HYPRE_ParCSRPCGSolve(solver, pA, pb, px), "PCG solve");
-        HYPRE_ParCSRPCGGetNumIterations(solver, &iters);
-        HYPRE_ParCSRPCGGetFinalRelativeResidualNorm(solver, &rel);
-        HYPRE_ParCSRPCGDestroy(solver);
-      } else if (o.method == "gmres") {
-        HYPRE_ParCSRGMRESCreate(comm, &solver);
-        HYPRE_GMRESSetKDim(solver, 30);
-        HYPRE_GMRESSetTol(solver, o.rtol);
-        HYPRE_GMRESSetMaxIter(solver, o.max_iterations);
-        set_pc(HYPRE_ParCSRGMRESSetPrecond, solver);
-        check(HYPRE_ParCSRGMRESSetup(solver, pA, pb, px), "GMRES setup");
-        check(HYPRE_ParCSRGMRESSolve(solver, pA, pb, px), "GMRES solve");
-        HYPRE_ParCSRGMRESGetNumIterations(solver, &iters);
-        HYPRE_ParCSRGMRESGetFinalRelativeResidualNorm(solver, &rel);
-        HYPRE_ParCSRGMRESDestroy(solver);
-      } else {
-        HYPRE_ParCSRBiCGSTABCreate(comm, &solver);
-        HYPRE_BiCGSTABSetTol(solver, o.rtol);
-        HYPRE_BiCGSTABSetMaxIter(solver, o.max_iterations);
-        set_pc(HYPRE_ParCSRBiCGSTABSetPrecond, solver);
-        check(HYPRE_ParCSRBiCGSTABSetup(solver, pA, pb, px), "BiCGSTAB setup");
-        check(HYPRE_ParCSRBiCGSTABSolve(solver, pA, pb, px), "BiCGSTAB solve");
-        HYPRE_ParCSRBiCGSTABGetNumIterations(solver, &iters);
-        HYPRE_ParCSRBiCGSTABGetFinalRelativeResidualNorm(solver, &rel);
-        HYPRE_ParCSRBiCGSTABDestroy(solver);
+    if (o.method == "cg") {
+      HYPRE_ParCSRPCGCreate(comm, &c.solver);
+      HYPRE_PCGSetTol(c.solver, o.rtol);
+      HYPRE_PCGSetMaxIter(c.solver, o.max_iterations);
+      HYPRE_PCGSetTwoNorm(c.solver, 1);
+      set_pc(HYPRE_ParCSRPCGSetPrecond, c.solver);
+      check(HYPRE_ParCSRPCGSetup(c.solver, pA, pb, px), "PCG setup");
+    } else if (o.method == "gmres") {
+      HYPRE_ParCSRGMRESCreate(comm, &c.solver);
+      HYPRE_GMRESSetKDim(c.solver, 30);
+      HYPRE_GMRESSetTol(c.solver, o.rtol);
+      HYPRE_GMRESSetMaxIter(c.solver, o.max_iterations);
+      set_pc(HYPRE_ParCSRGMRESSetPrecond, c.solver);
+      check(HYPRE_ParCSRGMRESSetup(c.solver, pA, pb, px), "GMRES setup");
+    } else {
+      HYPRE_ParCSRBiCGSTABCreate(comm, &c.solver);
+      HYPRE_BiCGSTABSetTol(c.solver, o.rtol);
+      HYPRE_BiCGSTABSetMaxIter(c.solver, o.max_iterations);
+      set_pc(HYPRE_ParCSRBiCGSTABSetPrecond, c.solver);
+      check(HYPRE_ParCSRBiCGSTABSetup(c.solver, pA, pb, px), "BiCGSTAB setup");
+    }
+  }
+  HYPRE_Int iters = 0;
+  HYPRE_Real rel = 0;
+  {
+    TESSERA_REGION("solver/hypre_solve");
+    if (o.method == "cg") {
+      check(HYPRE_ParCSRPCGSolve(c.solver, pA, pb, px), "PCG solve");
+      HYPRE_ParCSRPCGGetNumIterations(c.solver, &iters);
+      HYPRE_ParCSRPCGGetFinalRelativeResidualNorm(c.solver, &rel);
+    } else if (o.method == "gmres") {
+      check(HYPRE_ParCSRGMRESSolve(c.solver, pA, pb, px), "GMRES solve");
+      HYPRE_ParCSRGMRESGetNumIterations(c.solver, &iters);
+      HYPRE_ParCSRGMRESGetFinalRelativeResidualNorm(c.solver, &rel);
+    } else {
+      check(HYPRE_ParCSRBiCGSTABSolve(c.solver, pA, pb, px), "BiCGSTAB solve");
+      HYPRE_ParCSRBiCGSTABGetNumIterations(c.solver, &iters);
+      HYPRE_ParCSRBiCGSTABGetFinalRelativeResidualNorm(c.solver, &rel);
+    }
+  }
+  Result res;
+  res.iterations = int(iters);
+  res.residual = double(rel);
+  res.converged = rel <= o.rtol;
+  // The answer back into x.
+  check(HYPRE_IJVectorGetValues(c.X, nlocal, idx.data(), xv.data()), "IJVectorGetValues");
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      const auto w = m.scratch_view(id, tag);
+      for (int cc = 0; cc < ncomp; ++cc) {
+        int zone = 0;
+        mesh::for_each_zone(s, [&](int i, int j, int k) {
+          w(x.vars[std::size_t(cc)], i, j, k) = xv[std::size_t(row_of(id, zone, cc) - num.lower)];
+          ++zone;
+        });
       }
     }
-    if (pc) HYPRE_BoomerAMGDestroy(pc);
-    res.iterations = int(iters);
-    res.residual = double(rel);
-    res.converged = rel <= o.rtol;
-    // The answer back into x.
-    check(HYPRE_IJVectorGetValues(X, nlocal, idx.data(), xv.data()), "IJVectorGetValues");
-    m.with_layout([&](auto tag) {
-      for (int id : m.local_leaves()) {
-        const auto w = m.scratch_view(id, tag);
-        for (int c = 0; c < ncomp; ++c) {
-          int zone = 0;
-          mesh::for_each_zone(s, [&](int i, int j, int k) {
-            w(x.vars[std::size_t(c)], i, j, k) = xv[std::size_t(row_of(id, zone, c) - num.lower)];
-            ++zone;
-          });
-        }
-      }
-    });
-    HYPRE_IJMatrixDestroy(A);
-    HYPRE_IJVectorDestroy(B);
-    HYPRE_IJVectorDestroy(X);
-  }
+  });
+  if (key == 0) cache.reset();  // an operator nobody will ask for again
   return res;
 }
 

@@ -8,14 +8,21 @@
 // agrees with the matrix-free backend to the solver tolerance, not to the bit across rank
 // counts. Built when CMake finds hypre (TESSERA_HAVE_HYPRE); without it the backend is
 // refused with "unavailable (hypre not built in)".
+#include <cstdint>
+#include <memory>
+
 #include "solvers/krylov.hpp"
 
 namespace tessera::solvers {
 
 /// Whether this build has the hypre backend.
 bool hypre_available();
-/// Solves A x = b with hypre (x: first guess in, answer out). Collective.
+
+/// Solves A x = b with hypre (x: first guess in, answer out). Collective. `key` names the
+/// operator: with the key of the cached one (and the same tree), the matrix and the setup
+/// are reused and only the right-hand side changes; 0 never matches (assemble anew).
 Result hypre_solve(mesh::Mesh& m, const Options& o, const Rows& rows, const Field& b,
-                   const Field& x);
+                   const Field& x, std::uint64_t key,
+                   std::unique_ptr<HypreCache, HypreCacheDeleter>& cache);
 
 }  // namespace tessera::solvers

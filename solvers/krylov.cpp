@@ -182,7 +182,7 @@ std::vector<double> Krylov::dots(const std::vector<std::pair<const Field*, const
 }
 
 Result Krylov::solve(const Apply& A, const Field& b, const Field& x, const Field& diag,
-                     const Rows& rows) {
+                     const Rows& rows, std::uint64_t operator_key) {
   const auto t0 = std::chrono::steady_clock::now();
   const double bn = std::sqrt(dots({{&b, &b}})[0]);
   Result r;
@@ -191,7 +191,7 @@ Result Krylov::solve(const Apply& A, const Field& b, const Field& x, const Field
     r.converged = true;
   } else if (opt_.backend == "hypre") {
     if (!rows) throw Error("solver: the " + name_ + " operator has no matrix form for hypre");
-    r = hypre_solve(*m_, opt_, rows, b, x);
+    r = hypre_solve(*m_, opt_, rows, b, x, operator_key, hypre_);
     if (!r.converged) fail(r, "did not converge");
   } else {
     r = opt_.method == "cg" ? cg(A, b, x, diag, bn) : bicgstab(A, b, x, diag, bn);

@@ -16,7 +16,9 @@
 // A solve that does not reach solver.rtol in solver.max_iterations (or breaks down) is a
 // one-line Error naming the operator, the iterations and the residual, or with
 // on_failure = "warn" a warning line on rank 0 and the last iterate.
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -77,6 +79,12 @@ using RowSink = std::function<void(int node, int zone, int comp, const Entry* e,
 /// every unknown of this rank's leaves, the same operator Apply computes.
 using Rows = std::function<void(const RowSink&)>;
 
+/// The hypre backend's matrix and setup kept between solves (solvers/hypre_backend.cpp).
+struct HypreCache;
+struct HypreCacheDeleter {
+  void operator()(HypreCache* c) const;
+};
+
 class Krylov {
  public:
   /// The scratch variables the work vectors need: `prefix` + letter + component digit
@@ -90,8 +98,11 @@ class Krylov {
   /// Solves A x = b; x holds the first guess on entry and the answer on return. diag:
   /// the diagonal of A (Jacobi), unused without preconditioning; rows: the same operator
   /// as a matrix (solver.backend = "hypre" needs it). Collective.
+  /// operator_key: nonzero when the caller knows the operator is the same as in the last
+  /// solve with that key (on the same tree): the hypre backend then reuses its matrix and
+  /// setup; 0: a new operator.
   Result solve(const Apply& A, const Field& b, const Field& x, const Field& diag,
-               const Rows& rows = {});
+               const Rows& rows = {}, std::uint64_t operator_key = 0);
 
   const Stats& stats() const { return stats_; }
   const Options& options() const { return opt_; }
@@ -114,6 +125,7 @@ class Krylov {
   std::string name_;
   Field r_, rh_, p_, v_, s_, t_, ph_, sh_;
   Stats stats_;
+  std::unique_ptr<HypreCache, HypreCacheDeleter> hypre_;
   Result bicgstab(const Apply& A, const Field& b, const Field& x, const Field& diag, double bn);
   Result cg(const Apply& A, const Field& b, const Field& x, const Field& diag, double bn);
   void fail(const Result& r, const std::string& why);

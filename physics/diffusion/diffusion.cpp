@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "base/error.hpp"
@@ -612,6 +614,11 @@ void Diffusion::advance(mesh::Mesh& m, double dt) {
   // diffusion.limiter_iterations > 1, the face coefficients are taken again from the last
   // iterate and the step solved again (Picard), else once from E^n (lagged).
   const int passes = limiter_ == Limiter::none ? 1 : limiter_iterations_;
+  // The operator is the same as last step's when its coefficients are (constant D, no
+  // coupling) and so is the step: hypre then keeps its matrix and setup (the tree is
+  // checked there). Its key: the bits of theta dt; 0 (never the same) otherwise.
+  std::uint64_t operator_key = 0;
+  if (limiter_ == Limiter::none && coupled_ < 0) std::memcpy(&operator_key, &wi, sizeof wi);
   for (int pass = 0; pass < passes; ++pass) {
     if (pass > 0) copy(true, x_);  // the iterate into unk, for its guard fill
     m.fill_guards(m.var_set(species_));
@@ -635,7 +642,7 @@ void Diffusion::advance(mesh::Mesh& m, double dt) {
     diagonal(wi);
     krylov_.solve(
         [&](const solvers::Field& X, const solvers::Field& Y) { apply(X, Y, wi, false, 0.0); }, b_,
-        x_, d_, [&](const solvers::RowSink& sink) { rows(wi, sink); });
+        x_, d_, [&](const solvers::RowSink& sink) { rows(wi, sink); }, operator_key);
   }
   copy(true, x_);
   if (coupled_ >= 0) couple_after(m, dt);
