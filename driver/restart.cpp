@@ -78,11 +78,9 @@ void Simulation::restore(const io::FlashFileMeta& m) {
     }
     const auto it = std::find(f.var_names.begin(), f.var_names.end(), var.name);
     if (it == f.var_names.end()) {
-      // Only state the units recompute from the rest may be missing: the EOS state and
-      // gravity's field (the "recompute" path below); a unit's own evolved field may not.
-      const bool recomputable =
-          var.kind == mesh::VarKind::auxiliary && (var.owner == "eos" || var.owner == "gravity");
-      if (!recomputable) throw Error(what + "variable '" + var.name + "' is missing");
+      // Only state the units recompute from the rest may be missing (VarInfo::recomputable:
+      // the "recompute" path below); a unit's own evolved field may not.
+      if (!var.recomputable) throw Error(what + "variable '" + var.name + "' is missing");
       recompute = "it has no '" + var.name + "'";
       continue;
     }

@@ -63,6 +63,10 @@ struct VarInfo {
   std::string owner;       ///< the declaring unit's name
   VarRole role = VarRole::independent;
   Prolong prolong = Prolong::mc;  ///< how a prolongation fills its fine zones
+  /// A checkpoint may lack it: its unit's initialise recomputes it from the other
+  /// variables (the EOS state, gravity's field); a restart without any other variable is
+  /// refused.
+  bool recomputable = false;
   /// The same with a role and a prolongation (declarations read as sentences).
   VarInfo with_role(VarRole r) const {
     VarInfo v = *this;

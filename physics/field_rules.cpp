@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "base/error.hpp"
+
 namespace tessera::physics {
 
 void band_votes(mesh::Mesh& m, const std::vector<int>& vars, double above, double below,
@@ -22,6 +24,18 @@ void band_votes(mesh::Mesh& m, const std::vector<int>& vars, double above, doubl
                                : mesh::Flag::keep;
     }
   });
+}
+
+std::array<std::array<bool, 2>, 3> faces_named(const std::string& key,
+                                               const std::vector<std::string>& names) {
+  std::array<std::array<bool, 2>, 3> on{};
+  for (const auto& f : names) {
+    if (f.size() != 2 || std::string("xyz").find(f[0]) == std::string::npos ||
+        (f[1] != 'l' && f[1] != 'r'))
+      throw Error(key + ": unknown face '" + f + "' (xl, xr, yl, yr, zl, zr)");
+    on[std::size_t(f[0] - 'x')][f[1] == 'r'] = true;
+  }
+  return on;
 }
 
 BadZone first_non_finite(mesh::Mesh& m, const std::vector<int>& vars,

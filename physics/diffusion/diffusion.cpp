@@ -156,12 +156,10 @@ Diffusion::Diffusion(const base::Params& p)
     if (p.get_string("eos.type") != "gamma")
       throw Error("diffusion.absorption: gas coupling needs eos.type = \"gamma\" (c_v = e/T)");
   }
-  for (const auto& f : p.get_string_list("diffusion.boundary_faces")) {
-    if (f.size() != 2 || std::string("xyz").find(f[0]) == std::string::npos ||
-        (f[1] != 'l' && f[1] != 'r'))
-      throw Error("diffusion.boundary_faces: unknown face '" + f + "' (xl, xr, yl, yr, zl, zr)");
-    on_face_[std::size_t(f[0] - 'x')][f[1] == 'r'] = true;
-  }
+  // The faces where a boundary value holds (zero flux needs none: no face then).
+  if (boundary_ != "zero_flux")
+    valued_ = physics::faces_named("diffusion.boundary_faces",
+                                   p.get_string_list("diffusion.boundary_faces"));
   if (boundary_ == "exact" && !pulse_)
     throw Error("diffusion.boundary = \"exact\": only with problem.name = \"diffusion_pulse\"");
   if (pulse_) {
@@ -324,10 +322,10 @@ void Diffusion::face_coefficients(mesh::Mesh& m) {
               const int I[3] = {i, j, k};
               // A face where a boundary value holds (not zero flux): the limiter sees the
               // gradient to that value over dx/2, as the flux does.
-              const bool low = I[a] == s.g(a) && phys[a][0] && on_face_[std::size_t(a)][0];
+              const bool low = I[a] == s.g(a) && phys[a][0] && valued_[std::size_t(a)][0];
               const bool high =
-                  I[a] == s.g(a) + s.ni(a) && phys[a][1] && on_face_[std::size_t(a)][1];
-              const bool valued = (low || high) && boundary_ != "zero_flux";
+                  I[a] == s.g(a) + s.ni(a) && phys[a][1] && valued_[std::size_t(a)][1];
+              const bool valued = low || high;
               for (std::size_t c = 0; c < species_.size(); ++c) {
                 double D = d0_[c];
                 if (limiter_ != Limiter::none) {
@@ -362,7 +360,6 @@ void Diffusion::apply(const solvers::Field& X, const solvers::Field& Y, double w
   m.fill_scratch_guards(mesh::VarSet(X.vars));
   const auto& s = m.shape();
   const int nd = m.ndim(), ns = static_cast<int>(species_.size());
-  const bool dirichlet = boundary_ != "zero_flux";
   auto& fr = m.flux_register();
   std::array<std::vector<double>, 3> flo, fhi;  // A/V of each zone's low and high faces
   const int n0 = s.ni(0), g0 = s.g(0);
@@ -392,7 +389,7 @@ void Diffusion::apply(const solvers::Field& X, const solvers::Field& Y, double w
         const bool low = I[a] == s.g(a) && phys[a][0];
         const bool high = I[a] == s.g(a) + s.ni(a) && phys[a][1];
         if (!low && !high) return -D * (w(xv, i, j, k) - w(xv, im[0], im[1], im[2])) / dx;
-        if (!dirichlet || !on_face_[std::size_t(a)][high]) return 0.0;
+        if (!valued_[std::size_t(a)][high]) return 0.0;
         const double gv = face_value(c, a, high, i, j, k);
         const double h = boundary_distance(D, dx);
         return low ? -D * (w(xv, i, j, k) - gv) / h : -D * (gv - w(xv, im[0], im[1], im[2])) / h;
@@ -482,7 +479,6 @@ void Diffusion::diagonal(double wgt) {
   auto& m = *mesh_;
   const auto& s = m.shape();
   const int nd = m.ndim(), ns = static_cast<int>(species_.size());
-  const bool dirichlet = boundary_ != "zero_flux";
   std::array<std::vector<double>, 3> flo, fhi;
   m.with_layout([&](auto tag) {
     for (int id : m.local_leaves()) {
@@ -502,11 +498,9 @@ void Diffusion::diagonal(double wgt) {
             const double Dl = w(face_[std::size_t(a)].vars[c], i, j, k);
             const double Dh = w(face_[std::size_t(a)].vars[c], ip[0], ip[1], ip[2]);
             const double dl =
-                low ? (dirichlet && on_face_[std::size_t(a)][0] ? boundary_distance(Dl, dx) : 0.0)
-                    : dx;
+                low ? (valued_[std::size_t(a)][0] ? boundary_distance(Dl, dx) : 0.0) : dx;
             const double dh =
-                high ? (dirichlet && on_face_[std::size_t(a)][1] ? boundary_distance(Dh, dx) : 0.0)
-                     : dx;
+                high ? (valued_[std::size_t(a)][1] ? boundary_distance(Dh, dx) : 0.0) : dx;
             if (dl > 0.0) sum += flo[a][std::size_t(I[a])] * Dl / dl;
             if (dh > 0.0) sum += fhi[a][std::size_t(I[a])] * Dh / dh;
           }
@@ -525,7 +519,6 @@ void Diffusion::rows(double wgt, const solvers::RowSink& sink) const {
   const auto& s = m.shape();
   const auto& t = m.tree();
   const int nd = m.ndim(), ns = static_cast<int>(species_.size());
-  const bool dirichlet = boundary_ != "zero_flux";
   std::array<std::vector<double>, 3> flo, fhi;
   std::vector<solvers::Entry> e;
   m.with_layout([&](auto tag) {
@@ -564,7 +557,7 @@ void Diffusion::rows(double wgt, const solvers::RowSink& sink) const {
               if (J[a] < 0 || J[a] >= n[a]) {
                 other = nb[a][side];
                 if (other < 0) {  // a physical face: its condition, on the diagonal
-                  if (dirichlet && on_face_[std::size_t(a)][std::size_t(side)])
+                  if (valued_[std::size_t(a)][std::size_t(side)])
                     e[0].value += wgt * f * D / boundary_distance(D, dx);
                   continue;
                 }

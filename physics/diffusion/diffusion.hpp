@@ -91,8 +91,10 @@ class Diffusion final : public physics::Unit {
   Limiter limiter_ = Limiter::none;
   int limiter_iterations_ = 1;  ///< solves per step with a limiter (Picard on lambda)
   double theta_ = 1.0, dt_factor_ = 1.0, speed_ = 0.0, initial_ = 0.0, boundary_value_ = 0.0;
-  std::string boundary_;                          ///< zero_flux, dirichlet, exact, marshak
-  std::array<std::array<bool, 2>, 3> on_face_{};  ///< diffusion.boundary_faces
+  std::string boundary_;  ///< zero_flux, dirichlet, exact, marshak
+  /// [axis][side]: the physical faces where diffusion.boundary's value holds (those of
+  /// diffusion.boundary_faces; none with zero flux, which every other face has).
+  std::array<std::array<bool, 2>, 3> valued_{};
   double refine_above_ = 1e300, derefine_below_ = -1e300;
   bool pulse_ = false;  ///< problem.name = "diffusion_pulse"
   double t0_ = 0, amp_ = 0, bg_ = 0;

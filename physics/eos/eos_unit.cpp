@@ -76,7 +76,10 @@ std::vector<mesh::VarInfo> EosUnit::variables() const {
                                {"gamc", -1, VarKind::auxiliary, fill, true, name()},
                                {"game", -1, VarKind::auxiliary, fill, true, name()},
                                {"eint", -1, VarKind::auxiliary, false, true, name()}};
-  for (auto& x : v) x.role = role;
+  for (auto& x : v) {
+    x.role = role;
+    x.recomputable = true;  // from the conserved variables, when a checkpoint lacks it
+  }
   return v;
 }
 

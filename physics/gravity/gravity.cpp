@@ -123,6 +123,7 @@ std::vector<mesh::VarInfo> Gravity::variables() const {
     for (int a = 0; a < ndim_; ++a)
       v.push_back(
           {std::string("gac") + "xyz"[a], a, mesh::VarKind::auxiliary, true, false, name()});
+  for (auto& x : v) x.recomputable = true;  // initialise solves for them again
   return v;
 }
 

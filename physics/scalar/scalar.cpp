@@ -45,10 +45,7 @@ Scalar::Scalar(const base::Params& p)
       refine_above_(p.get_real("scalar.refine_above")),
       derefine_below_(p.get_real("scalar.derefine_below")),
       dirichlet_faces_(p.get_string_list("scalar.boundary")) {
-  for (const auto& f : dirichlet_faces_)
-    if (f.size() != 2 || std::string("xyz").find(f[0]) == std::string::npos ||
-        (f[1] != 'l' && f[1] != 'r'))
-      throw Error("scalar.boundary: unknown face '" + f + "' (xl, xr, yl, yr, zl, zr)");
+  physics::faces_named("scalar.boundary", dirichlet_faces_);  // refuses unknown names
 }
 
 std::vector<mesh::VarInfo> Scalar::variables() const {
