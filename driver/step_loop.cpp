@@ -66,7 +66,10 @@ nlohmann::json Simulation::run() {
     const auto hpath = fs::path(opt_.run_dir) / "history.csv";
     const bool fresh = !restarted || !fs::exists(hpath);
     history.open(hpath, fresh ? std::ios::trunc : std::ios::app);
-    if (fresh && history) history << "step,time,dt,leaves,zone_updates_per_second\n" << std::flush;
+    std::string header = "step,time,dt,leaves,zone_updates_per_second";
+    for (const auto& u : units_.all())
+      for (const auto& n : u->history_names()) header += "," + n;
+    if (fresh && history) history << header << "\n" << std::flush;
   }
   const long zones_per_block = static_cast<long>(mesh_->shape().interior_cells());
   double zone_updates = 0;
@@ -146,6 +149,11 @@ nlohmann::json Simulation::run() {
       // invalidate them), so that fill is skipped.
       if (!mark_and_regrid(lean)) mesh_->mark_guards_current();
     }
+    // The units' history columns (collective: on every rank when a row is due).
+    std::string unit_columns;
+    if (auto_log || step_ % log_every == 0)
+      for (const auto& u : units_.all())
+        for (double v : u->history_values(*mesh_)) unit_columns += fmt::format(",{:.9e}", v);
     if (rank_ == 0) {
       const auto now = Clock::now();
       const double f = done();
@@ -155,8 +163,8 @@ nlohmann::json Simulation::run() {
       if (row && history) {
         const double sec = std::chrono::duration<double>(now - t_hist).count();
         const double rate = sec > 0 ? (zone_updates - zu_hist) / sec : 0.0;
-        history << fmt::format("{},{:.9e},{:.6e},{},{:.4e}\n", step_, time_, dt_,
-                               mesh_->tree().num_leaves(), rate)
+        history << fmt::format("{},{:.9e},{:.6e},{},{:.4e}{}\n", step_, time_, dt_,
+                               mesh_->tree().num_leaves(), rate, unit_columns)
                 << std::flush;
         t_hist = now;
         zu_hist = zone_updates;

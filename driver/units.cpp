@@ -11,9 +11,10 @@
 #include "physics/flame/flame.hpp"
 #include "physics/gravity/gravity.hpp"
 #include "physics/hydro/hydro.hpp"
+#include "physics/levelset/levelset.hpp"
 #include "physics/pic/pic_unit.hpp"
 #include "physics/scalar/scalar.hpp"
-#include "physics/tracers/flow.hpp"
+#include "physics/flow/flow.hpp"
 #include "physics/tracers/tracers.hpp"
 
 namespace tessera::driver {
@@ -21,10 +22,11 @@ namespace tessera::driver {
 const std::vector<physics::Registration>& registry() {
   // Operators in the order `known:` lists them, then the particles, then the services.
   static const std::vector<physics::Registration> r = {
-      hydro::Hydro::registration(),     tracers::Flow::registration(),
+      hydro::Hydro::registration(),     flow::Flow::registration(),
       gravity::Gravity::registration(), flame::Flame::registration(),
       burn::Burn::registration(),       pic::Pic::registration(),
       scalar::Scalar::registration(),   diffusion::Diffusion::registration(),
+      levelset::LevelSet::registration(),
       tracers::Tracers::registration(), composition::Composition::registration(),
       eos::EosUnit::registration()};
   return r;

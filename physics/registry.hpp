@@ -83,6 +83,8 @@ std::vector<std::string> own_hooks() {
   add(declared_in<T>(&T::tag_refinement), "tag_refinement");
   add(declared_in<T>(&T::memory_needs), "memory_needs");
   add(declared_in<T>(&T::summary), "summary");
+  add(declared_in<T>(&T::history_names), "history_names");
+  add(declared_in<T>(&T::history_values), "history_values");
   add(declared_in<T>(&T::particle_set), "particle_set");
   return h;
 }

@@ -214,6 +214,12 @@ class Unit {
   /// What summary.json records of this unit (null: nothing). Collective (a unit may
   /// reduce over ranks).
   virtual nlohmann::json summary(MPI_Comm /*comm*/) const { return nullptr; }
+  /// Columns the unit adds to history.csv, after the driver's ("levelset_area"): a
+  /// quantity a user follows step by step. Fixed for the run (the header is written once).
+  virtual std::vector<std::string> history_names() const { return {}; }
+  /// Their values now, one per name (collective: every rank calls it when a row is due;
+  /// rank 0 writes them). Users: the level set (interface area and length).
+  virtual std::vector<double> history_values(mesh::Mesh& /*m*/) const { return {}; }
 
   /// The particles the unit owns (null: none). The driver writes them to checkpoints and
   /// particle files and loads them on restart (then calls after_restart).

@@ -409,12 +409,28 @@ class DiffusionPulse final : public ProblemBase<DiffusionPulse> {
   double rho_, p_;
 };
 
+/// A fluid at rest (density and pressure 1) for a run whose velocity the flow unit sets
+/// (problem.name = "prescribed_flow", flow.field names the field): the level-set problems.
+class PrescribedFlow final : public ProblemBase<PrescribedFlow> {
+ public:
+  explicit PrescribedFlow(const eos::Eos& eos) : eos_(eos) {}
+  std::string name() const override { return "prescribed_flow"; }
+  template <class View>
+  void init(const View& u, const mesh::BlockGeom&, const mesh::BlockShape& s) const {
+    for_interior(
+        s, [&](int i, int j, int k) { set_state(u, s, i, j, k, 1.0, 0.0, 0.0, 0.0, 1.0, eos_); });
+  }
+
+ private:
+  const eos::Eos& eos_;
+};
+
 }  // namespace
 
 void declare_params(base::Params& p) {
   p.declare_string("problem.name", "sedov",
                    {"sedov", "sod", "sound_wave", "advection", "white_dwarf", "maclaurin",
-                    "flame_1d", "rotation", "diffusion_pulse", "pic"},
+                    "flame_1d", "rotation", "diffusion_pulse", "prescribed_flow", "pic"},
                    "problem set-up (pic: zeroes unk; the pic unit loads the plasma, only with "
                    "driver.operators = [\"pic\"])");
   p.declare_real("pulse.t0", 0.002, 1e-300, 1e300,
@@ -508,6 +524,7 @@ std::unique_ptr<Problem> make(const base::Params& p, const eos::Eos& eos) {
   if (n == "flame_1d") return make_flame_1d(p, eos);
   if (n == "rotation") return std::make_unique<Rotation>(p, eos);
   if (n == "diffusion_pulse") return std::make_unique<DiffusionPulse>(p, eos);
+  if (n == "prescribed_flow") return std::make_unique<PrescribedFlow>(eos);
   return std::make_unique<SoundWave>(p, eos);
 }
 

@@ -93,7 +93,7 @@ class Hydro final : public physics::UnitBase<Hydro> {
   const Options& options() const { return opt_; }
   /// dens, momx, momy, momz, etot: conserved, guard-filled.
   /// dens, momx, momy, momz, etot (conserved, guard-filled; only dens plotted), owned by
-  /// `owner`: hydro's, and the prescribed flow's (physics/tracers/flow.hpp).
+  /// `owner`: hydro's, and the prescribed flow's (physics/flow/flow.hpp).
   static std::vector<mesh::VarInfo> conserved_variables(const std::string& owner);
   std::vector<mesh::VarInfo> variables() const override;
   /// Guard zones the reconstruction needs.

@@ -1,0 +1,539 @@
+// The level-set unit: WENO5 advection, redistancing, narrow-band tagging, interface
+// diagnostics (see levelset.hpp).
+#include "physics/levelset/levelset.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+#include "base/error.hpp"
+#include "base/params.hpp"
+#include "perf/timers.hpp"
+#include "physics/field_rules.hpp"
+#include "physics/flow/flow.hpp"
+
+namespace tessera::levelset {
+
+namespace {
+
+constexpr double kFar = std::numeric_limits<double>::max();  ///< ls_dist: not at the interface
+
+inline double sq(double a) { return a * a; }
+
+/// Jiang & Peng's WENO5 one-sided derivative from five divided differences v1..v5, ordered
+/// from the upwind side (Jiang & Shu's smoothness indicators and optimal weights 0.1, 0.6,
+/// 0.3; epsilon relative to the differences, so the weights do not depend on phi's scale).
+inline double weno5(double v1, double v2, double v3, double v4, double v5) {
+  const double s1 = 13.0 / 12.0 * sq(v1 - 2 * v2 + v3) + 0.25 * sq(v1 - 4 * v2 + 3 * v3);
+  const double s2 = 13.0 / 12.0 * sq(v2 - 2 * v3 + v4) + 0.25 * sq(v2 - v4);
+  const double s3 = 13.0 / 12.0 * sq(v3 - 2 * v4 + v5) + 0.25 * sq(3 * v3 - 4 * v4 + v5);
+  const double eps =
+      1e-6 * std::max(std::max(std::max(v1 * v1, v2 * v2), std::max(v3 * v3, v4 * v4)), v5 * v5) +
+      1e-99;
+  // The weights gamma_k / (eps + s_k)^2 normalised, with one division: each multiplied by
+  // the product of the three (eps + s)^2.
+  const double q1 = sq(eps + s1), q2 = sq(eps + s2), q3 = sq(eps + s3);
+  const double a1 = 0.1 * q2 * q3, a2 = 0.6 * q1 * q3, a3 = 0.3 * q1 * q2;
+  const double p1 = v1 / 3.0 - 7.0 / 6.0 * v2 + 11.0 / 6.0 * v3;
+  const double p2 = -v2 / 6.0 + 5.0 / 6.0 * v3 + v4 / 3.0;
+  const double p3 = v3 / 3.0 + 5.0 / 6.0 * v4 - v5 / 6.0;
+  return (a1 * p1 + a2 * p2 + a3 * p3) / (a1 + a2 + a3);
+}
+
+/// The backward (dm) and forward (dp) WENO5 derivatives of a row of n zones of a block copy
+/// from element c0 on, along an axis of stride st (three neighbours each side read),
+/// 1 / dx = idx. The loop has no branch: the compiler vectorises it.
+inline void one_sided_row(const double* __restrict p, long c0, long st, int n, double idx,
+                          double* __restrict dm, double* __restrict dp) {
+  const double* r = p + c0;
+  for (int i = 0; i < n; ++i) {
+    const double* q = r + i;
+    const double d_3 = (q[-2 * st] - q[-3 * st]) * idx;
+    const double d_2 = (q[-st] - q[-2 * st]) * idx;
+    const double d_1 = (q[0] - q[-st]) * idx;
+    const double d0 = (q[st] - q[0]) * idx;
+    const double d1 = (q[2 * st] - q[st]) * idx;
+    const double d2 = (q[3 * st] - q[2 * st]) * idx;
+    dm[i] = weno5(d_3, d_2, d_1, d0, d1);
+    dp[i] = weno5(d2, d1, d0, d_1, d_2);
+  }
+}
+
+/// One block's phi with its guards, copied to a contiguous array (x fastest), and the
+/// strides of its axes: the kernels read it whatever unk's layout.
+struct BlockCopy {
+  std::vector<double> p;
+  long st[3] = {1, 1, 1};
+  int nd = 3;
+  template <class View>
+  void load(const View& u, int var, const mesh::BlockShape& s) {
+    nd = s.ndim;
+    st[0] = 1;
+    st[1] = s.n(0);
+    st[2] = long(s.n(0)) * s.n(1);
+    p.resize(s.cells());
+    long c = 0;
+    for (int k = 0; k < s.n(2); ++k)
+      for (int j = 0; j < s.n(1); ++j)
+        for (int i = 0; i < s.n(0); ++i) p[std::size_t(c++)] = u(var, i, j, k);
+  }
+  long at(int i, int j, int k) const { return i + j * st[1] + k * st[2]; }
+};
+
+thread_local BlockCopy g_copy;
+
+/// The smoothed Heaviside of width eps and its derivative.
+inline double heaviside(double phi, double eps) {
+  if (phi < -eps) return 0.0;
+  if (phi > eps) return 1.0;
+  return 0.5 * (1.0 + phi / eps + std::sin(std::numbers::pi * phi / eps) / std::numbers::pi);
+}
+inline double delta(double phi, double eps) {
+  if (std::fabs(phi) > eps) return 0.0;
+  return 0.5 * (1.0 + std::cos(std::numbers::pi * phi / eps)) / eps;
+}
+
+double min_dx(const mesh::BlockGeom& g, int nd) {
+  double h = g.dx[0];
+  for (int a = 1; a < nd; ++a) h = std::min(h, g.dx[a]);
+  return h;
+}
+
+}  // namespace
+
+void LevelSet::declare_params(base::Params& p) {
+  p.declare_real("levelset.cfl", 0.5, 1e-6, 1.0,
+                 "advection time step: dt = cfl / max over zones of sum_a |u_a| / dx_a");
+  p.declare_int("levelset.redistance_every", 1, 0, 1000000,
+                "steps between redistancings (0: never)");
+  p.declare_int("levelset.redistance_iterations", 2, 0, 100000,
+                "pseudo-time steps per redistancing (Flash-X: 2 every step)");
+  p.declare_real("levelset.redistance_cfl", 0.5, 1e-6, 1.0,
+                 "pseudo-time step of redistancing: dtau = cfl / sum_a (1 / dx_a), per block");
+  p.declare_real("levelset.band", 4.0, 0.0, 1e6,
+                 "narrow band in zones: refine a block where |phi| < band dx (0: no tagging), "
+                 "derefine where |phi| > 3 band dx everywhere; | |grad phi| - 1 | is "
+                 "reported in it");
+  p.declare_real("levelset.smoothing", 1.5, 0.1, 100.0,
+                 "half width of the smoothed Heaviside and delta in zones (diagnostics)");
+  p.declare_real("levelset.radius", 0.15, 1e-300, 1e300,
+                 "initial circle (sphere) radius R: phi = R - |x - c|, positive inside");
+  p.declare_real("levelset.x0", 0.5, -1e300, 1e300, "initial centre x");
+  p.declare_real("levelset.y0", 0.75, -1e300, 1e300, "initial centre y");
+  p.declare_real("levelset.z0", 0.5, -1e300, 1e300, "initial centre z");
+  p.declare_real("levelset.distortion", 0.0, 0.0, 0.9,
+                 "initial phi times 1 + distortion sin(2 pi x) sin(2 pi y) (the same zero "
+                 "contour, |grad phi| != 1: the redistancing test)");
+}
+
+physics::Registration LevelSet::registration() {
+  physics::Requirements req;
+  req.needs_services = false;
+  return physics::registration_of<LevelSet>(
+      "levelset", physics::UnitRole::operator_unit,
+      "a level set advected by the flow's (or hydro's) velocity, WENO5 with redistancing", req);
+}
+
+LevelSet::LevelSet(const base::Params& p)
+    : cfl_(p.get_real("levelset.cfl")),
+      redistance_cfl_(p.get_real("levelset.redistance_cfl")),
+      band_(p.get_real("levelset.band")),
+      smoothing_(p.get_real("levelset.smoothing")),
+      radius_(p.get_real("levelset.radius")),
+      distortion_(p.get_real("levelset.distortion")),
+      centre_{p.get_real("levelset.x0"), p.get_real("levelset.y0"), p.get_real("levelset.z0")},
+      redistance_every_(static_cast<int>(p.get_int("levelset.redistance_every"))),
+      redistance_iterations_(static_cast<int>(p.get_int("levelset.redistance_iterations"))) {}
+
+std::vector<mesh::VarInfo> LevelSet::variables() const {
+  // phi: evolved, in checkpoints and plotfiles, unlimited linear prolongation (exact for a
+  // distance that is linear across the coarse zone). The rest: scratch.
+  auto scratch = [&](const char* n) {
+    return mesh::VarInfo(n, -1, mesh::VarKind::auxiliary, false, false, name())
+        .with_role(mesh::VarRole::scratch);
+  };
+  return {mesh::VarInfo("phi", -1, mesh::VarKind::auxiliary, true, true, name())
+              .with_prolong(mesh::Prolong::linear),
+          scratch("ls_base"), scratch("ls_sgn"), scratch("ls_dist")};
+}
+
+void LevelSet::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) {
+  if (m.geometry() != mesh::Geometry::cartesian)
+    throw Error("levelset: Cartesian geometry only (mesh.geometry = \"cartesian\")");
+  if (m.nxb() < 6)
+    throw Error("levelset: WENO5 reads three zones each side: mesh.nxb >= 6 (is " +
+                std::to_string(m.nxb()) + ")");
+  mesh_ = &m;
+  time_ = ctx.start_time;
+  steps_ = ctx.start_step;
+  restarted_ = ctx.restarted;
+  iphi_ = m.var_index("phi");
+  ibase_ = m.scratch_index("ls_base");
+  isgn_ = m.scratch_index("ls_sgn");
+  idist_ = m.scratch_index("ls_dist");
+  const auto* f = units.find<flow::Flow>();
+  flow_ = (f != nullptr && f->analytic()) ? f : nullptr;
+  if (flow_ == nullptr) {
+    idens_ = m.var_index("dens");
+    imom_[0] = m.var_index("momx");
+    imom_[1] = m.var_index("momy");
+    imom_[2] = m.var_index("momz");
+    if (idens_ < 0 || imom_[0] < 0)
+      throw Error("levelset: no velocity: add \"flow\" (flow.field names the field) or "
+                  "\"hydro\" to driver.operators");
+  }
+}
+
+double LevelSet::initial_distance(const std::array<double, 3>& x) const {
+  const int nd = mesh_ ? mesh_->ndim() : 3;
+  double r2 = 0;
+  for (int a = 0; a < nd; ++a) r2 += sq(x[a] - centre_[a]);
+  return radius_ - std::sqrt(r2);
+}
+
+void LevelSet::initialise(mesh::Mesh& m) {
+  if (restarted_) return;  // the checkpoint's phi and clock
+  const auto& s = m.shape();
+  const bool two = m.ndim() >= 2;
+  m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom& g) {
+    mesh::for_each_zone(s, [&](int i, int j, int k) {
+      const std::array<double, 3> x{g.x(i - s.g(0)), g.y(j - s.g(1)), g.z(k - s.g(2))};
+      const double f =
+          1.0 + distortion_ * std::sin(2 * std::numbers::pi * x[0]) *
+                    (two ? std::sin(2 * std::numbers::pi * x[1]) : 1.0);
+      u(iphi_, i, j, k) = initial_distance(x) * f;
+    });
+  });
+  const Measures q = measure(m);
+  area_start_ = q.area;
+  length_start_ = q.length;
+}
+
+template <class View>
+void LevelSet::block_velocity(const View& u, const mesh::BlockGeom& g, double t,
+                              std::vector<double>& v) const {
+  const auto& s = mesh_->shape();
+  if (flow_ != nullptr) {
+    flow_->block_velocity(g, s, t, v);
+    return;
+  }
+  const std::size_t n = s.interior_cells();
+  v.assign(3 * n, 0.0);
+  std::size_t z = 0;
+  mesh::for_each_zone(s, [&](int i, int j, int k) {
+    const double rho = u(idens_, i, j, k);
+    for (int a = 0; a < mesh_->ndim(); ++a) v[std::size_t(a) * n + z] = u(imom_[a], i, j, k) / rho;
+    ++z;
+  });
+}
+
+namespace {
+thread_local std::vector<double> g_vel, g_dm, g_dp, g_acc;
+}  // namespace
+
+double LevelSet::max_dt(mesh::Mesh& m) const {
+  const auto& s = m.shape();
+  const int nd = m.ndim();
+  const std::size_t n = s.interior_cells();
+  double rate = 0;  // max over zones of sum_a |u_a| / dx_a
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      const mesh::BlockGeom g = m.geom(id);
+      block_velocity(m.view(id, tag), g, time_, g_vel);
+      for (std::size_t z = 0; z < n; ++z) {
+        double r = 0;
+        for (int a = 0; a < nd; ++a) r += std::fabs(g_vel[std::size_t(a) * n + z]) / g.dx[a];
+        rate = std::max(rate, r);
+      }
+    }
+  });
+  return rate > 0 ? cfl_ / rate : std::numeric_limits<double>::max();
+}
+
+void LevelSet::save_base(mesh::Mesh& m) {
+  const auto& s = m.shape();
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      const auto u = m.view(id, tag);
+      const auto w = m.scratch_view(id, tag);
+      mesh::for_each_zone(s, [&](int i, int j, int k) { w(ibase_, i, j, k) = u(iphi_, i, j, k); });
+    }
+  });
+}
+
+double LevelSet::pseudo_dt(const mesh::BlockGeom& g) const {
+  double inv = 0;
+  for (int a = 0; a < mesh_->ndim(); ++a) inv += 1.0 / g.dx[a];
+  return redistance_cfl_ / inv;
+}
+
+void LevelSet::advance(mesh::Mesh& m, double dt) {
+  const auto& s = m.shape();
+  const int nd = m.ndim(), nx = s.ni(0);
+  const std::size_t n = s.interior_cells();
+  const mesh::VarSet phi_set = m.var_set({"phi"});
+  {
+    TESSERA_REGION("levelset/advect");
+    save_base(m);
+    // SSP-RK3 (Shu & Osher): phi1 = phi^n + dt L(phi^n, t);
+    // phi2 = 3/4 phi^n + 1/4 (phi1 + dt L(phi1, t + dt));
+    // phi^n+1 = 1/3 phi^n + 2/3 (phi2 + dt L(phi2, t + dt / 2)).
+    const double a[3] = {0.0, 0.75, 1.0 / 3.0}, b[3] = {1.0, 0.25, 2.0 / 3.0};
+    const double ts[3] = {time_, time_ + dt, time_ + 0.5 * dt};
+    g_dm.resize(std::size_t(nx));
+    g_dp.resize(std::size_t(nx));
+    g_acc.resize(std::size_t(nx));
+    for (int stage = 0; stage < 3; ++stage) {
+      m.fill_guards(phi_set);
+      m.with_layout([&](auto tag) {
+        for (int id : m.local_leaves()) {
+          const auto u = m.view(id, tag);
+          const auto w = m.scratch_view(id, tag);
+          const mesh::BlockGeom g = m.geom(id);
+          block_velocity(u, g, ts[stage], g_vel);
+          auto& c = g_copy;
+          c.load(u, iphi_, s);
+          std::size_t z0 = 0;  // the row's first zone among the interior zones
+          for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+            for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j, z0 += std::size_t(nx)) {
+              const long c0 = c.at(s.g(0), j, k);
+              std::fill(g_acc.begin(), g_acc.end(), 0.0);
+              for (int ax = 0; ax < nd; ++ax) {
+                one_sided_row(c.p.data(), c0, c.st[ax], nx, 1.0 / g.dx[ax], g_dm.data(),
+                              g_dp.data());
+                const double* v = g_vel.data() + std::size_t(ax) * n + z0;
+                for (int i = 0; i < nx; ++i)
+                  g_acc[std::size_t(i)] -= v[i] * (v[i] > 0 ? g_dm[std::size_t(i)] : g_dp[std::size_t(i)]);
+              }
+              for (int i = 0; i < nx; ++i) {
+                const double next = c.p[std::size_t(c0 + i)] + dt * g_acc[std::size_t(i)];
+                const int ii = s.g(0) + i;
+                u(iphi_, ii, j, k) =
+                    stage == 0 ? next : a[stage] * w(ibase_, ii, j, k) + b[stage] * next;
+              }
+            }
+        }
+      });
+    }
+  }
+  time_ += dt;
+  ++steps_;
+  if (redistance_every_ > 0 && redistance_iterations_ > 0 && steps_ % redistance_every_ == 0)
+    redistance(m, redistance_iterations_);
+}
+
+void LevelSet::redistance(mesh::Mesh& m, int iterations) {
+  TESSERA_REGION("levelset/redistance");
+  const auto& s = m.shape();
+  const int nd = m.ndim(), nx = s.ni(0);
+  const mesh::VarSet phi_set = m.var_set({"phi"});
+  // phi0: the sign S(phi0) and, next to the interface, Russo & Smereka's distance D.
+  m.fill_guards(phi_set);
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      const auto u = m.view(id, tag);
+      const auto w = m.scratch_view(id, tag);
+      const mesh::BlockGeom g = m.geom(id);
+      const double h = min_dx(g, nd);
+      auto& c = g_copy;
+      c.load(u, iphi_, s);
+      mesh::for_each_zone(s, [&](int i, int j, int k) {
+        const long at = c.at(i, j, k);
+        const double p0 = c.p[std::size_t(at)];
+        bool interface = false;
+        double e2 = 0, gc2 = 0;  // Russo-Smereka's |grad phi0|^2; the central one
+        for (int ax = 0; ax < nd; ++ax) {
+          const double pm = c.p[std::size_t(at - c.st[ax])], pp = c.p[std::size_t(at + c.st[ax])];
+          if (p0 * pm < 0 || p0 * pp < 0) interface = true;
+          const double dc = 0.5 * (pp - pm) / g.dx[ax];
+          const double d = std::max({std::fabs(dc), std::fabs(pp - p0) / g.dx[ax],
+                                     std::fabs(p0 - pm) / g.dx[ax], 1e-12});
+          e2 += d * d;
+          gc2 += dc * dc;
+        }
+        w(isgn_, i, j, k) = p0 / std::sqrt(p0 * p0 + gc2 * h * h);
+        w(idist_, i, j, k) = interface ? p0 / std::sqrt(e2) : kFar;
+      });
+    }
+  });
+  // SSP-RK2 in pseudo-time: phi1 = phi + dtau L(phi); phi = 1/2 phi + 1/2 (phi1 + dtau L).
+  g_dm.resize(std::size_t(nx));
+  g_dp.resize(std::size_t(nx));
+  g_acc.resize(std::size_t(2 * nx));
+  for (int it = 0; it < iterations; ++it) {
+    save_base(m);
+    for (int stage = 0; stage < 2; ++stage) {
+      m.fill_guards(phi_set);
+      m.with_layout([&](auto tag) {
+        for (int id : m.local_leaves()) {
+          const auto u = m.view(id, tag);
+          const auto w = m.scratch_view(id, tag);
+          const mesh::BlockGeom g = m.geom(id);
+          const double h = min_dx(g, nd), dtau = pseudo_dt(g);
+          auto& c = g_copy;
+          c.load(u, iphi_, s);
+          double* gpos = g_acc.data();       // sum of the Godunov squares for S > 0
+          double* gneg = g_acc.data() + nx;  // and for S < 0
+          for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+            for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
+              const long c0 = c.at(s.g(0), j, k);
+              std::fill(g_acc.begin(), g_acc.end(), 0.0);
+              for (int ax = 0; ax < nd; ++ax) {
+                one_sided_row(c.p.data(), c0, c.st[ax], nx, 1.0 / g.dx[ax], g_dm.data(),
+                              g_dp.data());
+                for (int i = 0; i < nx; ++i) {
+                  const double dm = g_dm[std::size_t(i)], dp = g_dp[std::size_t(i)];
+                  gpos[i] += std::max(sq(std::max(dm, 0.0)), sq(std::min(dp, 0.0)));
+                  gneg[i] += std::max(sq(std::min(dm, 0.0)), sq(std::max(dp, 0.0)));
+                }
+              }
+              for (int i = 0; i < nx; ++i) {
+                const int ii = s.g(0) + i;
+                const double ph = c.p[std::size_t(c0 + i)];
+                const double d = w(idist_, ii, j, k), sg = w(isgn_, ii, j, k);
+                // Next to the interface Russo & Smereka relax toward the distance phi0 gave
+                // (the Hamiltonian would move the zero contour); elsewhere Godunov.
+                const double rhs =
+                    d != kFar ? -((sg > 0 ? 1.0 : sg < 0 ? -1.0 : 0.0) * std::fabs(ph) - d) / h
+                              : sg * (1.0 - std::sqrt(sg > 0 ? gpos[i] : gneg[i]));
+                const double next = ph + dtau * rhs;
+                u(iphi_, ii, j, k) = stage == 0 ? next : 0.5 * w(ibase_, ii, j, k) + 0.5 * next;
+              }
+            }
+        }
+      });
+    }
+  }
+  ++redistance_steps_;
+}
+
+bool LevelSet::tag_refinement(mesh::Mesh& m, std::vector<mesh::Flag>& votes) const {
+  if (band_ <= 0) return false;
+  const auto& s = m.shape();
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      const auto u = m.view(id, tag);
+      const double h = min_dx(m.geom(id), m.ndim());
+      double lo = std::numeric_limits<double>::max();
+      mesh::for_each_zone(s, [&](int i, int j, int k) {
+        lo = std::min(lo, std::fabs(u(iphi_, i, j, k)));
+      });
+      votes[std::size_t(id)] = lo < band_ * h         ? mesh::Flag::refine
+                               : lo > 3.0 * band_ * h ? mesh::Flag::derefine
+                                                      : mesh::Flag::keep;
+    }
+  });
+  return true;
+}
+
+physics::BadZone LevelSet::check(mesh::Mesh& m) const {
+  return physics::first_non_finite(m, std::vector<int>{iphi_}, {"levelset phi"});
+}
+
+LevelSet::Measures LevelSet::measure(mesh::Mesh& m, bool full) const {
+  m.fill_guards(m.var_set({"phi"}));
+  const auto& s = m.shape();
+  const int nd = m.ndim();
+  double offset_max = 0, grad_max = 0;
+  // area, length, |H - H0|, grad error sum, band zones
+  const auto sums = m.leaf_sums(5, [&](int id, double* out) {
+    const mesh::BlockGeom g = m.geom(id);
+    const double h = min_dx(g, nd), eps = smoothing_ * h;
+    double dv = 1.0;
+    for (int a = 0; a < nd; ++a) dv *= g.dx[a];
+    double area = 0, len = 0, shape = 0, gsum = 0, nband = 0;
+    m.with_layout([&](auto tag) {
+      const auto u = m.view(id, tag);
+      mesh::for_each_zone(s, [&](int i, int j, int k) {
+        const double ph = u(iphi_, i, j, k);
+        area += heaviside(ph, eps);
+        // The gradient where something reads it: the delta's support, the band, the zones
+        // next to the interface (|phi| < dx + eps covers them all but the band).
+        if (!full && std::fabs(ph) > eps) return;
+        double g2 = 0;
+        bool interface = false;
+        const int o[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+        for (int a = 0; a < nd; ++a) {
+          const double pm = u(iphi_, i - o[a][0], j - o[a][1], k - o[a][2]);
+          const double pp = u(iphi_, i + o[a][0], j + o[a][1], k + o[a][2]);
+          g2 += sq(0.5 * (pp - pm) / g.dx[a]);
+          if (ph * pm < 0 || ph * pp < 0) interface = true;
+        }
+        const double gn = std::sqrt(g2);
+        len += delta(ph, eps) * gn;
+        if (!full) return;
+        const std::array<double, 3> x{g.x(i - s.g(0)), g.y(j - s.g(1)), g.z(k - s.g(2))};
+        const double exact = initial_distance(x);
+        shape += std::fabs(heaviside(ph, eps) - heaviside(exact, eps));
+        if (interface && gn > 0) offset_max = std::max(offset_max, std::fabs(ph / gn - exact) / h);
+        if (std::fabs(ph) < band_ * h) {
+          const double e = std::fabs(gn - 1.0);
+          gsum += e;
+          nband += 1;
+          grad_max = std::max(grad_max, e);
+        }
+      });
+    });
+    out[0] = area * dv;
+    out[1] = len * dv;
+    out[2] = shape * dv;
+    out[3] = gsum;
+    out[4] = nband;
+  });
+  double mx[2] = {offset_max, grad_max};
+  MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_DOUBLE, MPI_MAX, m.comm());
+  const double pi = std::numbers::pi;
+  const double l0 = nd == 1 ? 2.0 : nd == 2 ? 2 * pi * radius_ : 4 * pi * radius_ * radius_;
+  Measures q;
+  q.area = sums[0];
+  q.length = sums[1];
+  q.shape_error = sums[2] / l0;
+  q.offset_max = mx[0];
+  q.grad_error_max = mx[1];
+  q.grad_error_mean = sums[4] > 0 ? sums[3] / sums[4] : 0.0;
+  return q;
+}
+
+std::vector<std::string> LevelSet::history_names() const {
+  return {"levelset_area", "levelset_length"};
+}
+
+std::vector<double> LevelSet::history_values(mesh::Mesh& m) const {
+  const Measures q = measure(m, false);
+  return {q.area, q.length};
+}
+
+std::vector<std::pair<std::string, double>> LevelSet::checkpoint_scalars() const {
+  return {{"area_start", area_start_},
+          {"length_start", length_start_},
+          {"redistance_steps", double(redistance_steps_)}};
+}
+
+void LevelSet::restore_scalars(const physics::CheckpointInfo& c) {
+  const Measures q = measure(*mesh_);
+  area_start_ = c.real_scalar("levelset_area_start").value_or(q.area);
+  length_start_ = c.real_scalar("levelset_length_start").value_or(q.length);
+  redistance_steps_ = static_cast<long>(c.real_scalar("levelset_redistance_steps").value_or(0));
+}
+
+nlohmann::json LevelSet::summary(MPI_Comm) const {
+  const Measures q = measure(*mesh_);
+  return {{"time", time_},
+          {"steps", steps_},
+          {"velocity", flow_ != nullptr ? "flow:" + flow_->field_name() : std::string("unk")},
+          {"area_start", area_start_},
+          {"area_end", q.area},
+          {"area_change", (q.area - area_start_) / area_start_},
+          {"length_start", length_start_},
+          {"length_end", q.length},
+          {"shape_error", q.shape_error},
+          {"interface_offset_max", q.offset_max},
+          {"gradient_error_max", q.grad_error_max},
+          {"gradient_error_mean", q.grad_error_mean},
+          {"redistance_steps", redistance_steps_}};
+}
+
+}  // namespace tessera::levelset
