@@ -16,8 +16,10 @@
 //                 S(phi0) = phi0 / sqrt(phi0^2 + |grad phi0|^2 h^2); in the zones next to the
 //                 interface (a sign change of phi0 to an axis neighbour) Russo & Smereka's
 //                 (2000) sub-cell fix instead, phi_tau = -(sgn(phi0) |phi| - D) / h with
-//                 D = phi0 / |grad phi0| from one-sided and central differences, which
-//                 keeps the zero contour where it was. SSP-RK2 in pseudo-time,
+//                 D = phi0 / |grad phi0|, which keeps the zero contour where it was
+//                 (|grad phi0| from central differences; Russo & Smereka's largest of the
+//                 central and one-sided differences where the central one is under half
+//                 of it, at a kink). SSP-RK2 in pseudo-time,
 //                 dtau = levelset.redistance_cfl / sum_a (1 / dx_a) per block.
 //   refinement    the unit's own tagging: refine a block where |phi| < levelset.band dx
 //                 somewhere, derefine one where |phi| > 3 levelset.band dx everywhere.
