@@ -225,16 +225,22 @@ def _slice_axes(fig, ax, ds: Dataset, var: str, log: bool):
         leg = ax.legend(handles=handles, loc="upper right", fontsize=7, title="leaf blocks",
                         title_fontsize=7, facecolor="0.25", labelcolor="w", framealpha=0.8)
         leg.get_title().set_color("w")
-    # The flame front (flam = 1/2), where the run has the ADR flame.
-    if var != "flam" and ds.has_field("flam"):
-        front, _, _, _ = _slice(ds, "flam", z)
+    # Interfaces drawn over the slice: the flame front (flam = 1/2) where the run has the
+    # ADR flame, the level set's zero contour (phi = 0) where it has a level set.
+    fronts = [("flam", 0.5, "k", "dashed", "flame front (flam = 0.5)"),
+              ("phi", 0.0, "k", "solid", "interface (phi = 0)")]
+    for name, level, colour, style, label in fronts:
+        if var == name and name == "flam" or not ds.has_field(name):
+            continue
+        front, _, _, _ = _slice(ds, name, z)
         ny, nx = front.shape
         xs = extent[0] + (np.arange(nx) + 0.5) * (extent[1] - extent[0]) / nx
         ys = extent[2] + (np.arange(ny) + 0.5) * (extent[3] - extent[2]) / ny
-        if np.nanmax(front) > 0.5 > np.nanmin(front):
-            ax.contour(xs, ys, np.nan_to_num(front), levels=[0.5], colors="k", linewidths=1.6,
-                       linestyles="dashed")
-            handles.append(Line2D([], [], color="k", lw=1.5, ls="--", label="flame front (flam = 0.5)"))
+        if np.nanmax(front) > level > np.nanmin(front):
+            ax.contour(xs, ys, np.nan_to_num(front), levels=[level], colors=colour,
+                       linewidths=1.6, linestyles=style)
+            handles.append(Line2D([], [], color=colour, lw=1.5,
+                                  ls="--" if style == "dashed" else "-", label=label))
             leg = ax.legend(handles=handles, loc="upper right", fontsize=7, title="leaf blocks",
                             title_fontsize=7, facecolor="0.25", labelcolor="w", framealpha=0.8)
             leg.get_title().set_color("w")

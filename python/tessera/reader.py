@@ -390,8 +390,9 @@ def read_history(directory):
     """The run's ``history.csv`` (one row per progress line) as a dict of arrays, or None.
 
     Columns: step, time, dt, leaves, zone_updates_per_second (the rate over the interval
-    since the previous row).  A restart appends to the file; where a step appears more
-    than once the last row wins, and rows are returned in step order.
+    since the previous row), then the columns the units add (Unit::history_names:
+    levelset_area, levelset_length).  A restart appends to the file; where a step appears
+    more than once the last row wins, and rows are returned in step order.
     """
     directory = os.fspath(directory)
     path = directory if os.path.isfile(directory) else os.path.join(directory, "history.csv")
@@ -399,20 +400,20 @@ def read_history(directory):
         return None
     rows = {}
     with open(path) as f:
-        header = f.readline().strip().split(",")
-        if tuple(header) != HISTORY_COLUMNS:
+        header = tuple(f.readline().strip().split(","))
+        if header[:len(HISTORY_COLUMNS)] != HISTORY_COLUMNS:
             raise ValueError(f"{path}: unexpected header {','.join(header)}")
         for line in f:
             parts = line.strip().split(",")
-            if len(parts) != len(HISTORY_COLUMNS):
+            if len(parts) != len(header):
                 continue  # a line cut short by a crash
             try:
                 values = [float(v) for v in parts]
             except ValueError:
                 continue
             rows[int(values[0])] = values
-    data = np.array([rows[k] for k in sorted(rows)], dtype=float).reshape(-1, len(HISTORY_COLUMNS))
-    out = {name: data[:, i] for i, name in enumerate(HISTORY_COLUMNS)}
+    data = np.array([rows[k] for k in sorted(rows)], dtype=float).reshape(-1, len(header))
+    out = {name: data[:, i] for i, name in enumerate(header)}
     out["step"] = out["step"].astype(np.int64)
     out["leaves"] = out["leaves"].astype(np.int64)
     return out
