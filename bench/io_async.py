@@ -36,6 +36,16 @@ reported as "final s" (median), apart from the hidden fraction of the scheduled 
 (3-D Sod along x, AMR, 16,384 tracers) with its schedule: a plotfile and a particle file
 every 10 steps and a checkpoint (grid + particles) every --chk steps (default 20). Blocked
 and write times are then summed over the three kinds of output (io_async_tracers.json).
+
+--problem bubble runs the study's second case: Flash-X's deforming bubble
+(problems/deforming_bubble_2d.toml: a level set on a narrow-band adaptive mesh, finest
+256^2, the mesh changing every few steps) for --steps steps (default 400) with a checkpoint
+every --chk steps (default 20), and reports besides the I/O share of the step loop
+(blocked / evolution, the study's "I/O share") and the regrids that changed the mesh per
+checkpoint interval (io_async_bubble.json and .png: the study's Fig. 6 as far as one
+machine allows).
+
+    .venv/bin/python bench/io_async.py --problem bubble --repeat 3
 """
 import argparse
 import json
@@ -57,6 +67,9 @@ BASE = ["mesh.nblockx=4", "mesh.nblocky=4", "mesh.nblockz=4", "sedov.nsubzones=1
 TRACERS = ROOT / "problems" / "sod_3d_tracers.toml"
 TRACERS_BASE = ["io.write_initial=false", "io.write_final=false", "io.plotfile_interval_time=0",
                 "io.checkpoint_interval_time=0"]
+BUBBLE = ROOT / "problems" / "deforming_bubble_2d.toml"
+BUBBLE_BASE = ["io.write_initial=false", "io.write_final=false", "io.plotfile_interval_steps=0",
+               "driver.log_every=1000"]
 
 
 def find_region(node, name):
@@ -70,7 +83,7 @@ def find_region(node, name):
     return 0.0
 
 
-def one_run(mode, ranks, steps, chk, stage, tracers=False, final=False):
+def one_run(mode, ranks, steps, chk, stage, tracers=False, final=False, bubble=False):
     with tempfile.TemporaryDirectory(dir=ROOT / "runs") as d:
         extra = [f"driver.nend={steps}"]
         if final:
@@ -89,8 +102,13 @@ def one_run(mode, ranks, steps, chk, stage, tracers=False, final=False):
                 extra.append(f"io.thread_priority={opt}")
         if stage:
             extra.append(f"io.stage_dir={stage}")
-        cmd = [str(EXE), "run", str(TRACERS if tracers else PROBLEM), "--dir", d,
-               *(TRACERS_BASE if tracers else BASE), *extra]
+        if bubble:
+            cmd = [str(EXE), "run", str(BUBBLE), "--dir", d, *BUBBLE_BASE, *extra]
+            if mode == "none":
+                cmd.append("io.checkpoint_interval_steps=0")
+        else:
+            cmd = [str(EXE), "run", str(TRACERS if tracers else PROBLEM), "--dir", d,
+                   *(TRACERS_BASE if tracers else BASE), *extra]
         if ranks > 1:
             cmd = ["mpirun", "--oversubscribe", "--allow-run-as-root", "-n", str(ranks)] + cmd
         subprocess.run(cmd, check=True, capture_output=True)
@@ -102,6 +120,7 @@ def one_run(mode, ranks, steps, chk, stage, tracers=False, final=False):
     return {"wall": s["wall_seconds"], "evolution": s["evolution_seconds"], "loop_io": loop_io,
             "blocked": sum(c["blocked_seconds"] for c in io),
             "write": sum(c["write_seconds"] for c in io), "count": sum(c["count"] for c in io),
+            "regrids": s.get("regrid", {}).get("changed", 0),
             "bytes": sum(c["bytes"] for c in io), "fallbacks": sum(c["sync_fallbacks"] for c in io),
             # the outputs forced synchronous (the final checkpoint), as the run reports them
             # (builds before io.*.forced: -1)
@@ -113,10 +132,11 @@ def main():
     global EXE
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--steps", type=int, default=0,
+                    help="steps per run (default 60; 400 with --problem bubble)")
     ap.add_argument("--chk", type=int, default=0,
                     help="steps between checkpoints (default 5; 20 with --problem tracers)")
-    ap.add_argument("--problem", choices=["sedov", "tracers"], default="sedov")
+    ap.add_argument("--problem", choices=["sedov", "tracers", "bubble"], default="sedov")
     ap.add_argument("--ranks", default="1,2")
     ap.add_argument("--stage", default="", help="io.stage_dir for the sync/async runs")
     ap.add_argument("--out", default=str(ROOT / "runs" / "bench"))
@@ -135,7 +155,9 @@ def main():
     a = ap.parse_args()
     EXE = Path(a.exe)
     tracers = a.problem == "tracers"
-    a.chk = a.chk or (20 if tracers else 5)
+    bubble = a.problem == "bubble"
+    a.chk = a.chk or (20 if tracers or bubble else 5)
+    a.steps = a.steps or (400 if bubble else 60)
     if not EXE.exists():
         sys.exit(f"bench: {EXE} is missing; run `make build` first")
     (ROOT / "runs").mkdir(exist_ok=True)
@@ -155,13 +177,14 @@ def main():
         for rep in range(a.repeat):
             for mode in modes:  # interleaved, so drift in the machine's load hits all modes
                 r = one_run(mode, ranks, a.steps, a.chk, a.stage if mode != "none" else "",
-                            tracers)
+                            tracers, bubble=bubble)
                 raw.setdefault(f"{ranks}/{mode}", []).append(r)
                 print(f"  ranks={ranks} {mode:10s} rep {rep + 1}/{a.repeat}: wall {r['wall']:.2f} s,"
                       f" loop {r['evolution']:.2f} s, blocked {r['blocked']:.3f} s of"
                       f" {r['write']:.3f} s written", flush=True)
                 if a.final and mode != "none":
-                    f = one_run(mode, ranks, a.steps, a.chk, a.stage, tracers, final=True)
+                    f = one_run(mode, ranks, a.steps, a.chk, a.stage, tracers, final=True,
+                                bubble=bubble)
                     raw.setdefault(f"{ranks}/{mode}/final", []).append(f)
     med = {k: {m: statistics.median(x[m] for x in v) for m in v[0]} for k, v in raw.items()}
     rows = []
@@ -175,6 +198,9 @@ def main():
                          "hidden_fraction": (1 - m["blocked"] / m["write"]) if m["write"] else None,
                          "blocked_ms_per_output": 1e3 * m["blocked"] / m["count"] if m["count"] else 0,
                          "loop_share": (m["loop_io"] / m["write"]) if m["write"] else None,
+                         # the study's I/O share: the step loop's time blocked on outputs
+                         "io_share": m["blocked"] / m["evolution"] if m["evolution"] else 0,
+                         "regrids_per_interval": m["regrids"] * a.chk / a.steps,
                          "compute_overhead": compute / base - 1,
                          "loop_overhead": m["evolution"] / base - 1,
                          # the final checkpoint's own blocked time (--final runs); a build
@@ -189,17 +215,18 @@ def main():
           f" load {load0[0]:.2f} -> {os.getloadavg()[0]:.2f}")
     print(f"{'ranks':>5} {'mode':>16} {'wall s':>7} {'loop s':>7} {'blocked s':>9} "
           f"{'ms/out':>7} {'write s':>7} {'hidden':>7} {'loop io s':>9} {'compute +':>9} "
-          f"{'loop +':>7} {'final s':>7} {'chk MB':>7}")
+          f"{'loop +':>7} {'final s':>7} {'chk MB':>7} {'io share':>8} {'regrids/chk':>11}")
     for r in rows:
         hid = "-" if r["hidden_fraction"] is None else f"{100 * r['hidden_fraction']:.1f}%"
         fin = "-" if r["final_blocked"] is None else f"{r['final_blocked']:.3f}"
         print(f"{r['ranks']:>5} {r['mode']:>16} {r['wall']:>7.2f} {r['evolution']:>7.2f} "
               f"{r['blocked']:>9.3f} {r['blocked_ms_per_output']:>7.2f} {r['write']:>7.3f} "
               f"{hid:>7} {r['loop_io']:>9.3f} {100 * r['compute_overhead']:>8.1f}% "
-              f"{100 * r['loop_overhead']:>6.1f}% {fin:>7} {r['bytes'] / 1e6:>7.1f}")
+              f"{100 * r['loop_overhead']:>6.1f}% {fin:>7} {r['bytes'] / 1e6:>7.1f} "
+              f"{100 * r['io_share']:>7.1f}% {r['regrids_per_interval']:>11.1f}")
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    stem = "io_async_tracers" if tracers else "io_async"
+    stem = "io_async_tracers" if tracers else "io_async_bubble" if bubble else "io_async"
     (out / f"{stem}.json").write_text(json.dumps(
         {"rows": rows, "raw": raw, "steps": a.steps, "chk": a.chk, "repeat": a.repeat,
          "load_start": load0, "load_end": os.getloadavg(), "exe": str(EXE)}, indent=1))
