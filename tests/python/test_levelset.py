@@ -11,6 +11,7 @@ bound the method or verification.md §F sets:
   below 1e-2 in the band |phi| < 4 dx afterwards, and the zero contour moved by less than
   0.1 dx;
 - a circle translated once across the periodic domain: area change below 0.5 % at 128^2;
+  the same carried by hydro's velocity (driver.operators = ["hydro", "levelset"]);
 - 1, 2 and 4 ranks bitwise (the deforming bubble on its adaptive mesh, regrids included);
 - the deforming bubble 2-D runs Flash-X's 1000 steps with regrids and asynchronous
   checkpoints; every file verifies, a restart from a checkpoint ends bitwise on the
@@ -92,6 +93,19 @@ def test_a_translated_circle_keeps_its_area(tmp_path):
     assert ls["time"] == pytest.approx(1.0)
     assert abs(ls["area_change"]) < 5e-3, ls
     assert ls["shape_error"] < 1e-3, ls  # back where it started
+
+
+def test_hydro_velocity_carries_the_level_set_once_across_the_domain(tmp_path):
+    # driver.operators = ["hydro", "levelset"]: the velocity is unk's momenta over density,
+    # here hydro's uniform flow (1, 1) on the periodic 64^2 advection problem, so that after
+    # t = 1 the circle is back where it started.
+    run("advection_2d.toml", tmp_path, "driver.operators=hydro,levelset",
+        "advection.rho_inside=0", "advection.vely=1.0", "mesh.lrefine_max=1",
+        "levelset.x0=0.5", "levelset.y0=0.5", "levelset.radius=0.2", *NOPLOT)
+    ls = summary(tmp_path)["levelset"]
+    assert ls["velocity"] == "unk" and ls["time"] == pytest.approx(1.0)
+    assert abs(ls["area_change"]) < 1e-3, ls
+    assert ls["shape_error"] < 1e-3, ls
 
 
 SHORT = ["driver.nend=60", "io.checkpoint_interval_steps=30", "io.plotfile_interval_steps=0",
