@@ -17,7 +17,7 @@ DEB_PACKAGES := build-essential cmake pkg-config openmpi-bin libopenmpi-dev \
   libssl-dev libhypre-dev
 PY_PACKAGES := numpy h5py matplotlib yt pytest sphinx myst-parser
 
-.PHONY: all deps deps-apt deps-py configure build run test docs bench tier-study studies study-hugepages study-tiers study-v2d format clean helm-table
+.PHONY: all deps deps-apt deps-py configure build run test docs bench tier-study studies study-hugepages study-tiers study-v2d study-async format clean helm-table
 
 all: build
 
@@ -83,6 +83,9 @@ study-tiers:
 
 study-v2d: deps build
 	$(PY) tools/study.py v2d --out runs/studies/v2d --repeat 3
+
+study-async: deps build
+	$(PY) tools/study.py async --out runs/studies/async --repeat 3
 
 # The Helmholtz EOS table (build/helm_table.dat), generated from first principles.
 helm-table: configure
