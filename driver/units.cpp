@@ -12,6 +12,7 @@
 #include "physics/gravity/gravity.hpp"
 #include "physics/hydro/hydro.hpp"
 #include "physics/levelset/levelset.hpp"
+#include "physics/m1/m1.hpp"
 #include "physics/pic/pic_unit.hpp"
 #include "physics/scalar/scalar.hpp"
 #include "physics/flow/flow.hpp"
@@ -26,7 +27,7 @@ const std::vector<physics::Registration>& registry() {
       gravity::Gravity::registration(), flame::Flame::registration(),
       burn::Burn::registration(),       pic::Pic::registration(),
       scalar::Scalar::registration(),   diffusion::Diffusion::registration(),
-      levelset::LevelSet::registration(),
+      levelset::LevelSet::registration(), m1::M1::registration(),
       tracers::Tracers::registration(), composition::Composition::registration(),
       eos::EosUnit::registration()};
   return r;

@@ -425,12 +425,121 @@ class PrescribedFlow final : public ProblemBase<PrescribedFlow> {
   const eos::Eos& eos_;
 };
 
+/// The moments of the M1 unit (owner "m1"), four per species and group (E, Fx, Fy, Fz), in
+/// unk order; an Error if the run has none.
+std::vector<int> m1_moments(const mesh::Mesh& m, const std::string& problem) {
+  std::vector<int> v;
+  for (int i = 0; i < static_cast<int>(m.vars().size()); ++i)
+    if (m.vars()[std::size_t(i)].owner == "m1") v.push_back(i);
+  if (v.empty() || v.size() % 4 != 0)
+    throw Error("problem.name = \"" + problem + "\" sets the M1 moments: add \"m1\" to "
+                "driver.operators");
+  return v;
+}
+
+/// Thornado's streaming sine wave (problem.name = "streaming_sine_wave", verification.md
+/// §L): every species and group E = ssw.mean + ssw.amplitude sin(2 pi x / L), L the domain's
+/// length along x, F = (1 - 1e-12) c E along x (free streaming, f = 1); with ssw.direction =
+/// "diagonal" (2-D, a square domain) the wave runs along (1, 1) / sqrt(2):
+/// E = mean + amplitude sin(2 pi (x + y) / L), which returns at t = L / (sqrt(2) c).
+/// A fluid at rest (density and pressure 1) under it.
+class StreamingSineWave final : public ProblemBase<StreamingSineWave> {
+ public:
+  StreamingSineWave(const base::Params& p, const eos::Eos& eos)
+      : eos_(eos),
+        mean_(p.get_real("ssw.mean")),
+        amp_(p.get_real("ssw.amplitude")),
+        c_(p.get_real("m1.speed")),
+        diagonal_(p.get_string("ssw.direction") == "diagonal"),
+        x0_(p.get_real("mesh.xmin")),
+        len_(p.get_real("mesh.xmax") - p.get_real("mesh.xmin")),
+        y0_(p.get_real("mesh.ymin")) {}
+  std::string name() const override { return "streaming_sine_wave"; }
+  void bind(const mesh::Mesh& m) override {
+    v_ = m1_moments(m, name());
+    if (diagonal_ && m.ndim() != 2) throw Error("ssw.direction = \"diagonal\" needs mesh.ndim = 2");
+  }
+  template <class View>
+  void init(const View& u, const mesh::BlockGeom& g, const mesh::BlockShape& s) const {
+    const double k = 2 * std::numbers::pi / len_;
+    const double n[3] = {diagonal_ ? std::sqrt(0.5) : 1.0, diagonal_ ? std::sqrt(0.5) : 0.0, 0.0};
+    for_interior(s, [&](int i, int j, int kk) {
+      set_state(u, s, i, j, kk, 1.0, 0.0, 0.0, 0.0, 1.0, eos_);
+      const double phase = (g.x(i) - x0_) + (diagonal_ ? g.y(j) - y0_ : 0.0);
+      const double e = mean_ + amp_ * std::sin(k * phase);
+      const int I = i + s.g(0), J = j + s.g(1), K = kk + s.g(2);
+      for (std::size_t q = 0; q < v_.size(); q += 4) {
+        u(v_[q], I, J, K) = e;
+        for (int a = 0; a < 3; ++a) u(v_[q + 1 + std::size_t(a)], I, J, K) = (1.0 - 1e-12) * c_ * e * n[a];
+      }
+    });
+  }
+
+ private:
+  const eos::Eos& eos_;
+  double mean_, amp_, c_;
+  bool diagonal_;
+  double x0_, len_, y0_;
+  std::vector<int> v_;
+};
+
+/// A radiation pulse at rest (problem.name = "radiation_pulse"): every species and group
+/// E = pulse.background + pulse.amplitude exp(-|x - x0|^2 / (4 D pulse.t0)), D = c / (3 (kappa_a
+/// + kappa_s)) of the first group, F = 0, in a fluid of density pulse.rho and pressure
+/// pulse.p: the M1 unit's diffusion-limit test (the diffusion unit's pulse at t = 0), a
+/// uniform radiation field (amplitude 0: the collision box), or vacuum (both 0: the shadow
+/// test's beam fills it).
+class RadiationPulse final : public ProblemBase<RadiationPulse> {
+ public:
+  RadiationPulse(const base::Params& p, const eos::Eos& eos)
+      : eos_(eos),
+        rho_(p.get_real("pulse.rho")),
+        p_(p.get_real("pulse.p")),
+        t0_(p.get_real("pulse.t0")),
+        amp_(p.get_real("pulse.amplitude")),
+        bg_(p.get_real("pulse.background")),
+        x0_{p.get_real("pulse.x0"), p.get_real("pulse.y0"), p.get_real("pulse.z0")} {
+    const auto ka = p.get_number_list("m1.kappa_a"), ks = p.get_number_list("m1.kappa_s");
+    const double chi = (ka.empty() ? 0.0 : ka[0]) + (ks.empty() ? 0.0 : ks[0]);
+    d_ = chi > 0 ? p.get_real("m1.speed") / (3 * chi) : 0.0;
+    if (amp_ != 0.0 && d_ <= 0.0)
+      throw Error("radiation_pulse: a pulse needs an opacity (m1.kappa_a or m1.kappa_s > 0)");
+  }
+  std::string name() const override { return "radiation_pulse"; }
+  void bind(const mesh::Mesh& m) override {
+    v_ = m1_moments(m, name());
+    nd_ = m.ndim();
+  }
+  template <class View>
+  void init(const View& u, const mesh::BlockGeom& g, const mesh::BlockShape& s) const {
+    for_interior(s, [&](int i, int j, int k) {
+      set_state(u, s, i, j, k, rho_, 0.0, 0.0, 0.0, p_, eos_);
+      const double x[3] = {g.x(i), g.y(j), g.z(k)};
+      double r2 = 0;
+      for (int a = 0; a < nd_; ++a) r2 += (x[a] - x0_[a]) * (x[a] - x0_[a]);
+      const double e = bg_ + (amp_ != 0.0 ? amp_ * std::exp(-r2 / (4 * d_ * t0_)) : 0.0);
+      const int I = i + s.g(0), J = j + s.g(1), K = k + s.g(2);
+      for (std::size_t q = 0; q < v_.size(); q += 4) {
+        u(v_[q], I, J, K) = e;
+        for (int a = 1; a < 4; ++a) u(v_[q + std::size_t(a)], I, J, K) = 0.0;
+      }
+    });
+  }
+
+ private:
+  const eos::Eos& eos_;
+  double rho_, p_, t0_, amp_, bg_, x0_[3], d_ = 0;
+  int nd_ = 3;
+  std::vector<int> v_;
+};
+
 }  // namespace
 
 void declare_params(base::Params& p) {
   p.declare_string("problem.name", "sedov",
                    {"sedov", "sod", "sound_wave", "advection", "white_dwarf", "maclaurin",
-                    "flame_1d", "rotation", "diffusion_pulse", "prescribed_flow", "pic"},
+                    "flame_1d", "rotation", "diffusion_pulse", "prescribed_flow",
+                    "streaming_sine_wave", "radiation_pulse", "pic"},
                    "problem set-up (pic: zeroes unk; the pic unit loads the plasma, only with "
                    "driver.operators = [\"pic\"])");
   p.declare_real("pulse.t0", 0.002, 1e-300, 1e300,
@@ -443,6 +552,10 @@ void declare_params(base::Params& p) {
   p.declare_real("pulse.z0", 0.0, -1e300, 1e300, "the pulse's centre z");
   p.declare_real("pulse.rho", 1.0, 1e-300, 1e300, "density of the fluid at rest");
   p.declare_real("pulse.p", 1.0, 1e-300, 1e300, "pressure of the fluid at rest");
+  p.declare_real("ssw.mean", 0.5, -1e300, 1e300, "the streaming sine wave's mean E");
+  p.declare_real("ssw.amplitude", 0.49, -1e300, 1e300, "the streaming sine wave's amplitude");
+  p.declare_string("ssw.direction", "x", {"x", "diagonal"},
+                   "the wave's direction: along x, or along (1, 1) / sqrt(2) (2-D, square)");
   p.declare_real("rotation.omega", 2 * std::numbers::pi, -1e300, 1e300,
                  "angular velocity of the solid-body rotation (rad/s)");
   p.declare_real("rotation.xctr", 0.5, -1e300, 1e300, "rotation axis, x");
@@ -525,6 +638,8 @@ std::unique_ptr<Problem> make(const base::Params& p, const eos::Eos& eos) {
   if (n == "rotation") return std::make_unique<Rotation>(p, eos);
   if (n == "diffusion_pulse") return std::make_unique<DiffusionPulse>(p, eos);
   if (n == "prescribed_flow") return std::make_unique<PrescribedFlow>(eos);
+  if (n == "streaming_sine_wave") return std::make_unique<StreamingSineWave>(p, eos);
+  if (n == "radiation_pulse") return std::make_unique<RadiationPulse>(p, eos);
   return std::make_unique<SoundWave>(p, eos);
 }
 
