@@ -46,6 +46,12 @@ checkpoint interval (io_async_bubble.json and .png: the study's Fig. 6 as far as
 machine allows).
 
     .venv/bin/python bench/io_async.py --problem bubble --repeat 3
+
+--problem ssw runs the study's third case: thornado's streaming sine wave in 3-D
+(problems/streaming_sine_wave_3d.toml, 32^3, M1 transport with --groups groups, default 8:
+4 x 8 = 32 moments per zone besides the fluid's) for --steps steps (default 40) with a
+checkpoint every --chk (default 10), and reports the checkpoint bytes per zone;
+--layout zone_major runs it (or any problem) in the other unk layout.
 """
 import argparse
 import json
@@ -70,6 +76,9 @@ TRACERS_BASE = ["io.write_initial=false", "io.write_final=false", "io.plotfile_i
 BUBBLE = ROOT / "problems" / "deforming_bubble_2d.toml"
 BUBBLE_BASE = ["io.write_initial=false", "io.write_final=false", "io.plotfile_interval_steps=0",
                "driver.log_every=1000"]
+SSW = ROOT / "problems" / "streaming_sine_wave_3d.toml"
+SSW_BASE = BUBBLE_BASE + ["io.plotfile_interval_time=0", "io.plot_vars=dens"]
+EXTRA = []  # --layout, --groups
 
 
 def find_region(node, name):
@@ -83,7 +92,7 @@ def find_region(node, name):
     return 0.0
 
 
-def one_run(mode, ranks, steps, chk, stage, tracers=False, final=False, bubble=False):
+def one_run(mode, ranks, steps, chk, stage, tracers=False, final=False, bubble=False, ssw=False):
     with tempfile.TemporaryDirectory(dir=ROOT / "runs") as d:
         extra = [f"driver.nend={steps}"]
         if final:
@@ -102,8 +111,9 @@ def one_run(mode, ranks, steps, chk, stage, tracers=False, final=False, bubble=F
                 extra.append(f"io.thread_priority={opt}")
         if stage:
             extra.append(f"io.stage_dir={stage}")
-        if bubble:
-            cmd = [str(EXE), "run", str(BUBBLE), "--dir", d, *BUBBLE_BASE, *extra]
+        if bubble or ssw:
+            cmd = [str(EXE), "run", str(BUBBLE if bubble else SSW), "--dir", d,
+                   *(BUBBLE_BASE if bubble else SSW_BASE), *extra, *EXTRA]
             if mode == "none":
                 cmd.append("io.checkpoint_interval_steps=0")
         else:
@@ -121,6 +131,7 @@ def one_run(mode, ranks, steps, chk, stage, tracers=False, final=False, bubble=F
             "blocked": sum(c["blocked_seconds"] for c in io),
             "write": sum(c["write_seconds"] for c in io), "count": sum(c["count"] for c in io),
             "regrids": s.get("regrid", {}).get("changed", 0),
+            "zones": s["leaf_blocks"] * s["nxb"] ** s["ndim"],
             "bytes": sum(c["bytes"] for c in io), "fallbacks": sum(c["sync_fallbacks"] for c in io),
             # the outputs forced synchronous (the final checkpoint), as the run reports them
             # (builds before io.*.forced: -1)
@@ -136,7 +147,9 @@ def main():
                     help="steps per run (default 60; 400 with --problem bubble)")
     ap.add_argument("--chk", type=int, default=0,
                     help="steps between checkpoints (default 5; 20 with --problem tracers)")
-    ap.add_argument("--problem", choices=["sedov", "tracers", "bubble"], default="sedov")
+    ap.add_argument("--problem", choices=["sedov", "tracers", "bubble", "ssw"], default="sedov")
+    ap.add_argument("--layout", default="", help="mesh.layout for every run (zone_major)")
+    ap.add_argument("--groups", type=int, default=8, help="m1.groups of --problem ssw")
     ap.add_argument("--ranks", default="1,2")
     ap.add_argument("--stage", default="", help="io.stage_dir for the sync/async runs")
     ap.add_argument("--out", default=str(ROOT / "runs" / "bench"))
@@ -156,8 +169,13 @@ def main():
     EXE = Path(a.exe)
     tracers = a.problem == "tracers"
     bubble = a.problem == "bubble"
-    a.chk = a.chk or (20 if tracers or bubble else 5)
-    a.steps = a.steps or (400 if bubble else 60)
+    ssw = a.problem == "ssw"
+    a.chk = a.chk or (20 if tracers or bubble else 10 if ssw else 5)
+    a.steps = a.steps or (400 if bubble else 40 if ssw else 60)
+    if a.layout:
+        EXTRA.append(f"mesh.layout={a.layout}")
+    if ssw:
+        EXTRA.append(f"m1.groups={a.groups}")
     if not EXE.exists():
         sys.exit(f"bench: {EXE} is missing; run `make build` first")
     (ROOT / "runs").mkdir(exist_ok=True)
@@ -177,14 +195,14 @@ def main():
         for rep in range(a.repeat):
             for mode in modes:  # interleaved, so drift in the machine's load hits all modes
                 r = one_run(mode, ranks, a.steps, a.chk, a.stage if mode != "none" else "",
-                            tracers, bubble=bubble)
+                            tracers, bubble=bubble, ssw=ssw)
                 raw.setdefault(f"{ranks}/{mode}", []).append(r)
                 print(f"  ranks={ranks} {mode:10s} rep {rep + 1}/{a.repeat}: wall {r['wall']:.2f} s,"
                       f" loop {r['evolution']:.2f} s, blocked {r['blocked']:.3f} s of"
                       f" {r['write']:.3f} s written", flush=True)
                 if a.final and mode != "none":
                     f = one_run(mode, ranks, a.steps, a.chk, a.stage, tracers, final=True,
-                                bubble=bubble)
+                                bubble=bubble, ssw=ssw)
                     raw.setdefault(f"{ranks}/{mode}/final", []).append(f)
     med = {k: {m: statistics.median(x[m] for x in v) for m in v[0]} for k, v in raw.items()}
     rows = []
@@ -201,6 +219,7 @@ def main():
                          # the study's I/O share: the step loop's time blocked on outputs
                          "io_share": m["blocked"] / m["evolution"] if m["evolution"] else 0,
                          "regrids_per_interval": m["regrids"] * a.chk / a.steps,
+                         "bytes_per_zone": m["bytes"] / m["count"] / m["zones"] if m["count"] else 0,
                          "compute_overhead": compute / base - 1,
                          "loop_overhead": m["evolution"] / base - 1,
                          # the final checkpoint's own blocked time (--final runs); a build
@@ -215,7 +234,8 @@ def main():
           f" load {load0[0]:.2f} -> {os.getloadavg()[0]:.2f}")
     print(f"{'ranks':>5} {'mode':>16} {'wall s':>7} {'loop s':>7} {'blocked s':>9} "
           f"{'ms/out':>7} {'write s':>7} {'hidden':>7} {'loop io s':>9} {'compute +':>9} "
-          f"{'loop +':>7} {'final s':>7} {'chk MB':>7} {'io share':>8} {'regrids/chk':>11}")
+          f"{'loop +':>7} {'final s':>7} {'chk MB':>7} {'io share':>8} {'regrids/chk':>11} "
+          f"{'B/zone':>7}")
     for r in rows:
         hid = "-" if r["hidden_fraction"] is None else f"{100 * r['hidden_fraction']:.1f}%"
         fin = "-" if r["final_blocked"] is None else f"{r['final_blocked']:.3f}"
@@ -223,10 +243,14 @@ def main():
               f"{r['blocked']:>9.3f} {r['blocked_ms_per_output']:>7.2f} {r['write']:>7.3f} "
               f"{hid:>7} {r['loop_io']:>9.3f} {100 * r['compute_overhead']:>8.1f}% "
               f"{100 * r['loop_overhead']:>6.1f}% {fin:>7} {r['bytes'] / 1e6:>7.1f} "
-              f"{100 * r['io_share']:>7.1f}% {r['regrids_per_interval']:>11.1f}")
+              f"{100 * r['io_share']:>7.1f}% {r['regrids_per_interval']:>11.1f} "
+              f"{r['bytes_per_zone']:>7.0f}")
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    stem = "io_async_tracers" if tracers else "io_async_bubble" if bubble else "io_async"
+    stem = ("io_async_tracers" if tracers else "io_async_bubble" if bubble
+            else f"io_async_ssw{a.groups}" if ssw else "io_async")
+    if a.layout:
+        stem += f"_{a.layout}"
     (out / f"{stem}.json").write_text(json.dumps(
         {"rows": rows, "raw": raw, "steps": a.steps, "chk": a.chk, "repeat": a.repeat,
          "load_start": load0, "load_end": os.getloadavg(), "exe": str(EXE)}, indent=1))

@@ -31,8 +31,10 @@ a checkpoint every 20 steps), each with no outputs, synchronous and asynchronous
 bench/io_async.py. Table: the step loop's I/O share (blocked / evolution: the study's
 "I/O share", 22.3 % sync to 4.7 % async at 64 nodes), blocked ms per output, the hidden
 fraction of the write time, the loop's slowdown against no outputs, regrids per checkpoint
-interval. Figure: the I/O share per problem, rank count and mode. The study's third
-problem (thornado's streaming sine wave) waits for the M1 unit (issue 23).
+interval. Its third problem, thornado's streaming sine wave
+(problems/streaming_sine_wave_3d.toml with 8 groups: M1, 32 moments per zone), in both unk
+layouts, with the checkpoint bytes per zone. Figure: the I/O share per problem, rank count
+and mode.
 """
 import argparse
 import csv
@@ -53,8 +55,9 @@ STUDIES = {
              "slow tier on a one-node machine)",
     "v2d": "the Ookami report's V2D table: the radiation pulse (diffusion_pulse_2d) on every "
            "NX1 x NX2 process grid of 1 and 2 ranks, matrix-free and hypre backends",
-    "async": "Flash-X's asynchronous-I/O study: Sod with tracers and the deforming bubble, "
-             "checkpoints sync / async on 1 and 2 ranks: I/O share, hidden fraction",
+    "async": "Flash-X's asynchronous-I/O study: Sod with tracers, the deforming bubble and "
+             "the streaming sine wave (M1, 8 groups, both layouts), checkpoints sync / async "
+             "on 1 and 2 ranks: I/O share, hidden fraction, bytes per zone",
 }
 COUNTERS = "cycles,instructions,dTLB-load-misses,LLC-load-misses,task-clock"
 
@@ -293,14 +296,20 @@ def async_io(a):
     out.mkdir(parents=True, exist_ok=True)
     ranks = ",".join(str(r) for r in range(1, a.ranks + 1))
     rows = []
-    for problem, label in (("tracers", "Sod with tracers"), ("bubble", "deforming bubble")):
+    cases = [("tracers", "Sod with tracers", ["--waits", "yield"], "io_async_tracers"),
+             ("bubble", "deforming bubble", ["--waits", "yield"], "io_async_bubble"),
+             ("ssw", "sine wave 8 groups", ["--modes", "none,sync,async"], "io_async_ssw8"),
+             ("ssw", "sine wave 8 groups zone_major",
+              ["--modes", "none,sync,async", "--layout", "zone_major"],
+              "io_async_ssw8_zone_major")]
+    for problem, label, opts, stem in cases:
         cmd = [PY, str(ROOT / "bench" / "io_async.py"), "--problem", problem, "--repeat",
-               str(a.repeat), "--ranks", ranks, "--waits", "yield", "--out", str(out)]
+               str(a.repeat), "--ranks", ranks, *opts, "--out", str(out)]
         print("study async:", " ".join(cmd[1:]), flush=True)
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
             sys.exit(f"study async: {' '.join(cmd)} failed:\n{p.stderr[-1500:]}")
-        res = json.loads((out / f"io_async_{problem}.json").read_text())
+        res = json.loads((out / f"{stem}.json").read_text())
         for r in res["rows"]:
             rows.append({"problem": label, "ranks": r["ranks"], "mode": r["mode"],
                          "evolution_s": round(r["evolution"], 4),
@@ -311,7 +320,9 @@ def async_io(a):
                          else round(r["hidden_fraction"], 4),
                          "loop_overhead": round(r["loop_overhead"], 4),
                          "outputs": int(r["count"]), "mb_written": round(r["bytes"] / 1e6, 2),
-                         "regrids_per_checkpoint": round(r.get("regrids_per_interval", 0), 2)})
+                         "regrids_per_checkpoint": round(r.get("regrids_per_interval", 0), 2),
+                         "bytes_per_zone": round(r.get("bytes_per_zone", 0)),
+                         "wall_s": round(r["wall"], 3)})
     with open(out / "async.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
@@ -321,8 +332,9 @@ def async_io(a):
     import matplotlib.pyplot as plt
     shown = [r for r in rows if r["mode"] != "none"]
     modes = sorted({r["mode"] for r in shown}, key=["sync", "async", "async-yield"].index)
-    groups = sorted({(r["problem"], r["ranks"]) for r in shown})
-    fig, ax = plt.subplots(figsize=(8, 4))
+    order = {label: n for n, (_, label, _, _) in enumerate(cases)}
+    groups = sorted({(r["problem"], r["ranks"]) for r in shown}, key=lambda g: (order[g[0]], g[1]))
+    fig, ax = plt.subplots(figsize=(11, 4.5))
     width = 0.8 / len(modes)
     for k, mode in enumerate(modes):
         vals = [next((100 * r["io_share"] for r in shown
@@ -354,16 +366,18 @@ def async_io(a):
              "as many ranks as cores the I/O threads have no core of their own: expect the "
              "loop to slow down there.", "",
              "| problem | ranks | mode | I/O share | blocked ms/output | hidden | loop + | "
-             "outputs | MB | regrids/checkpoint |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "outputs | MB | regrids/checkpoint | bytes/zone | wall s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         hid = "-" if r["hidden_fraction"] is None else f"{100 * r['hidden_fraction']:.1f} %"
         lines.append(f"| {r['problem']} | {r['ranks']} | {r['mode']} | "
                      f"{100 * r['io_share']:.1f} % | {r['blocked_ms_per_output']} | {hid} | "
                      f"{100 * r['loop_overhead']:.1f} % | {r['outputs']} | {r['mb_written']} | "
-                     f"{r['regrids_per_checkpoint']} |")
+                     f"{r['regrids_per_checkpoint']} | {r['bytes_per_zone']} | {r['wall_s']} |")
     lines += ["", "Files: `async.csv`, `async.png`, and bench/io_async.py's own "
-              "`io_async_tracers.*`, `io_async_bubble.*`. The third problem (the streaming "
-              "sine wave) needs the M1 unit (issue 23)."]
+              "`io_async_tracers.*`, `io_async_bubble.*`, `io_async_ssw8*.*`. The sine wave "
+              "(M1, 8 groups: 32 moments per zone) runs in both unk layouts: compare the "
+              "wall and loop times of its var_major and zone_major rows."]
     (out / "report.md").write_text("\n".join(lines) + "\n")
     print(f"study async: {out}/report.md, async.csv, async.png")
 
