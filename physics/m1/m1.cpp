@@ -19,6 +19,7 @@ namespace tessera::m1 {
 double eddington_factor(Closure c, double f) {
   f = std::clamp(f, 0.0, 1.0);
   if (c == Closure::levermore) return (3.0 + 4.0 * f * f) / (5.0 + 2.0 * std::sqrt(4.0 - 3.0 * f * f));
+  if (c == Closure::eddington) return 1.0 / 3.0;
   return 1.0 / 3.0 + 0.4 * f * f * (1.0 - f / 3.0 + f * f);
 }
 
@@ -63,8 +64,9 @@ thread_local std::vector<double> g_p, g_rhs;
 void M1::declare_params(base::Params& p) {
   p.declare_int("m1.groups", 1, 1, 99, "energy groups per species");
   p.declare_int("m1.species", 1, 1, 9, "radiation species");
-  p.declare_string("m1.closure", "minerbo", {"minerbo", "levermore"},
-                   "the Eddington factor chi(f), f = |F| / (cE)");
+  p.declare_string("m1.closure", "minerbo", {"minerbo", "levermore", "eddington"},
+                   "the Eddington factor chi(f), f = |F| / (cE) (eddington: chi = 1/3, the P1 "
+                   "approximation)");
   p.declare_string("m1.integrator", "ssprk2", {"ssprk2", "ssprk3"},
                    "the transport's strong-stability-preserving Runge-Kutta method");
   p.declare_real("m1.cfl", 0.5, 1e-6, 1.0, "dt = cfl / (c sum_a 1/dx_a)");
@@ -107,7 +109,9 @@ physics::Registration M1::registration() {
 M1::M1(const base::Params& p)
     : groups_(static_cast<int>(p.get_int("m1.groups"))),
       species_(static_cast<int>(p.get_int("m1.species"))),
-      closure_(p.get_string("m1.closure") == "levermore" ? Closure::levermore : Closure::minerbo),
+      closure_(p.get_string("m1.closure") == "levermore"   ? Closure::levermore
+               : p.get_string("m1.closure") == "eddington" ? Closure::eddington
+                                                           : Closure::minerbo),
       stages_(p.get_string("m1.integrator") == "ssprk3" ? 3 : 2),
       cfl_(p.get_real("m1.cfl")),
       c_(p.get_real("m1.speed")),
@@ -578,7 +582,9 @@ nlohmann::json M1::summary(MPI_Comm comm) const {
   const long total = violations_;
   nlohmann::json j = {{"groups", groups_},
                       {"species", species_},
-                      {"closure", closure_ == Closure::minerbo ? "minerbo" : "levermore"},
+                      {"closure", closure_ == Closure::minerbo     ? "minerbo"
+                                  : closure_ == Closure::levermore ? "levermore"
+                                                                   : "eddington"},
                       {"integrator", stages_ == 3 ? "ssprk3" : "ssprk2"},
                       {"reconstruction", mc_ ? "plm_mc" : "unlimited"},
                       {"speed", c_},

@@ -6,7 +6,8 @@
 //
 // P = E [(1 - chi)/2 I + (3 chi - 1)/2 n n], n = F/|F|, f = |F|/(cE), with the Minerbo
 // (default: chi = 1/3 + 2/5 f^2 (1 - f/3 + f^2)) or Levermore closure
-// (chi = (3 + 4 f^2)/(5 + 2 sqrt(4 - 3 f^2))).
+// (chi = (3 + 4 f^2)/(5 + 2 sqrt(4 - 3 f^2))), or chi = 1/3 (eddington: the P1
+// approximation, diffusive in character: for comparisons such as the shadow test).
 //
 //   transport   finite volume, PLM reconstruction of E and F (m1.reconstruction: plm_mc, the
 //               MC-limited slope, or unlimited), each cell's slopes scaled down where a face
@@ -48,7 +49,7 @@ class EosUnit;
 
 namespace tessera::m1 {
 
-enum class Closure { minerbo, levermore };
+enum class Closure { minerbo, levermore, eddington };
 
 /// The Eddington factor chi(f) of a closure, f = |F| / (cE) in [0, 1].
 double eddington_factor(Closure c, double f);
