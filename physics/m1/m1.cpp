@@ -33,30 +33,6 @@ bool realizable(const State& u, double c) {
   return u.e >= 0.0 && std::sqrt(u.f[0] * u.f[0] + u.f[1] * u.f[1] + u.f[2] * u.f[2]) <= c * u.e;
 }
 
-/// The flux of state u along axis a: (F_a, c^2 P_{0a}, c^2 P_{1a}, c^2 P_{2a}).
-void flux(const State& u, int a, double c, Closure cl, double out[4]) {
-  out[0] = u.f[a];
-  const double nf = std::sqrt(u.f[0] * u.f[0] + u.f[1] * u.f[1] + u.f[2] * u.f[2]);
-  if (u.e <= 0.0) {
-    out[1] = out[2] = out[3] = 0.0;
-    return;
-  }
-  const double fr = nf / (c * u.e);
-  const double chi = eddington_factor(cl, fr);
-  const double iso = 0.5 * (1.0 - chi), dir = 0.5 * (3.0 * chi - 1.0);
-  for (int i = 0; i < 3; ++i) {
-    double pia = (i == a ? iso : 0.0);
-    if (nf > 0.0) pia += dir * (u.f[i] / nf) * (u.f[a] / nf);
-    out[1 + i] = c * c * u.e * pia;
-  }
-}
-
-inline double mc_slope(double l, double r) {
-  if (l * r <= 0.0) return 0.0;
-  const double s = l > 0 ? 1.0 : -1.0;
-  return s * std::min({2.0 * std::fabs(l), 2.0 * std::fabs(r), 0.5 * std::fabs(l + r)});
-}
-
 thread_local std::vector<double> g_p, g_rhs;
 
 }  // namespace
@@ -323,102 +299,170 @@ void M1::block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>&
                     kappa_s_[std::size_t(gr)];
     }
   }
-  auto cell_state = [&](std::size_t pair, long c) {
-    State x;
-    const double* p = g_p.data() + 4 * pair * cells;
-    x.e = p[c];
-    for (int i = 0; i < 3; ++i) x.f[i] = p[(1 + i) * cells + std::size_t(c)];
-    return x;
-  };
-  // The limited slope of the moments of `pair` at cell c along stride d, scaled so that
-  // both face states c -+ d/2 are realizable (Olbrant et al.; by bisection on the scale,
-  // which the convex realizable set allows).
-  auto slope = [&](std::size_t pair, long c, long d) {
-    const State m = cell_state(pair, c - d), o = cell_state(pair, c), q = cell_state(pair, c + d);
-    double sl[4];
-    auto pick = [&](double a, double b) { return mc_ ? mc_slope(a, b) : 0.5 * (a + b); };
-    sl[0] = pick(o.e - m.e, q.e - o.e);
-    for (int i = 0; i < 3; ++i) sl[1 + i] = pick(o.f[i] - m.f[i], q.f[i] - o.f[i]);
-    auto faces_ok = [&](double t) {
-      for (double side : {-0.5, 0.5}) {
-        State x{o.e + side * t * sl[0], {}};
-        for (int i = 0; i < 3; ++i) x.f[i] = o.f[i] + side * t * sl[1 + i];
-        if (!realizable(x, c_)) return false;
-      }
-      return true;
-    };
-    if (!faces_ok(1.0)) {
-      double lo = 0.0, hi = 1.0;
-      if (!faces_ok(0.0)) hi = 0.0;
-      for (int it = 0; it < 30 && hi > 0.0; ++it) {
-        const double mid = 0.5 * (lo + hi);
-        (faces_ok(mid) ? lo : hi) = mid;
-      }
-      for (double& x : sl) x *= lo;
-    }
-    return std::array<double, 4>{sl[0], sl[1], sl[2], sl[3]};
-  };
-  thread_local std::vector<double> slopes;
-  slopes.resize(nv * cells);
+  // Per axis, line by line (the full line of N zones with guards along the axis), per
+  // pair: the line's moments, MC (or unlimited) slopes, each cell's slopes scaled where a
+  // face state would leave the realizable set (by bisection on the scale, which the convex
+  // realizable set allows: Olbrant et al.; rare, a scalar pass), the face states, the
+  // closure's fluxes and the Lax-Friedrichs flux: branch-free loops the compiler
+  // vectorises, apart from the realizability pass.
+  const int nmax = std::max({s.n(0), s.n(1), s.n(2)});
+  thread_local std::vector<double> buf;
+  buf.resize(std::size_t(nmax) * 29);
+  double* lu[4];
+  double* ls[4];
+  double* ful[4];
+  double* fur[4];
+  double* fl[4];
+  double* fr[4];
+  double* fh[4];
+  for (int q = 0; q < 4; ++q) {
+    lu[q] = buf.data() + std::size_t(q) * nmax;
+    ls[q] = buf.data() + std::size_t(4 + q) * nmax;
+    ful[q] = buf.data() + std::size_t(8 + q) * nmax;
+    fur[q] = buf.data() + std::size_t(12 + q) * nmax;
+    fl[q] = buf.data() + std::size_t(16 + q) * nmax;
+    fr[q] = buf.data() + std::size_t(20 + q) * nmax;
+    fh[q] = buf.data() + std::size_t(24 + q) * nmax;
+  }
+  double* eps = buf.data() + std::size_t(28) * nmax;
+  const double c = c_;
   for (int a = 0; a < nd; ++a) {
     const long d = st[a];
+    const int N = s.n(a), g0 = s.g(a), n = s.ni(a);
     const double idx = 1.0 / g.dx[a];
-    // The limited slopes of every cell the faces read: the interior, one more each side
-    // along a.
-    int lo[3] = {s.g(0), s.g(1), s.g(2)};
-    int hi[3] = {s.g(0) + s.ni(0), s.g(1) + s.ni(1), s.g(2) + s.ni(2)};
-    lo[a] -= 1;
-    hi[a] += 1;
-    for (int k = lo[2]; k < hi[2]; ++k)
-      for (int j = lo[1]; j < hi[1]; ++j)
-        for (int i = lo[0]; i < hi[0]; ++i) {
-          const long c = i + j * st[1] + k * st[2];
-          for (std::size_t pair = 0; pair < npair; ++pair) {
-            const auto sl = slope(pair, c, d);
-            for (int q = 0; q < 4; ++q) slopes[(4 * pair + std::size_t(q)) * cells + std::size_t(c)] = sl[std::size_t(q)];
-          }
-        }
-    // Faces between c and c + d: c from one zone below the interior along a.
-    hi[a] -= 1;
-    for (int k = lo[2]; k < hi[2]; ++k)
-      for (int j = lo[1]; j < hi[1]; ++j)
-        for (int i = lo[0]; i < hi[0]; ++i) {
-          const long c = i + j * st[1] + k * st[2];
-          const int ia = a == 0 ? i : a == 1 ? j : k;
-          const bool left_in = ia >= s.g(a), right_in = ia + 1 < s.g(a) + s.ni(a);
-          for (std::size_t pair = 0; pair < npair; ++pair) {
-            const double* sp = slopes.data() + 4 * pair * cells;
-            State l = cell_state(pair, c), r = cell_state(pair, c + d);
-            l.e += 0.5 * sp[c];
-            r.e -= 0.5 * sp[c + d];
-            for (int q = 0; q < 3; ++q) {
-              l.f[q] += 0.5 * sp[std::size_t(1 + q) * cells + std::size_t(c)];
-              r.f[q] -= 0.5 * sp[std::size_t(1 + q) * cells + std::size_t(c + d)];
-            }
-            double fl[4], fr[4];
-            flux(l, a, c_, closure_, fl);
-            flux(r, a, c_, closure_, fr);
-            const double ul[4] = {l.e, l.f[0], l.f[1], l.f[2]};
-            const double ur[4] = {r.e, r.f[0], r.f[1], r.f[2]};
-            // The dissipation scaled down where the face is optically thick (eps = 1 /
-            // (chi dx) when chi dx > 1, chi = kappa_a + kappa_s averaged over the two zones):
-            // otherwise the Lax-Friedrichs term c dx / 2 outweighs the physical diffusion
-            // c / (3 chi) (Audit et al. 2002's asymptotic-preserving fix).
-            double eps = 1.0;
+    const int o1 = a == 0 ? 1 : 0, o2 = a == 2 ? 1 : 2;  // the other two axes
+    for (int j2 = s.g(o2); j2 < s.g(o2) + s.ni(o2); ++j2)
+      for (int j1 = s.g(o1); j1 < s.g(o1) + s.ni(o1); ++j1) {
+        int at[3];
+        at[a] = 0;
+        at[o1] = j1;
+        at[o2] = j2;
+        const long c0 = at[0] + at[1] * st[1] + at[2] * st[2];
+        // Faces i - 1/2 for i in [g0, g0 + n]: thick-face scaling of the dissipation.
+        for (std::size_t pair = 0; pair < npair; ++pair) {
+          const int gr = int(pair % std::size_t(groups_));
+          for (int i = g0; i <= g0 + n; ++i) {
+            eps[i] = 1.0;
             if (thick_fix_) {
-              const int gr = int(pair % std::size_t(groups_));
-              const double chi = 0.5 * (chi_[gr][std::size_t(c)] + chi_[gr][std::size_t(c + d)]);
-              if (chi * g.dx[a] > 1.0) eps = 1.0 / (chi * g.dx[a]);
-            }
-            for (int q = 0; q < 4; ++q) {
-              const double fh =
-                  (0.5 * (fl[q] + fr[q]) - 0.5 * eps * c_ * (ur[q] - ul[q])) * idx;
-              double* out = rhs.data() + (4 * pair + std::size_t(q)) * cells;
-              if (left_in) out[c] -= fh;
-              if (right_in) out[c + d] += fh;
+              const auto& ch = chi_[std::size_t(gr)];
+              const double chi = 0.5 * (ch[std::size_t(c0 + (i - 1) * d)] + ch[std::size_t(c0 + i * d)]);
+              if (chi * g.dx[a] > 1.0) eps[i] = 1.0 / (chi * g.dx[a]);
             }
           }
+          for (int q = 0; q < 4; ++q) {
+            const double* p = g_p.data() + (4 * pair + std::size_t(q)) * cells + c0;
+            double* __restrict x = lu[q];
+            for (int i = 0; i < N; ++i) x[i] = p[i * d];
+            double* __restrict sl = ls[q];
+            if (mc_) {
+              for (int i = 1; i < N - 1; ++i) {
+                const double l = x[i] - x[i - 1], r = x[i + 1] - x[i];
+                const double m = std::min(std::min(2.0 * std::fabs(l), 2.0 * std::fabs(r)),
+                                          0.5 * std::fabs(l + r));
+                sl[i] = l * r > 0.0 ? std::copysign(m, l) : 0.0;
+              }
+            } else {
+              for (int i = 1; i < N - 1; ++i) sl[i] = 0.5 * (x[i + 1] - x[i - 1]);
+            }
+          }
+          // Realizable face states: the cells the faces read, g0 - 1 .. g0 + n. First a
+          // branch-free test of both faces of every cell (|F|^2 <= (cE)^2, E >= 0), then the
+          // bisection for the few that fail.
+          double* __restrict okf = fh[0];  // free until the fluxes
+          for (int i = g0 - 1; i <= g0 + n; ++i) {
+            double ok = 1.0;
+            for (double side : {-0.5, 0.5}) {
+              const double e = lu[0][i] + side * ls[0][i];
+              const double x = lu[1][i] + side * ls[1][i], y = lu[2][i] + side * ls[2][i],
+                           z = lu[3][i] + side * ls[3][i];
+              ok = (e >= 0.0 && x * x + y * y + z * z <= c * c * e * e) ? ok : 0.0;
+            }
+            okf[i] = ok;
+          }
+          for (int i = g0 - 1; i <= g0 + n; ++i) {
+            if (okf[i] != 0.0) continue;
+            auto faces_ok = [&](double t) {
+              for (double side : {-0.5, 0.5}) {
+                State y{lu[0][i] + side * t * ls[0][i], {}};
+                for (int q = 0; q < 3; ++q) y.f[q] = lu[1 + q][i] + side * t * ls[1 + q][i];
+                if (!realizable(y, c)) return false;
+              }
+              return true;
+            };
+            if (faces_ok(1.0)) continue;
+            double lo = 0.0, hi = 1.0;
+            if (!faces_ok(0.0)) hi = 0.0;
+            for (int it = 0; it < 30 && hi > 0.0; ++it) {
+              const double mid = 0.5 * (lo + hi);
+              (faces_ok(mid) ? lo : hi) = mid;
+            }
+            for (int q = 0; q < 4; ++q) ls[q][i] *= lo;
+          }
+          for (int q = 0; q < 4; ++q)
+            for (int i = g0; i <= g0 + n; ++i) {
+              ful[q][i] = lu[q][i - 1] + 0.5 * ls[q][i - 1];
+              fur[q][i] = lu[q][i] - 0.5 * ls[q][i];
+            }
+          line_flux(ful, fl, a, g0, g0 + n + 1);
+          line_flux(fur, fr, a, g0, g0 + n + 1);
+          for (int q = 0; q < 4; ++q) {
+            double* __restrict h = fh[q];
+            const double* __restrict l = fl[q];
+            const double* __restrict r = fr[q];
+            const double* __restrict ul = ful[q];
+            const double* __restrict ur = fur[q];
+            for (int i = g0; i <= g0 + n; ++i)
+              h[i] = (0.5 * (l[i] + r[i]) - 0.5 * eps[i] * c * (ur[i] - ul[i])) * idx;
+            double* out = rhs.data() + (4 * pair + std::size_t(q)) * cells + c0;
+            for (int i = g0; i < g0 + n; ++i) out[i * d] += h[i] - h[i + 1];
+          }
         }
+      }
+  }
+}
+
+void M1::line_flux(double* const u[4], double* const out[4], int a, int i0, int i1) const {
+  // The flux along axis a of states u (E, Fx, Fy, Fz) at i0..i1-1: (F_a, c^2 P_{0a},
+  // c^2 P_{1a}, c^2 P_{2a}); zero pressure where E <= 0; the closure's branch outside the
+  // loop.
+  const double c = c_, c2 = c_ * c_;
+  const double* __restrict e = u[0];
+  const double* __restrict fx = u[1];
+  const double* __restrict fy = u[2];
+  const double* __restrict fz = u[3];
+  const double* __restrict fa = u[1 + a];
+  double* __restrict o0 = out[0];
+  double* __restrict o1 = out[1];
+  double* __restrict o2 = out[2];
+  double* __restrict o3 = out[3];
+  auto body = [&](auto chi_of) {
+    for (int i = i0; i < i1; ++i) {
+      const double nf2 = fx[i] * fx[i] + fy[i] * fy[i] + fz[i] * fz[i];
+      const double nf = std::sqrt(nf2);
+      const bool pos = e[i] > 0.0;
+      const double es = pos ? e[i] : 1.0;
+      const double f = std::min(nf / (c * es), 1.0);
+      const double chi = chi_of(f);
+      const double iso = 0.5 * (1.0 - chi), dir = 0.5 * (3.0 * chi - 1.0);
+      const double inv2 = nf2 > 0.0 ? 1.0 / nf2 : 0.0;
+      const double k = pos ? c2 * e[i] : 0.0;
+      const double dn = dir * fa[i] * inv2;
+      o0[i] = fa[i];
+      o1[i] = k * ((a == 0 ? iso : 0.0) + dn * fx[i]);
+      o2[i] = k * ((a == 1 ? iso : 0.0) + dn * fy[i]);
+      o3[i] = k * ((a == 2 ? iso : 0.0) + dn * fz[i]);
+    }
+  };
+  switch (closure_) {
+    case Closure::levermore:
+      body([](double f) { return (3.0 + 4.0 * f * f) / (5.0 + 2.0 * std::sqrt(4.0 - 3.0 * f * f)); });
+      break;
+    case Closure::eddington:
+      body([](double) { return 1.0 / 3.0; });
+      break;
+    case Closure::minerbo:
+      body([](double f) { return 1.0 / 3.0 + 0.4 * f * f * (1.0 - f / 3.0 + f * f); });
+      break;
   }
 }
 
