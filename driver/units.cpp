@@ -9,13 +9,13 @@
 #include "physics/diffusion/diffusion.hpp"
 #include "physics/eos/eos_unit.hpp"
 #include "physics/flame/flame.hpp"
+#include "physics/flow/flow.hpp"
 #include "physics/gravity/gravity.hpp"
 #include "physics/hydro/hydro.hpp"
 #include "physics/levelset/levelset.hpp"
 #include "physics/m1/m1.hpp"
 #include "physics/pic/pic_unit.hpp"
 #include "physics/scalar/scalar.hpp"
-#include "physics/flow/flow.hpp"
 #include "physics/tracers/tracers.hpp"
 
 namespace tessera::driver {
@@ -23,12 +23,12 @@ namespace tessera::driver {
 const std::vector<physics::Registration>& registry() {
   // Operators in the order `known:` lists them, then the particles, then the services.
   static const std::vector<physics::Registration> r = {
-      hydro::Hydro::registration(),     flow::Flow::registration(),
-      gravity::Gravity::registration(), flame::Flame::registration(),
-      burn::Burn::registration(),       pic::Pic::registration(),
-      scalar::Scalar::registration(),   diffusion::Diffusion::registration(),
+      hydro::Hydro::registration(),       flow::Flow::registration(),
+      gravity::Gravity::registration(),   flame::Flame::registration(),
+      burn::Burn::registration(),         pic::Pic::registration(),
+      scalar::Scalar::registration(),     diffusion::Diffusion::registration(),
       levelset::LevelSet::registration(), m1::M1::registration(),
-      tracers::Tracers::registration(), composition::Composition::registration(),
+      tracers::Tracers::registration(),   composition::Composition::registration(),
       eos::EosUnit::registration()};
   return r;
 }

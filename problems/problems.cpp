@@ -432,7 +432,8 @@ std::vector<int> m1_moments(const mesh::Mesh& m, const std::string& problem) {
   for (int i = 0; i < static_cast<int>(m.vars().size()); ++i)
     if (m.vars()[std::size_t(i)].owner == "m1") v.push_back(i);
   if (v.empty() || v.size() % 4 != 0)
-    throw Error("problem.name = \"" + problem + "\" sets the M1 moments: add \"m1\" to "
+    throw Error("problem.name = \"" + problem +
+                "\" sets the M1 moments: add \"m1\" to "
                 "driver.operators");
   return v;
 }
@@ -470,7 +471,8 @@ class StreamingSineWave final : public ProblemBase<StreamingSineWave> {
       const int I = i + s.g(0), J = j + s.g(1), K = kk + s.g(2);
       for (std::size_t q = 0; q < v_.size(); q += 4) {
         u(v_[q], I, J, K) = e;
-        for (int a = 0; a < 3; ++a) u(v_[q + 1 + std::size_t(a)], I, J, K) = (1.0 - 1e-12) * c_ * e * n[a];
+        for (int a = 0; a < 3; ++a)
+          u(v_[q + 1 + std::size_t(a)], I, J, K) = (1.0 - 1e-12) * c_ * e * n[a];
       }
     });
   }

@@ -46,8 +46,9 @@ void Flow::bind(mesh::Mesh& m, physics::Units&, const physics::RunContext& ctx) 
   if (m.geometry() != mesh::Geometry::cartesian && analytic())
     throw Error("flow.field = \"" + field_name_ + "\": Cartesian geometry only");
   if (field_ == Field::single_vortex && ndim_ != 2)
-    throw Error("flow.field = \"single_vortex\" is a 2-D field (mesh.ndim = 2); the 3-D "
-                "deformation is flow.field = \"enright\"");
+    throw Error(
+        "flow.field = \"single_vortex\" is a 2-D field (mesh.ndim = 2); the 3-D "
+        "deformation is flow.field = \"enright\"");
   if (field_ == Field::deforming_bubble && ndim_ == 1)
     throw Error("flow.field = \"deforming_bubble\" needs mesh.ndim = 2 or 3");
   if (field_ == Field::enright && ndim_ != 3)
@@ -72,8 +73,8 @@ std::array<double, 3> Flow::velocity(const std::array<double, 3>& x, double t) c
       const double c = std::cos(pi * t / period_);
       const double s2x = std::sin(2 * pi * x[0]), s2y = std::sin(2 * pi * x[1]),
                    s2z = std::sin(2 * pi * x[2]);
-      return {2 * sq(std::sin(pi * x[0])) * s2y * s2z * c,
-              -s2x * sq(std::sin(pi * x[1])) * s2z * c, -s2x * s2y * sq(std::sin(pi * x[2])) * c};
+      return {2 * sq(std::sin(pi * x[0])) * s2y * s2z * c, -s2x * sq(std::sin(pi * x[1])) * s2z * c,
+              -s2x * s2y * sq(std::sin(pi * x[2])) * c};
     }
     case Field::problem:
       break;

@@ -21,7 +21,9 @@ namespace {
 
 constexpr double kFar = std::numeric_limits<double>::max();  ///< ls_dist: not at the interface
 
-inline double sq(double a) { return a * a; }
+inline double sq(double a) {
+  return a * a;
+}
 
 /// Jiang & Peng's WENO5 one-sided derivative from five divided differences v1..v5, ordered
 /// from the upwind side (Jiang & Shu's smoothness indicators and optimal weights 0.1, 0.6,
@@ -179,8 +181,9 @@ void LevelSet::bind(mesh::Mesh& m, physics::Units& units, const physics::RunCont
     imom_[1] = m.var_index("momy");
     imom_[2] = m.var_index("momz");
     if (idens_ < 0 || imom_[0] < 0)
-      throw Error("levelset: no velocity: add \"flow\" (flow.field names the field) or "
-                  "\"hydro\" to driver.operators");
+      throw Error(
+          "levelset: no velocity: add \"flow\" (flow.field names the field) or "
+          "\"hydro\" to driver.operators");
   }
 }
 
@@ -198,9 +201,8 @@ void LevelSet::initialise(mesh::Mesh& m) {
   m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom& g) {
     mesh::for_each_zone(s, [&](int i, int j, int k) {
       const std::array<double, 3> x{g.x(i - s.g(0)), g.y(j - s.g(1)), g.z(k - s.g(2))};
-      const double f =
-          1.0 + distortion_ * std::sin(2 * std::numbers::pi * x[0]) *
-                    (two ? std::sin(2 * std::numbers::pi * x[1]) : 1.0);
+      const double f = 1.0 + distortion_ * std::sin(2 * std::numbers::pi * x[0]) *
+                                 (two ? std::sin(2 * std::numbers::pi * x[1]) : 1.0);
       u(iphi_, i, j, k) = initial_distance(x) * f;
     });
   });
@@ -303,7 +305,8 @@ void LevelSet::advance(mesh::Mesh& m, double dt) {
                               g_dp.data());
                 const double* v = g_vel.data() + std::size_t(ax) * n + z0;
                 for (int i = 0; i < nx; ++i)
-                  g_acc[std::size_t(i)] -= v[i] * (v[i] > 0 ? g_dm[std::size_t(i)] : g_dp[std::size_t(i)]);
+                  g_acc[std::size_t(i)] -=
+                      v[i] * (v[i] > 0 ? g_dm[std::size_t(i)] : g_dp[std::size_t(i)]);
               }
               for (int i = 0; i < nx; ++i) {
                 const double next = c.p[std::size_t(c0 + i)] + dt * g_acc[std::size_t(i)];
@@ -346,8 +349,8 @@ void LevelSet::redistance(mesh::Mesh& m, int iterations) {
           const double pm = c.p[std::size_t(at - c.st[ax])], pp = c.p[std::size_t(at + c.st[ax])];
           if (p0 * pm < 0 || p0 * pp < 0) interface = true;
           const double dc = 0.5 * (pp - pm) / g.dx[ax];
-          const double d = std::max({std::fabs(dc), std::fabs(pp - p0) / g.dx[ax],
-                                     std::fabs(p0 - pm) / g.dx[ax], 1e-12});
+          const double d = std::max(
+              {std::fabs(dc), std::fabs(pp - p0) / g.dx[ax], std::fabs(p0 - pm) / g.dx[ax], 1e-12});
           e2 += d * d;
           gc2 += dc * dc;
         }
@@ -398,9 +401,13 @@ void LevelSet::redistance(mesh::Mesh& m, int iterations) {
                 const double d = w(idist_, ii, j, k), sg = w(isgn_, ii, j, k);
                 // Next to the interface Russo & Smereka relax toward the distance phi0 gave
                 // (the Hamiltonian would move the zero contour); elsewhere Godunov.
-                const double rhs =
-                    d != kFar ? -((sg > 0 ? 1.0 : sg < 0 ? -1.0 : 0.0) * std::fabs(ph) - d) / h
-                              : sg * (1.0 - std::sqrt(sg > 0 ? gpos[i] : gneg[i]));
+                const double rhs = d != kFar ? -((sg > 0   ? 1.0
+                                                  : sg < 0 ? -1.0
+                                                           : 0.0) *
+                                                     std::fabs(ph) -
+                                                 d) /
+                                                   h
+                                             : sg * (1.0 - std::sqrt(sg > 0 ? gpos[i] : gneg[i]));
                 const double next = ph + dtau * rhs;
                 u(iphi_, ii, j, k) = stage == 0 ? next : 0.5 * w(ibase_, ii, j, k) + 0.5 * next;
               }
@@ -420,9 +427,8 @@ bool LevelSet::tag_refinement(mesh::Mesh& m, std::vector<mesh::Flag>& votes) con
       const auto u = m.view(id, tag);
       const double h = min_dx(m.geom(id), m.ndim());
       double lo = std::numeric_limits<double>::max();
-      mesh::for_each_zone(s, [&](int i, int j, int k) {
-        lo = std::min(lo, std::fabs(u(iphi_, i, j, k)));
-      });
+      mesh::for_each_zone(
+          s, [&](int i, int j, int k) { lo = std::min(lo, std::fabs(u(iphi_, i, j, k))); });
       votes[std::size_t(id)] = lo < band_ * h         ? mesh::Flag::refine
                                : lo > 3.0 * band_ * h ? mesh::Flag::derefine
                                                       : mesh::Flag::keep;

@@ -86,7 +86,7 @@ class LevelSet final : public physics::Unit {
   /// full = false only the area and the length (history.csv's columns, every step).
   struct Measures {
     double area = 0, length = 0, shape_error = 0;
-    double offset_max = 0;                     ///< zero contour vs the initial one, in zones
+    double offset_max = 0;                           ///< zero contour vs the initial one, in zones
     double grad_error_max = 0, grad_error_mean = 0;  ///< | |grad phi| - 1 | in the band
   };
   Measures measure(mesh::Mesh& m, bool full = true) const;

@@ -18,7 +18,8 @@ namespace tessera::m1 {
 
 double eddington_factor(Closure c, double f) {
   f = std::clamp(f, 0.0, 1.0);
-  if (c == Closure::levermore) return (3.0 + 4.0 * f * f) / (5.0 + 2.0 * std::sqrt(4.0 - 3.0 * f * f));
+  if (c == Closure::levermore)
+    return (3.0 + 4.0 * f * f) / (5.0 + 2.0 * std::sqrt(4.0 - 3.0 * f * f));
   if (c == Closure::eddington) return 1.0 / 3.0;
   return 1.0 / 3.0 + 0.4 * f * f * (1.0 - f / 3.0 + f * f);
 }
@@ -50,7 +51,8 @@ void M1::declare_params(base::Params& p) {
                    "piecewise-linear slopes: MC-limited or the unlimited central difference");
   p.declare_real("m1.speed", 1.0, 1e-300, 1e300, "the speed of light c (code units: 1)");
   p.declare_real("m1.radiation_constant", 1.0, 0.0, 1e300, "a in the emission b_g a T^4");
-  p.declare_number_list("m1.kappa_a", {}, "absorption coefficient per group (one value: every "
+  p.declare_number_list("m1.kappa_a", {},
+                        "absorption coefficient per group (one value: every "
                         "group; empty: none), 1/length");
   p.declare_number_list("m1.kappa_s", {}, "scattering coefficient per group (as kappa_a)");
   p.declare_bool("m1.couple_gas", false,
@@ -345,7 +347,8 @@ void M1::block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>&
             eps[i] = 1.0;
             if (thick_fix_) {
               const auto& ch = chi_[std::size_t(gr)];
-              const double chi = 0.5 * (ch[std::size_t(c0 + (i - 1) * d)] + ch[std::size_t(c0 + i * d)]);
+              const double chi =
+                  0.5 * (ch[std::size_t(c0 + (i - 1) * d)] + ch[std::size_t(c0 + i * d)]);
               if (chi * g.dx[a] > 1.0) eps[i] = 1.0 / (chi * g.dx[a]);
             }
           }
@@ -455,7 +458,9 @@ void M1::line_flux(double* const u[4], double* const out[4], int a, int i0, int 
   };
   switch (closure_) {
     case Closure::levermore:
-      body([](double f) { return (3.0 + 4.0 * f * f) / (5.0 + 2.0 * std::sqrt(4.0 - 3.0 * f * f)); });
+      body([](double f) {
+        return (3.0 + 4.0 * f * f) / (5.0 + 2.0 * std::sqrt(4.0 - 3.0 * f * f));
+      });
       break;
     case Closure::eddington:
       body([](double) { return 1.0 / 3.0; });
@@ -532,7 +537,8 @@ void M1::advance(mesh::Mesh& m, double dt) {
             // The gas is part of the stage's combination (it has no transport term), so
             // that radiation + gas energy is conserved through the Runge-Kutta averages.
             mesh::for_each_zone(s, [&](int i, int j, int k) {
-              u(ietot_, i, j, k) = a[stage] * w(igas_base_, i, j, k) + b[stage] * u(ietot_, i, j, k);
+              u(ietot_, i, j, k) =
+                  a[stage] * w(igas_base_, i, j, k) + b[stage] * u(ietot_, i, j, k);
             });
             gas_state(u, s, id);
           }

@@ -18,12 +18,12 @@
 //               at a floor, |F| scaled to cE) and counted (summary.json
 //               realizability_violations).
 //   collisions  implicit per zone in every Runge-Kutta stage (IMEX: explicit transport,
-//               implicit collisions with the stage's coefficient b dt): F' = F / (1 + dt c (kappa_a + kappa_s)); E' = (E + dt c kappa_a
-//               b_g a T'^4) / (1 + dt c kappa_a) with a T'^4 linearised about T^n (the gas's
-//               temperature, gamma law) and the gas's energy changed by minus the radiation's
-//               change, so that radiation + gas energy is conserved to round-off (with
-//               m1.couple_gas; otherwise T = 0: absorption only). b_g = 1/G (the emission
-//               split equally between the groups), per species.
+//               implicit collisions with the stage's coefficient b dt): F' = F / (1 + dt c (kappa_a
+//               + kappa_s)); E' = (E + dt c kappa_a b_g a T'^4) / (1 + dt c kappa_a) with a T'^4
+//               linearised about T^n (the gas's temperature, gamma law) and the gas's energy
+//               changed by minus the radiation's change, so that radiation + gas energy is
+//               conserved to round-off (with m1.couple_gas; otherwise T = 0: absorption only). b_g
+//               = 1/G (the emission split equally between the groups), per species.
 //
 // Variables (independent, guard-filled, MC prolongation): with one species and one group
 // erad, frax, fray, fraz (F's three components whatever the dimension); with more, for
@@ -86,10 +86,10 @@ class M1 final : public physics::Unit {
   Closure closure_;
   int stages_;  ///< 2: SSP-RK2, 3: SSP-RK3
   double cfl_, c_, arad_;
-  bool mc_;  ///< PLM with the MC limiter (else unlimited)
+  bool mc_;                                ///< PLM with the MC limiter (else unlimited)
   std::vector<double> kappa_a_, kappa_s_;  ///< per group
   bool couple_;
-  bool thick_fix_;  ///< m1.thick_correction
+  bool thick_fix_;                                ///< m1.thick_correction
   mutable std::vector<std::vector<double>> chi_;  ///< a block's kappa_a + kappa_s per group
   std::array<double, 4> disk_{};  ///< an absorbing disk: x, y, z centre, radius (radius 0: none)
   double disk_kappa_ = 0;
@@ -97,7 +97,7 @@ class M1 final : public physics::Unit {
   double beam_lo_ = 0, beam_hi_ = 0, beam_e_ = 1;  ///< the beam's band along the next axis
   std::vector<int> ivar_;   ///< unk index of moment q of pair k: ivar_[4 k + q]
   std::vector<int> ibase_;  ///< scratch index of the same
-  int igas_base_ = -1;  ///< scratch: the gas's total energy at the step's start
+  int igas_base_ = -1;      ///< scratch: the gas's total energy at the step's start
   int idens_ = -1, ieint_ = -1, itemp_ = -1, ietot_ = -1, imom_[3] = {-1, -1, -1};
   const eos::EosUnit* eos_ = nullptr;
   double time_ = 0;
