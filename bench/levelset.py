@@ -21,19 +21,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from io_async import find_region as region  # bench/ is the script's directory
+
 ROOT = Path(__file__).resolve().parents[1]
 EXE = ROOT / "build" / "bin" / "tessera"
 PROBLEM = ROOT / "problems" / "single_vortex_2d.toml"
-
-
-def region(node, name):
-    if node.get("name") == name:
-        return node.get("max_s", 0.0)
-    for c in node.get("children", []):
-        t = region(c, name)
-        if t:
-            return t
-    return 0.0
 
 
 def one(case, n):

@@ -19,19 +19,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from io_async import find_region as region  # bench/ is the script's directory
+
 ROOT = Path(__file__).resolve().parents[1]
 EXE = ROOT / "build" / "bin" / "tessera"
 PROBLEM = ROOT / "problems" / "streaming_sine_wave_3d.toml"
-
-
-def region(node, name):
-    if node.get("name") == name:
-        return node.get("max_s", 0.0)
-    for c in node.get("children", []):
-        t = region(c, name)
-        if t:
-            return t
-    return 0.0
 
 
 def one(groups, layout, steps):

@@ -655,7 +655,7 @@ void Diffusion::couple_before(mesh::Mesh& m, double dt) {
     for (int id : m.local_leaves()) {
       const auto u = m.view(id, tag);
       const auto w = m.scratch_view(id, tag);
-      gas_state(u, s, id);  // T^n from the conserved variables
+      eos_->from_total_energy(u, s, id);  // T^n from the conserved variables
       mesh::for_each_zone(s, [&](int i, int j, int k) {
         for (std::size_t c = 0; c < species_.size(); ++c) w(sig_.vars[c], i, j, k) = 0.0;
         const double rho = u(idens_, i, j, k), e = u(ieint_, i, j, k), T = u(itemp_, i, j, k);
@@ -685,24 +685,10 @@ void Diffusion::couple_after(mesh::Mesh& m, double) {
             -w(sig_.vars[c0], i, j, k) * (arad_ * T * T * T * T - u(ivar_[c0], i, j, k));
         u(ietot_, i, j, k) += du;
       });
-      gas_state(u, s, id);  // eint, temp, pres from the new total energy
+      eos_->from_total_energy(u, s, id);  // eint, temp, pres from the new total energy
     }
   });
   sig_on_ = false;
-}
-
-template <class View>
-void Diffusion::gas_state(const View& u, const mesh::BlockShape& s, int id) const {
-  mesh::for_each_zone(s, [&](int i, int j, int k) {
-    const double rho = u(idens_, i, j, k);
-    double ke = 0.0;
-    for (int a = 0; a < 3; ++a) ke += u(imom_[a], i, j, k) * u(imom_[a], i, j, k);
-    u(ieint_, i, j, k) = (u(ietot_, i, j, k) - 0.5 * ke / rho) / rho;
-    if (!(u(itemp_, i, j, k) > 0.0)) u(itemp_, i, j, k) = 1e4;  // a start for the EOS
-  });
-  for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-    for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
-      eos_->update_row(u, s, id, j, k, eos::Mode::dens_ei);
 }
 
 bool Diffusion::tag_refinement(mesh::Mesh& m, std::vector<mesh::Flag>& votes) const {

@@ -115,9 +115,6 @@ class Diffusion final : public physics::Unit {
   int idens_ = -1, ieint_ = -1, itemp_ = -1, ietot_ = -1, ipres_ = -1;
   int imom_[3] = {-1, -1, -1};
   const eos::EosUnit* eos_ = nullptr;
-  /// eint from the conserved variables, then the EOS (dens_ei: temp, pres) on a block.
-  template <class View>
-  void gas_state(const View& u, const mesh::BlockShape& s, int id) const;
   /// Before the solve: sig_ and the right-hand side's emission dt f c kappa_a a T^4.
   void couple_before(mesh::Mesh& m, double dt);
   /// After: the gas energy change -dt f c kappa_a (a T^4 - E^{n+1}) into etot, then the

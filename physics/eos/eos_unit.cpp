@@ -97,6 +97,8 @@ void EosUnit::bind(mesh::Mesh& m, physics::Units& units, const physics::RunConte
   igamc_ = m.var_index("gamc");
   igame_ = m.var_index("game");
   ieint_ = m.var_index("eint");
+  ietot_ = m.var_index("etot");
+  for (int a = 0; a < 3; ++a) imom_[a] = m.var_index(std::string("mom") + char('x' + a));
   if (idens_ < 0) throw Error("eos: no unit declares 'dens' (the EOS needs a density)");
   comp_ = units.find<composition::Composition>();
   if (comp_ && !comp_->has_species()) comp_ = nullptr;
@@ -267,6 +269,26 @@ void EosUnit::eval_cells(const mesh::BlockView<L>& u, const mesh::BlockShape& s,
   }
 }
 
+template <mesh::Layout L>
+void EosUnit::from_total_energy(const mesh::BlockView<L>& u, const mesh::BlockShape& s,
+                                int node) const {
+  if (ietot_ < 0 || imom_[0] < 0)
+    throw Error("eos: from_total_energy needs the gas's etot and momenta (flow or hydro)");
+  mesh::for_each_zone(s, [&](int i, int j, int k) {
+    const double rho = u(idens_, i, j, k);
+    double ke = 0.0;
+    for (int a = 0; a < 3; ++a) ke += u(imom_[a], i, j, k) * u(imom_[a], i, j, k);
+    u(ieint_, i, j, k) = (u(ietot_, i, j, k) - 0.5 * ke / rho) / rho;
+    if (!(u(itemp_, i, j, k) > 0.0)) u(itemp_, i, j, k) = 1e4;  // a start for the EOS
+  });
+  for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+    for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) update_row(u, s, node, j, k, Mode::dens_ei);
+}
+
+template void EosUnit::from_total_energy(const mesh::BlockView<mesh::Layout::var_major>&,
+                                         const mesh::BlockShape&, int) const;
+template void EosUnit::from_total_energy(const mesh::BlockView<mesh::Layout::zone_major>&,
+                                         const mesh::BlockShape&, int) const;
 template int EosUnit::update_row(const mesh::BlockView<mesh::Layout::var_major>&,
                                  const mesh::BlockShape&, int, int, int, Mode) const;
 template int EosUnit::update_row(const mesh::BlockView<mesh::Layout::zone_major>&,

@@ -76,6 +76,12 @@ class EosUnit final : public physics::Unit {
   template <mesh::Layout L>
   int update_row(const mesh::BlockView<L>& u, const mesh::BlockShape& s, int node, int j, int k,
                  Mode mode) const;
+  /// The gas's state in every interior zone of local leaf `node` from its total energy:
+  /// eint = (etot - |mom|^2 / (2 dens)) / dens, a temperature guess where temp is not
+  /// positive, then dens_ei row by row. For units that change the gas's energy (the
+  /// radiation couplings of diffusion and m1).
+  template <mesh::Layout L>
+  void from_total_energy(const mesh::BlockView<L>& u, const mesh::BlockShape& s, int node) const;
   /// True if the EOS's Gamma1 and game are the same in every state (the gamma law); then
   /// gamc and game give them.
   bool uniform_gamma() const { return uniform_; }
@@ -110,6 +116,7 @@ class EosUnit final : public physics::Unit {
   std::unique_ptr<Eos> eos_;
   const composition::Composition* comp_ = nullptr;
   int idens_ = -1, ipres_ = -1, itemp_ = -1, igamc_ = -1, igame_ = -1, ieint_ = -1;
+  int ietot_ = -1, imom_[3] = {-1, -1, -1};  ///< the gas's total energy and momenta, if any
   // Row scratch (one x-row of a block): gathered zone-major rows and abar/zbar.
   mutable std::vector<double> row_;
   mutable long evaluations_ = 0, iterations_ = 0;

@@ -55,33 +55,6 @@ void Flow::bind(mesh::Mesh& m, physics::Units&, const physics::RunContext& ctx) 
     throw Error("flow.field = \"enright\" is a 3-D field (mesh.ndim = 3)");
 }
 
-std::array<double, 3> Flow::velocity(const std::array<double, 3>& x, double t) const {
-  constexpr double pi = std::numbers::pi;
-  auto sq = [](double a) { return a * a; };
-  switch (field_) {
-    case Field::uniform:
-      return {uniform_[0], ndim_ > 1 ? uniform_[1] : 0.0, ndim_ > 2 ? uniform_[2] : 0.0};
-    case Field::deforming_bubble:
-      return {sq(std::sin(pi * x[0])) * std::sin(2 * pi * x[1]),
-              -sq(std::sin(pi * x[1])) * std::sin(2 * pi * x[0]), 0.0};
-    case Field::single_vortex: {
-      const double c = std::cos(pi * t / period_);
-      return {-sq(std::sin(pi * x[0])) * std::sin(2 * pi * x[1]) * c,
-              sq(std::sin(pi * x[1])) * std::sin(2 * pi * x[0]) * c, 0.0};
-    }
-    case Field::enright: {
-      const double c = std::cos(pi * t / period_);
-      const double s2x = std::sin(2 * pi * x[0]), s2y = std::sin(2 * pi * x[1]),
-                   s2z = std::sin(2 * pi * x[2]);
-      return {2 * sq(std::sin(pi * x[0])) * s2y * s2z * c, -s2x * sq(std::sin(pi * x[1])) * s2z * c,
-              -s2x * s2y * sq(std::sin(pi * x[2])) * c};
-    }
-    case Field::problem:
-      break;
-  }
-  throw Error("flow: velocity(x, t) of flow.field = \"problem\" (the problem's cell values)");
-}
-
 void Flow::block_velocity(const mesh::BlockGeom& g, const mesh::BlockShape& s, double t,
                           std::vector<double>& v) const {
   constexpr double pi = std::numbers::pi;

@@ -18,7 +18,7 @@
 // (verification.md §F). With an analytic field the unit writes the field's momenta at the
 // zone centres into unk at t = 0 and after each step (at its clock), keeping the internal
 // energy, so that plots, tracers and hydro-velocity readers see the field; units that want
-// the field itself (the level set, at its Runge-Kutta stage times) call velocity(x, t).
+// the field itself (the level set, at its Runge-Kutta stage times) call block_velocity(g, s, t, v).
 #include <array>
 #include <string>
 #include <vector>
@@ -49,13 +49,11 @@ class Flow final : public physics::Unit {
 
   Field field() const { return field_; }
   const std::string& field_name() const { return field_name_; }
-  /// Whether velocity(x, t) is defined (every field but `problem`).
+  /// Whether block_velocity is defined (every field but `problem`).
   bool analytic() const { return field_ != Field::problem; }
-  /// The field's velocity at position x and time t (analytic fields only).
-  std::array<double, 3> velocity(const std::array<double, 3>& x, double t) const;
-  /// The same at every interior zone centre of a block of geometry g and shape s, into
-  /// v[a * n + z] for axis a and zone z (x fastest, n = s.interior_cells()); each field is
-  /// a product of one-dimensional factors, evaluated once per row and column.
+  /// The field's velocity at time t at every interior zone centre of a block of geometry g and
+  /// shape s, into v[a * n + z] for axis a and zone z (x fastest, n = s.interior_cells()); each
+  /// field is a product of one-dimensional factors, evaluated once per row and column.
   void block_velocity(const mesh::BlockGeom& g, const mesh::BlockShape& s, double t,
                       std::vector<double>& v) const;
 

@@ -16,14 +16,6 @@
 
 namespace tessera::m1 {
 
-double eddington_factor(Closure c, double f) {
-  f = std::clamp(f, 0.0, 1.0);
-  if (c == Closure::levermore)
-    return (3.0 + 4.0 * f * f) / (5.0 + 2.0 * std::sqrt(4.0 - 3.0 * f * f));
-  if (c == Closure::eddington) return 1.0 / 3.0;
-  return 1.0 / 3.0 + 0.4 * f * f * (1.0 - f / 3.0 + f * f);
-}
-
 namespace {
 
 struct State {
@@ -288,7 +280,8 @@ void M1::block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>&
   }
   rhs.assign(nv * cells, 0.0);
   const long st[3] = {1, s.n(0), long(s.n(0)) * s.n(1)};
-  if (thick_fix_) {
+  const bool thick = thick_fix_ && collides();  // all opacities zero: never thick
+  if (thick) {
     chi_.resize(std::size_t(groups_));
     for (int gr = 0; gr < groups_; ++gr) {
       auto& ch = chi_[std::size_t(gr)];
@@ -345,7 +338,7 @@ void M1::block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>&
           const int gr = int(pair % std::size_t(groups_));
           for (int i = g0; i <= g0 + n; ++i) {
             eps[i] = 1.0;
-            if (thick_fix_) {
+            if (thick) {
               const auto& ch = chi_[std::size_t(gr)];
               const double chi =
                   0.5 * (ch[std::size_t(c0 + (i - 1) * d)] + ch[std::size_t(c0 + i * d)]);
@@ -456,17 +449,16 @@ void M1::line_flux(double* const u[4], double* const out[4], int a, int i0, int 
       o3[i] = k * ((a == 2 ? iso : 0.0) + dn * fz[i]);
     }
   };
+  // The closure fixed per call, so that the loop inlines its one formula.
   switch (closure_) {
     case Closure::levermore:
-      body([](double f) {
-        return (3.0 + 4.0 * f * f) / (5.0 + 2.0 * std::sqrt(4.0 - 3.0 * f * f));
-      });
+      body([](double f) { return eddington_factor(Closure::levermore, f); });
       break;
     case Closure::eddington:
-      body([](double) { return 1.0 / 3.0; });
+      body([](double f) { return eddington_factor(Closure::eddington, f); });
       break;
     case Closure::minerbo:
-      body([](double f) { return 1.0 / 3.0 + 0.4 * f * f * (1.0 - f / 3.0 + f * f); });
+      body([](double f) { return eddington_factor(Closure::minerbo, f); });
       break;
   }
 }
@@ -540,7 +532,7 @@ void M1::advance(mesh::Mesh& m, double dt) {
               u(ietot_, i, j, k) =
                   a[stage] * w(igas_base_, i, j, k) + b[stage] * u(ietot_, i, j, k);
             });
-            gas_state(u, s, id);
+            eos_->from_total_energy(u, s, id);
           }
           collide_block(u, m.geom(id), id, b[stage] * dt);
         }
@@ -552,20 +544,6 @@ void M1::advance(mesh::Mesh& m, double dt) {
   violations_ += bad;
   time_ += dt;
   ++steps_;
-}
-
-template <class View>
-void M1::gas_state(const View& u, const mesh::BlockShape& s, int id) const {
-  mesh::for_each_zone(s, [&](int i, int j, int k) {
-    const double rho = u(idens_, i, j, k);
-    double ke = 0.0;
-    for (int a = 0; a < 3; ++a) ke += u(imom_[a], i, j, k) * u(imom_[a], i, j, k);
-    u(ieint_, i, j, k) = (u(ietot_, i, j, k) - 0.5 * ke / rho) / rho;
-    if (!(u(itemp_, i, j, k) > 0.0)) u(itemp_, i, j, k) = 1e4;  // a start for the EOS
-  });
-  for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-    for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
-      eos_->update_row(u, s, id, j, k, eos::Mode::dens_ei);
 }
 
 bool M1::collides() const {
@@ -580,8 +558,19 @@ void M1::collide_block(const View& u, const mesh::BlockGeom& geo, int id, double
   const auto& s = mesh_->shape();
   const std::size_t npair = ivar_.size() / 4;
   const double b = 1.0 / groups_;
+  // Per group: alpha = dt c kappa_a / (1 + dt c kappa_a), the absorption's implicit weight,
+  // and the flux's damping 1 / (1 + dt c (kappa_a + kappa_s)); once per zone (the disk
+  // makes kappa_a depend on x), shared by the species.
+  thread_local std::vector<double> alpha, damp;
+  alpha.resize(std::size_t(groups_));
+  damp.resize(std::size_t(groups_));
   mesh::for_each_zone(s, [&](int i, int j, int k) {
     const std::array<double, 3> x{geo.x(i - s.g(0)), geo.y(j - s.g(1)), geo.z(k - s.g(2))};
+    for (int g = 0; g < groups_; ++g) {
+      const double ka = kappa_a(g, x), ks = kappa_s_[std::size_t(g)];
+      alpha[std::size_t(g)] = dt * c_ * ka / (1.0 + dt * c_ * ka);
+      damp[std::size_t(g)] = 1.0 / (1.0 + dt * c_ * (ka + ks));
+    }
     double T = 0, cv = 0;  // the gas's temperature and heat capacity per volume
     if (couple_) {
       T = u(itemp_, i, j, k);
@@ -592,28 +581,22 @@ void M1::collide_block(const View& u, const mesh::BlockGeom& geo, int id, double
     // the radiation's energy is A + B dT, the gas's cv dT; their sum is zero.
     double A = 0, B = 0;
     for (std::size_t p = 0; p < npair; ++p) {
-      const int g = int(p % std::size_t(groups_));
-      const double ka = kappa_a(g, x), ks = kappa_s_[std::size_t(g)];
-      const double alpha = dt * c_ * ka / (1.0 + dt * c_ * ka);
-      A += alpha * (b * aT4 - u(ivar_[4 * p], i, j, k));
-      B += alpha * b * daT4;
-      const double damp = 1.0 / (1.0 + dt * c_ * (ka + ks));
-      for (int q = 1; q < 4; ++q) u(ivar_[4 * p + std::size_t(q)], i, j, k) *= damp;
+      const std::size_t g = p % std::size_t(groups_);
+      A += alpha[g] * (b * aT4 - u(ivar_[4 * p], i, j, k));
+      B += alpha[g] * b * daT4;
+      for (int q = 1; q < 4; ++q) u(ivar_[4 * p + std::size_t(q)], i, j, k) *= damp[g];
     }
     const double dT = couple_ && (B + cv) > 0.0 ? -A / (B + cv) : 0.0;
     double de = 0;
     for (std::size_t p = 0; p < npair; ++p) {
-      const int g = int(p % std::size_t(groups_));
-      const double ka = kappa_a(g, x);
-      const double alpha = dt * c_ * ka / (1.0 + dt * c_ * ka);
       double& e = u(ivar_[4 * p], i, j, k);
-      const double change = alpha * (b * (aT4 + daT4 * dT) - e);
+      const double change = alpha[p % std::size_t(groups_)] * (b * (aT4 + daT4 * dT) - e);
       e += change;
       de += change;
     }
     if (couple_) u(ietot_, i, j, k) -= de;
   });
-  if (couple_) gas_state(u, s, id);
+  if (couple_) eos_->from_total_energy(u, s, id);
 }
 
 physics::BadZone M1::check(mesh::Mesh& m) const {

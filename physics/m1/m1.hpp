@@ -36,6 +36,7 @@
 // c dx / 2 does not swamp the physical c / (3 chi) in the diffusion limit.
 // Limits: no flux correction at coarse-fine faces (energy conserved on uniform meshes).
 #include <array>
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,8 +52,15 @@ namespace tessera::m1 {
 
 enum class Closure { minerbo, levermore, eddington };
 
-/// The Eddington factor chi(f) of a closure, f = |F| / (cE) in [0, 1].
-double eddington_factor(Closure c, double f);
+/// The Eddington factor chi(f) of a closure, f = |F| / (cE) in [0, 1] (inline: the flux
+/// loop calls it with a constant closure).
+inline double eddington_factor(Closure c, double f) {
+  f = f < 0.0 ? 0.0 : (f > 1.0 ? 1.0 : f);
+  if (c == Closure::levermore)
+    return (3.0 + 4.0 * f * f) / (5.0 + 2.0 * std::sqrt(4.0 - 3.0 * f * f));
+  if (c == Closure::eddington) return 1.0 / 3.0;
+  return 1.0 / 3.0 + 0.4 * f * f * (1.0 - f / 3.0 + f * f);
+}
 
 class M1 final : public physics::Unit {
  public:
@@ -118,8 +126,6 @@ class M1 final : public physics::Unit {
   /// The implicit collisions of one block's zones over dt (and the gas's state after).
   template <class View>
   void collide_block(const View& u, const mesh::BlockGeom& geo, int id, double dt) const;
-  template <class View>
-  void gas_state(const View& u, const mesh::BlockShape& s, int id) const;
 };
 
 }  // namespace tessera::m1
