@@ -15,9 +15,9 @@ DEB_PACKAGES := build-essential cmake pkg-config openmpi-bin libopenmpi-dev \
   libhdf5-openmpi-dev hdf5-tools libfmt-dev libcli11-dev libtomlplusplus-dev \
   nlohmann-json3-dev libgtest-dev clang-format libpapi-dev papi-tools libnuma-dev zlib1g-dev \
   libssl-dev libhypre-dev
-PY_PACKAGES := numpy h5py matplotlib yt pytest sphinx myst-parser
+PY_PACKAGES := numpy h5py matplotlib yt pytest sphinx myst-parser pynucastro==3.1.0
 
-.PHONY: all deps deps-apt deps-py configure build run test docs bench tier-study studies study-hugepages study-tiers study-v2d study-async format clean helm-table
+.PHONY: all deps deps-apt deps-py configure build run test docs bench tier-study studies study-hugepages study-tiers study-v2d study-async format clean helm-table nse-table
 
 all: build
 
@@ -51,6 +51,7 @@ build: configure
 run: deps build
 	@mkdir -p $(RUNDIR)
 	@if grep -q '"helmholtz"' $(PROBLEM); then cmake --build build --target helm_table; fi
+	@if grep -q '"three_stage"' $(PROBLEM); then cmake --build build --target nse_table; fi
 	$(MPIRUN) -n $(RANKS) build/bin/tessera run $(PROBLEM) --dir $(RUNDIR)
 	PYTHONPATH=python $(PY) -m tessera plot $(RUNDIR) --out $(RUNDIR)/density_slice.png --log
 	@echo "outputs:       $(RUNDIR)/"
@@ -60,7 +61,7 @@ run: deps build
 	@echo "parameters:    $(RUNDIR)/parameters.log (every parameter in effect and where it came from)"
 
 test: deps build
-	cmake --build build --target helm_table
+	cmake --build build --target helm_table nse_table
 	cd build && ctest --output-on-failure -j$(NPROC)
 
 # The documentation site (docs/ + pages generated from the code) into build/docs/html,
@@ -90,6 +91,12 @@ study-async: deps build
 # The Helmholtz EOS table (build/helm_table.dat), generated from first principles.
 helm-table: configure
 	cmake --build build --target helm_table
+
+# The NSE table of the three-stage Type Ia burn (build/nse_table.dat): NSE of 96 nuclides
+# on a (rho, T, Ye) grid from pynucastro's nuclear data and weak rates
+# (tools/nse_table/make_nse_table.py; about 30 s).
+nse-table: deps-py configure
+	cmake --build build --target nse_table
 
 bench: deps build
 	$(PY) bench/throughput.py

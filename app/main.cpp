@@ -8,6 +8,9 @@
 //                                                   (units_command.hpp)
 //   eos --dens D (--temp T | --eint E | --pres P) --abar A --zbar Z [--coulomb 0|1]
 //       [--table PATH] [--json]                     one Helmholtz EOS call (eos_command.hpp)
+//   nse --ye Y --dens D --emq E | --burn --dens D --temp T ...
+//                                                   the NSE table, a one-zone burn
+//                                                   (nse_command.hpp)
 // Any error: one line "tessera: error: <reason>" on stderr and a non-zero exit.
 #include <mpi.h>
 
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "app/eos_command.hpp"
+#include "app/nse_command.hpp"
 #include "app/units_command.hpp"
 #include "base/error.hpp"
 #include "base/params.hpp"
@@ -236,6 +240,8 @@ int main(int argc, char** argv) {
   units_cmd->add_flag("--json", units_json, "print the list as JSON");
   tessera::app::EosOptions eos_opt;
   auto* eos_cmd = tessera::app::add_eos_command(app, eos_opt);
+  tessera::app::NseOptions nse_opt;
+  auto* nse_cmd = tessera::app::add_nse_command(app, nse_opt);
   int rc = 0;
   try {
     try {
@@ -264,6 +270,8 @@ int main(int argc, char** argv) {
       rc = tessera::app::units_command(units_file, units_overrides, units_json);
     } else if (*eos_cmd) {
       rc = tessera::app::eos_command(eos_opt);
+    } else if (*nse_cmd) {
+      rc = tessera::app::nse_command(nse_opt);
     } else if (*run_cmd) {
       rc = run(file, dir, restart, overrides, provided >= MPI_THREAD_MULTIPLE);
     }

@@ -193,6 +193,9 @@ class WhiteDwarf final : public ProblemBase<WhiteDwarf> {
       if (fuel_ < 0 || ash_ < 0)
         throw Error("white_dwarf: wd.ignite needs burn.fuel and burn.ash in composition.species");
       q_ = p.get_real("burn.q_fuel");
+      // The three-stage burn keeps the species as the fuel's composition (its ash is
+      // phfa = flam, set by the burn unit from flam); the energy is the same.
+      species_stay_ = p.get_string("burn.model") == "three_stage";
     }
     const auto& geo = p.get_string("mesh.geometry");
     cyl_ = geo == "cylindrical";
@@ -302,7 +305,7 @@ class WhiteDwarf final : public ProblemBase<WhiteDwarf> {
           u(ETOT, I, J, K) = dens[z] * (eint[z] + q);
           if (iflam_ >= 0) u(iflam_, I, J, K) = f;
           if (iqbrn_ >= 0) u(iqbrn_, I, J, K) = q;
-          for (std::size_t s2 = 0; ignite_ && s2 < idx_.size(); ++s2) {
+          for (std::size_t s2 = 0; ignite_ && !species_stay_ && s2 < idx_.size(); ++s2) {
             double x = xu_[s2];
             if (int(s2) == fuel_) x *= 1.0 - f;
             if (int(s2) == ash_) x += f * xu_[std::size_t(fuel_)];
@@ -316,6 +319,7 @@ class WhiteDwarf final : public ProblemBase<WhiteDwarf> {
   double rho_fluff_, temp_fluff_;
   int nsub_, ndim_;
   bool ignite_;
+  bool species_stay_ = false;
   double ign_radius_, ign_dist_;
   double ctr_[3] = {0, 0, 0};
   bool cyl_ = false, sph_ = false;

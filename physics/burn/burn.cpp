@@ -14,7 +14,27 @@
 
 namespace tessera::burn {
 
+namespace {
+/// phfa below which a zone counts as fuel for the thermal 12C + 12C burn.
+constexpr double kThermalFuelOnly = 1e-3;
+}  // namespace
+
 void Burn::declare_params(base::Params& p) {
+  p.declare_string("burn.model", "carbon", {"carbon", "three_stage"},
+                   "carbon: stage 1 only (carbon consumption at the flame); three_stage: with "
+                   "relaxation to quasi-equilibrium and NSE, neutronisation and neutrino losses "
+                   "(Townsley et al. 2007; needs the NSE table, `make nse-table`)");
+  p.declare_string("burn.nse_table", "", {},
+                   "NSE table file (three_stage; \"\" = the build's nse_table.dat)");
+  p.declare_real("burn.tau_nsqe_a", 182.06, -1e3, 1e4,
+                 "tau_nsqe = exp(a / T9 - b) s: a (FLASH4's 182.06)");
+  p.declare_real("burn.tau_nsqe_b", 46.054, -1e3, 1e4, "tau_nsqe: b (FLASH4's 46.054)");
+  p.declare_real("burn.tau_nse_a", 201.0, -1e3, 1e4,
+                 "tau_nse = exp(a / T9 - b) s: a (FLASH4's 201.0; Calder 2007: 196.02)");
+  p.declare_real("burn.tau_nse_b", 46.77, -1e3, 1e4, "tau_nse: b (FLASH4's 46.77)");
+  p.declare_bool("burn.thermal_carbon", true,
+                 "three_stage: burn carbon by the 12C + 12C rate (Caughlan & Fowler 1988, "
+                 "unscreened) wherever the fuel is hot, besides the flame");
   p.declare_string("burn.fuel", "c12", {}, "species the flame consumes (composition.species)");
   p.declare_string("burn.ash", "mg24", {}, "species the fuel becomes (composition.species)");
   p.declare_real("burn.q_fuel", 5.6016e17, 0.0, 1e20,
@@ -24,12 +44,23 @@ void Burn::declare_params(base::Params& p) {
 Burn::Burn(const base::Params& p)
     : fuel_name_(p.get_string("burn.fuel")),
       ash_name_(p.get_string("burn.ash")),
-      q_fuel_(p.get_real("burn.q_fuel")) {
+      q_fuel_(p.get_real("burn.q_fuel")),
+      three_stage_(p.get_string("burn.model") == "three_stage"),
+      nse_path_(p.get_string("burn.nse_table")) {
   if (fuel_name_ == ash_name_) throw Error("burn.fuel and burn.ash are the same species");
+  stage_.a_nsqe = p.get_real("burn.tau_nsqe_a");
+  stage_.b_nsqe = p.get_real("burn.tau_nsqe_b");
+  stage_.a_nse = p.get_real("burn.tau_nse_a");
+  stage_.b_nse = p.get_real("burn.tau_nse_b");
+  stage_.thermal_carbon = p.get_bool("burn.thermal_carbon");
 }
 
 std::vector<mesh::VarInfo> Burn::variables() const {
-  return {{"qbrn", -1, mesh::VarKind::mass_scalar, true, true, name()}};
+  std::vector<mesh::VarInfo> v = {{"qbrn", -1, mesh::VarKind::mass_scalar, true, true, name()}};
+  if (three_stage_)
+    for (const char* n : {"phfa", "phaq", "phqn", "qbar", "sumy", "ye"})
+      v.push_back({n, -1, mesh::VarKind::mass_scalar, true, true, name()});
+  return v;
 }
 
 void Burn::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& /*ctx*/) {
@@ -60,10 +91,140 @@ void Burn::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext&
   };
   ifuel_ = species(fuel_name_);
   iash_ = species(ash_name_);
+  if (!three_stage_) return;
+  if (eos_ == nullptr) throw Error("burn.model = \"three_stage\" needs the EOS unit");
+  nse_ = NseTable::load(nse_path_, eos_->eos());
+  bind_.clear();
+  for (const auto& sp : comp->species()) bind_.push_back(nse_->binding_per_nucleon(sp.name));
+  stage_.q_si = nse_->binding_per_nucleon("si28");
+  iphfa_ = m.var_index("phfa");
+  iphaq_ = m.var_index("phaq");
+  iphqn_ = m.var_index("phqn");
+  iqbar_ = m.var_index("qbar");
+  isumy_ = m.var_index("sumy");
+  iye_ = m.var_index("ye");
+  const_cast<composition::Composition*>(comp)->set_ion_variables(iye_, isumy_);
 }
 
-void Burn::advance(mesh::Mesh& m, double /*dt*/) {
+template <class View>
+FuelProps Burn::fuel_props(const View& u, int i, int j, int k) const {
+  const auto& sp = comp_->species();
+  FuelProps f;
+  double tot = 0.0;
+  for (std::size_t q = 0; q < sp.size(); ++q) tot += u(comp_->index(q), i, j, k);
+  for (std::size_t q = 0; q < sp.size(); ++q) {
+    const double x = u(comp_->index(q), i, j, k) / tot;
+    f.qf += x * bind_[q];
+    f.yif += x / sp[q].a;
+    if (comp_->index(q) == ifuel_) f.xc = x;
+  }
+  // Stage 1 turns the fuel species into the ash species, nucleon for nucleon.
+  double bf = 0.0, ba = 0.0, af = 1.0, aa = 1.0;
+  for (std::size_t q = 0; q < sp.size(); ++q) {
+    if (comp_->index(q) == ifuel_) bf = bind_[q], af = sp[q].a;
+    if (comp_->index(q) == iash_) ba = bind_[q], aa = sp[q].a;
+  }
+  f.qa = f.qf + f.xc * (ba - bf);
+  f.yia = f.yif + f.xc * (1.0 / aa - 1.0 / af);
+  return f;
+}
+
+void Burn::initialise(mesh::Mesh& m) {
+  if (!three_stage_) return;
+  const auto& s = m.shape();
+  m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
+    for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+      for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
+        for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
+          const FuelProps f = fuel_props(u, i, j, k);
+          const double phi = std::clamp(u(iflam_, i, j, k), 0.0, 1.0);
+          double ye = 0.0;
+          const auto& sp = comp_->species();
+          double tot = 0.0;
+          for (std::size_t q = 0; q < sp.size(); ++q) tot += u(comp_->index(q), i, j, k);
+          for (std::size_t q = 0; q < sp.size(); ++q)
+            ye += u(comp_->index(q), i, j, k) / tot * sp[q].z / sp[q].a;
+          u(iphfa_, i, j, k) = phi;
+          u(iphaq_, i, j, k) = 0.0;
+          u(iphqn_, i, j, k) = 0.0;
+          u(iqbar_, i, j, k) = (1.0 - phi) * f.qf + phi * f.qa;
+          u(isumy_, i, j, k) = (1.0 - phi) * f.yif + phi * f.yia;
+          u(iye_, i, j, k) = ye;
+          ye_min_ = std::min(ye_min_, ye);
+        }
+        eos_->update_row(u, s, id, j, k, eos::Mode::dens_ei);
+      }
+  });
+}
+
+void Burn::advance(mesh::Mesh& m, double dt) {
   TESSERA_REGION("burn");
+  if (three_stage_)
+    advance_three_stage(m, dt);
+  else
+    advance_carbon(m);
+}
+
+void Burn::advance_three_stage(mesh::Mesh& m, double dt) {
+  const auto& s = m.shape();
+  m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& g) {
+    const bool curved = g.geometry != mesh::Geometry::cartesian;
+    double dv = 1.0;
+    for (int a = 0; a < s.ndim; ++a) dv *= g.dx[a];
+    for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+      for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
+        bool burned = false;
+        for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
+          const double dphi = u(ifdph_, i, j, k);
+          u(ifdph_, i, j, k) = 0.0;  // consumed
+          ZoneBurn z{u(iphfa_, i, j, k), u(iphaq_, i, j, k), u(iphqn_, i, j, k),
+                     u(iye_, i, j, k),   u(iqbar_, i, j, k), u(isumy_, i, j, k)};
+          // Advection and the flame's diffusion may unorder the variables: clip.
+          z.phfa = std::clamp(z.phfa, 0.0, 1.0);
+          z.phaq = std::clamp(z.phaq, 0.0, z.phfa);
+          z.phqn = std::clamp(z.phqn, 0.0, z.phaq);
+          const double rho = u(idens_, i, j, k);
+          const double temp = u(itemp_, i, j, k);
+          double dfa = 0.0;
+          // The flame's increment burns the same fraction of what is left as in stage 1.
+          if (dphi > 0.0) dfa = (1.0 - z.phfa) * fuel_consumed(1.0, u(iflam_, i, j, k), dphi);
+          // The thermal burn only where the zone is still fuel: once the front has
+          // reached it, its temperature is the mixture's (hot ash, cold fuel), which would
+          // burn the fuel at the ash's temperature; there the flame alone burns.
+          const bool hot = stage_.thermal_carbon && temp > 5e8 && z.phfa < kThermalFuelOnly;
+          if (!(dfa > 0.0) && !(z.phfa > 0.0) && !hot) {
+            ye_min_ = std::min(ye_min_, z.ye);
+            continue;
+          }
+          const FuelProps f = fuel_props(u, i, j, k);
+          const double phfa0 = z.phfa;
+          double e1 = stage_one(z, f, dfa);
+          if (hot) e1 += stage_one(z, f, thermal_fraction(z, f, rho, temp, dt));
+          const StepResult r = relax(z, f, stage_, *nse_, rho, u(ieint_, i, j, k) + e1, dt);
+          if (r.out_of_table && z.phfa > 1e-6) ++out_of_table_;  // not advection's traces
+          const double de = e1 + r.de;                           // nuclear energy released, erg/g
+          u(iphfa_, i, j, k) = z.phfa;
+          u(iphaq_, i, j, k) = z.phaq;
+          u(iphqn_, i, j, k) = z.phqn;
+          u(iqbar_, i, j, k) = z.qbar;
+          u(isumy_, i, j, k) = z.yion;
+          u(iye_, i, j, k) = z.ye;
+          ye_min_ = std::min(ye_min_, z.ye);
+          u(ieint_, i, j, k) += de - r.dnu;
+          u(iqbrn_, i, j, k) += de;
+          u(ietot_, i, j, k) += rho * (de - r.dnu);
+          const double vol = curved ? g.volume(i - s.g(0)) : dv;
+          released_ += rho * de * vol;
+          neutrino_ += rho * r.dnu * vol;
+          consumed_ += rho * f.xc * (z.phfa - phfa0) * vol;  // carbon, g
+          burned = true;
+        }
+        if (burned) eos_->update_row(u, s, id, j, k, eos::Mode::dens_ei);
+      }
+  });
+}
+
+void Burn::advance_carbon(mesh::Mesh& m) {
   const auto& s = m.shape();
   m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& g) {
     const bool curved = g.geometry != mesh::Geometry::cartesian;
@@ -95,9 +256,32 @@ void Burn::advance(mesh::Mesh& m, double /*dt*/) {
 }
 
 nlohmann::json Burn::summary(MPI_Comm comm) const {
-  double v[2] = {released_, consumed_};
-  MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_SUM, comm);
-  return {{"stage", "carbon consumption only (no QSE/NSE relaxation, Ye fixed)"},
+  double v[3] = {released_, consumed_, neutrino_};
+  MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_DOUBLE, MPI_SUM, comm);
+  if (three_stage_) {
+    double ye_min = ye_min_;
+    long out = out_of_table_;
+    MPI_Allreduce(MPI_IN_PLACE, &ye_min, 1, MPI_DOUBLE, MPI_MIN, comm);
+    MPI_Allreduce(MPI_IN_PLACE, &out, 1, MPI_LONG, MPI_SUM, comm);
+    return {{"model", "three_stage"},
+            {"stage", "carbon consumption, relaxation to QSE and NSE, neutronisation"},
+            {"fuel", fuel_name_},
+            {"ash", ash_name_},
+            {"energy_released", v[0]},
+            {"fuel_consumed", v[1]},
+            {"neutrino_losses", v[2]},
+            {"ye_min", ye_min},
+            {"nse_table", nse_->path()},
+            {"nse_table_sha256", nse_->sha256()},
+            {"nse_out_of_table", out},
+            {"tau_nsqe", {stage_.a_nsqe, stage_.b_nsqe}},
+            {"tau_nse", {stage_.a_nse, stage_.b_nse}},
+            {"thermal_carbon", stage_.thermal_carbon},
+            {"unburned_density_estimates", estimates_},
+            {"unburned_density_failures", estimate_failures_}};
+  }
+  return {{"model", "carbon"},
+          {"stage", "carbon consumption only (no QSE/NSE relaxation, Ye fixed)"},
           {"fuel", fuel_name_},
           {"ash", ash_name_},
           {"q_fuel", q_fuel_},
@@ -126,7 +310,7 @@ void Burn::ratio_impl(const View& u, const mesh::BlockShape& s, int j, int k, do
     const double e = u(ietot_, i, j, k) / rho - 0.5 * (mx * mx + my * my + mz * mz) / (rho * rho);
     if (!(rho > 0.0 && qb > 1e-12 * e && e > 0.0)) continue;
     double ya = 0.0, yz = 0.0, yau = 0.0, yzu = 0.0;
-    const double dx = qb / q_fuel_;
+    const double dx = three_stage_ ? 0.0 : qb / q_fuel_;  // three_stage: species = fuel
     for (std::size_t q = 0; q < sp.size(); ++q) {
       const int v = comp_->index(q);
       const double x = u(v, i, j, k);

@@ -24,16 +24,22 @@
 // qbrn, has the zone's pressure (secant iteration on the EOS in dens_pres mode, only in
 // zones inside the front, 0 < phi < 1).
 //
-// NOT BUILT (issue 10, item 2, later stages): the relaxation of the ash to
-// quasi-statistical equilibrium (Si group) and to nuclear statistical equilibrium on
-// density-dependent timescales, with neutronisation (Ye falling by electron captures).
-// They need the NSE tables of Seitenzahl et al. (2009) (binding energy and Ye rates as a
-// function of density, internal energy and Ye), which this repository does not have and
-// cannot yet generate; approximating them without the tables would fake their numbers.
-// So the ash here stays at the carbon-burned (O/Mg) stage and Ye stays at its fuel value.
+// burn.model = "three_stage" (three_stage.hpp) adds the later stages of the same scheme:
+// the ash relaxes to quasi-statistical and to nuclear statistical equilibrium on the
+// density- and temperature-dependent times of Townsley et al., with neutronisation (Ye
+// falls) and neutrino losses from the NSE table (nse_table.hpp, built from pynucastro's
+// nuclear data by `make nse-table`), and a thermal 12C + 12C burn wherever the fuel is hot.
+// Then the species of composition.species stay the FUEL's composition (the matter of a
+// zone is (1 - phfa) fuel, the rest ash in its stages), and the unit carries the progress
+// variables phfa, phaq, phqn, the mean binding energy qbar (MeV per nucleon), Ye (`ye`)
+// and sum X/A (`sumy`) as mass scalars; the EOS takes abar = 1/sumy and zbar = ye/sumy
+// (Composition::set_ion_variables).
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "physics/burn/nse_table.hpp"
+#include "physics/burn/three_stage.hpp"
 #include "physics/eos/eos.hpp"
 #include "physics/flame/flame.hpp"
 #include "physics/registry.hpp"
@@ -62,23 +68,29 @@ inline double fuel_consumed(double x_fuel, double phi_after, double dphi) {
 
 class Burn final : public physics::UnitBase<Burn>, public flame::FuelDensity {
  public:
-  /// burn.fuel, burn.ash, burn.q_fuel.
+  /// burn.model, burn.fuel, burn.ash, burn.q_fuel, burn.nse_table, burn.tau_*,
+  /// burn.thermal_carbon.
   static void declare_params(base::Params& p);
   /// The unit's registration (physics/registry.hpp): name, factory, parameters, needs.
   static physics::Registration registration();
   explicit Burn(const base::Params& p);
 
   std::string name() const override { return "burn"; }
-  /// qbrn (mass scalar, guard-filled, plotted).
+  /// qbrn (mass scalar, guard-filled, plotted); with three_stage also phfa, phaq, phqn,
+  /// qbar, sumy, ye.
   std::vector<mesh::VarInfo> variables() const override;
+  /// three_stage: the progress variables from the flame's flam (phfa; phaq = phqn = 0),
+  /// qbar, sumy and ye of the zone's fuel and ash, and the EOS state for them.
+  void initialise(mesh::Mesh& m) override;
   /// Finds the flame (required), the EOS, composition and the fuel and ash species.
   void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
   /// Turns the flame's increment into ash and energy, then zeroes the increment
   /// (collective only through nothing: purely local).
   void advance(mesh::Mesh& m, double dt) override;
-  /// energy_released (erg, summed over ranks) and fuel_consumed (g) by this run (since
-  /// its start or restart; not checkpointed), estimates and failures of the unburned
-  /// density.
+  /// model; energy_released (erg, summed over ranks) and fuel_consumed (g) by this run
+  /// (since its start or restart; not checkpointed), estimates and failures of the
+  /// unburned density; three_stage: nse_table_sha256, neutrino_losses (erg), ye_min,
+  /// states clamped to the NSE table.
   nlohmann::json summary(MPI_Comm comm) const override;
   /// flame::FuelDensity: rho_u / rho of every cell of a row (1 outside 0 < phi < 1).
   void ratio_row(const mesh::BlockView<mesh::Layout::var_major>& u, const mesh::BlockShape& s,
@@ -91,6 +103,7 @@ class Burn final : public physics::UnitBase<Burn>, public flame::FuelDensity {
   }
 
   double q_fuel() const { return q_fuel_; }
+  bool three_stage() const { return three_stage_; }
   /// Energy released on this rank so far (erg; per unit area in 1-D Cartesian, per unit
   /// length in 2-D Cartesian, as the totals).
   double energy_released() const { return released_; }
@@ -98,6 +111,20 @@ class Burn final : public physics::UnitBase<Burn>, public flame::FuelDensity {
  private:
   std::string fuel_name_, ash_name_;
   double q_fuel_ = 5.6016e17;
+  bool three_stage_ = false;
+  std::string nse_path_;
+  StageParams stage_;
+  std::shared_ptr<const NseTable> nse_;
+  std::vector<double> bind_;  ///< binding energy per nucleon of each species (three_stage)
+  int iphfa_ = -1, iphaq_ = -1, iphqn_ = -1, iqbar_ = -1, isumy_ = -1, iye_ = -1;
+  double neutrino_ = 0.0, ye_min_ = 1.0;
+  long out_of_table_ = 0;
+  /// The fuel and stage-1 ash of zone (i, j, k) (three_stage).
+  template <class View>
+  FuelProps fuel_props(const View& u, int i, int j, int k) const;
+  /// Stage 1 only (burn.model = "carbon").
+  void advance_carbon(mesh::Mesh& m);
+  void advance_three_stage(mesh::Mesh& m, double dt);
   flame::Flame* flame_ = nullptr;
   const composition::Composition* comp_ = nullptr;
   const eos::EosUnit* eos_ = nullptr;

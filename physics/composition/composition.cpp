@@ -127,6 +127,16 @@ void Composition::initialise(mesh::Mesh& m) {
       for (std::size_t q = 0; q < species_.size(); ++q) sum += u(idx_[q], i, j, k);
       if (sum == 0.0)
         for (std::size_t q = 0; q < species_.size(); ++q) u(idx_[q], i, j, k) = initial_[q];
+      if (isumy_ >= 0 && u(isumy_, i, j, k) == 0.0) {
+        double ya = 0.0, yz = 0.0, tot = 0.0;
+        for (std::size_t q = 0; q < species_.size(); ++q) tot += u(idx_[q], i, j, k);
+        for (std::size_t q = 0; q < species_.size(); ++q) {
+          ya += u(idx_[q], i, j, k) / tot * inv_a_[q];
+          yz += u(idx_[q], i, j, k) / tot * z_over_a_[q];
+        }
+        u(isumy_, i, j, k) = ya;
+        u(iye_, i, j, k) = yz;
+      }
     });
   });
   normalise(m);
@@ -156,6 +166,7 @@ physics::BadZone Composition::check(mesh::Mesh& m) const {
 
 std::vector<std::string> Composition::derived_names() const {
   if (species_.empty()) return {};
+  if (isumy_ >= 0) return {"abar", "zbar"};
   return {"abar", "zbar", "ye"};
 }
 

@@ -59,6 +59,12 @@ class Composition final : public physics::UnitBase<Composition> {
   template <class View>
   void abar_zbar(const View& u, int i, int j, int k, double& abar, double& zbar,
                  bool conserved) const {
+    if (isumy_ >= 0) {  // another unit carries Ye and sum X/A (set_ion_variables)
+      const double yi = u(isumy_, i, j, k), ye = u(iye_, i, j, k);
+      abar = (conserved ? u(idens_, i, j, k) : 1.0) / yi;
+      zbar = ye / yi;
+      return;
+    }
     double ya = 0.0, yz = 0.0;
     for (std::size_t s = 0; s < species_.size(); ++s) {
       const double x = u(idx_[s], i, j, k);
@@ -73,6 +79,16 @@ class Composition final : public physics::UnitBase<Composition> {
     abar = 1.0 / ya;
     zbar = abar * yz;
   }
+  /// The EOS's abar and zbar come from the unk mass scalars `ye` (Ye) and `sumy` (sum X/A)
+  /// of the unit that calls this at bind (burn.model = "three_stage", whose matter is not a
+  /// mixture of the species) instead of from the species; initialise gives zones where
+  /// sumy is 0 the species' values (unburned matter). The derived "ye" is then not offered
+  /// (the unk variable is the same number).
+  void set_ion_variables(int iye, int isumy) {
+    iye_ = iye;
+    isumy_ = isumy;
+  }
+  bool has_ion_variables() const { return isumy_ >= 0; }
   /// Hydro's switch: unk holds rho*X (true) or X (false) for every mass scalar. Read and
   /// written by the step loop's thread only.
   void set_conserved(bool c) { conserved_ = c; }
@@ -92,6 +108,7 @@ class Composition final : public physics::UnitBase<Composition> {
   double largest_ = 0.0;
   bool conserved_ = false;
   int idens_ = 0;
+  int iye_ = -1, isumy_ = -1;
   template <class View>
   void derived_impl(const std::string& name, const View& u, const mesh::BlockShape& s, double* out,
                     bool with_guards) const;
