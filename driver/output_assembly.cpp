@@ -133,8 +133,8 @@ void Simulation::write(bool checkpoint, bool force_sync) {
   for (auto* u : services_first_)
     for (const auto& [key, value] : u->checkpoint_scalars())
       info.real_state.emplace_back(u->name() + "_" + key, value);
-  if (eos_ && !eos_->table_sha256().empty())
-    info.str_state = {{"eos_table_sha256", eos_->table_sha256()}};
+  for (auto* u : services_first_)
+    for (const auto& kv : u->output_strings()) info.str_state.push_back(kv);
   const int deflate = checkpoint ? 0 : static_cast<int>(p_.get_int("io.plotfile_deflate"));
   // Particles go into checkpoints, and into a particle file of the plotfile's number and
   // time (yt pairs _plt_cnt_NNNN with _part_NNNN by name and time).

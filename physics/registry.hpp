@@ -70,6 +70,7 @@ std::vector<std::string> own_hooks() {
   add(declared_in<T>(&T::after_restart), "after_restart");
   add(declared_in<T>(&T::checkpoint_scalars), "checkpoint_scalars");
   add(declared_in<T>(&T::restore_scalars), "restore_scalars");
+  add(declared_in<T>(&T::output_strings), "output_strings");
   add(declared_in<T>(&T::max_dt), "max_dt");
   add(declared_in<T>(&T::advance), "advance");
   add(declared_in<T>(&T::refresh), "refresh");

@@ -132,6 +132,10 @@ class Unit {
   /// at the run's start, a counter), written into every checkpoint's "real scalars" as
   /// "<unit name>_<key>" (FLASH's names: 80 characters at most).
   virtual std::vector<std::pair<std::string, double>> checkpoint_scalars() const { return {}; }
+  /// Strings every output (checkpoint and plotfile) records in its "string scalars": the
+  /// identity of data a run used (the EOS's "eos_table_sha256", the burn's
+  /// "nse_table_sha256"; FLASH's names: 80 characters at most).
+  virtual std::vector<std::pair<std::string, std::string>> output_strings() const { return {}; }
   /// After a restart, last (after after_restart or initialise): the checkpoint's scalars,
   /// by c.real_scalar("<unit name>_<key>") (nullopt in a checkpoint that lacks one: a
   /// checkpoint of an older build or of a run without the unit).

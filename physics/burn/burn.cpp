@@ -450,7 +450,8 @@ template void Burn::ratio_impl(const mesh::BlockView<mesh::Layout::zone_major>&,
 physics::Registration Burn::registration() {
   return physics::registration_of<Burn>(
       "burn", physics::UnitRole::operator_unit,
-      "carbon burning behind the flame (stage 1 of Townsley et al. 2007)", {.after = {"flame"}});
+      "burning behind the flame: carbon (stage 1 of Townsley et al. 2007) or three stages to NSE",
+      {.after = {"flame"}});
 }
 
 }  // namespace tessera::burn

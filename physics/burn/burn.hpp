@@ -92,6 +92,11 @@ class Burn final : public physics::UnitBase<Burn>, public flame::FuelDensity {
   /// unburned density; three_stage: nse_table_sha256, neutrino_losses (erg), ye_min,
   /// states clamped to the NSE table.
   nlohmann::json summary(MPI_Comm comm) const override;
+  /// three_stage: "nse_table_sha256" in every output.
+  std::vector<std::pair<std::string, std::string>> output_strings() const override {
+    if (!nse_) return {};
+    return {{"nse_table_sha256", nse_->sha256()}};
+  }
   /// flame::FuelDensity: rho_u / rho of every cell of a row (1 outside 0 < phi < 1).
   void ratio_row(const mesh::BlockView<mesh::Layout::var_major>& u, const mesh::BlockShape& s,
                  int j, int k, double* out) const override {

@@ -50,6 +50,11 @@ class EosUnit final : public physics::Unit {
   /// The EOS state of the checkpoint belongs to the EOS that wrote it: another eos.type,
   /// Helmholtz table (SHA-256) or eos.gamma recomputes it.
   std::string restore_check(const physics::CheckpointInfo& c) const override;
+  /// "eos_table_sha256" (Helmholtz only).
+  std::vector<std::pair<std::string, std::string>> output_strings() const override {
+    if (sha_.empty()) return {};
+    return {{"eos_table_sha256", sha_}};
+  }
 
   const Eos& eos() const { return *eos_; }
   /// "gamma" or "helmholtz".

@@ -38,6 +38,13 @@ def test_eos_test_burns_and_conserves(snia):
     # fuel's 0.4977) and neutrinos carried energy away.
     assert b["model"] == "three_stage" and len(b["nse_table_sha256"]) == 64
     assert b["ye_min"] < 0.497 and 0 < b["neutrino_losses"] < 0.5 * released
+    # Every output records the NSE table it used, as the Helmholtz table.
+    import h5py
+    for f in (reader.find_outputs(snia[1]).checkpoints[-1], reader.find_outputs(snia[1]).plotfiles[-1]):
+        with h5py.File(f, "r") as h:
+            strings = {a[1].decode().strip(): a[0].decode().strip() for a in h["string scalars"][:]}
+        assert strings["nse_table_sha256"] == b["nse_table_sha256"]
+        assert strings["eos_table_sha256"] == s["eos"]["table_sha256"]
     # Total energy (etot + egrav) changes by the burn's release less the neutrino losses
     # (issue 24: within 1 % of the release over 50 steps). The flux energy source conserves
     # etot + egrav to the multipole potential's asymmetry: measured 2.4e-4 of a release of
