@@ -190,12 +190,13 @@ class WhiteDwarf final : public ProblemBase<WhiteDwarf> {
         if (sp[q] == p.get_string("burn.fuel")) fuel_ = int(q);
         if (sp[q] == p.get_string("burn.ash")) ash_ = int(q);
       }
-      if (fuel_ < 0 || ash_ < 0)
-        throw Error("white_dwarf: wd.ignite needs burn.fuel and burn.ash in composition.species");
       q_ = p.get_real("burn.q_fuel");
       // The three-stage burn keeps the species as the fuel's composition (its ash is
-      // phfa = flam, set by the burn unit from flam); the energy is the same.
+      // phfa = flam, set by the burn unit from flam; burn.ash need not be a species); the
+      // energy is the same.
       species_stay_ = p.get_string("burn.model") == "three_stage";
+      if (fuel_ < 0 || (ash_ < 0 && !species_stay_))
+        throw Error("white_dwarf: wd.ignite needs burn.fuel and burn.ash in composition.species");
     }
     const auto& geo = p.get_string("mesh.geometry");
     cyl_ = geo == "cylindrical";

@@ -8,6 +8,7 @@
 #include "base/params.hpp"
 #include "perf/timers.hpp"
 #include "physics/composition/composition.hpp"
+#include "physics/composition/nuclides.hpp"
 #include "physics/eos/eos_unit.hpp"
 #include "physics/flame/flame.hpp"
 #include "physics/hydro/hydro.hpp"
@@ -17,6 +18,10 @@ namespace tessera::burn {
 namespace {
 /// phfa below which a zone counts as fuel for the thermal 12C + 12C burn.
 constexpr double kThermalFuelOnly = 1e-3;
+/// The smallest thermal 12C + 12C increment (fraction of the zone per step) applied.
+constexpr double kThermalMin = 1e-10;
+/// The smallest phfa that relaxes to quasi-equilibrium and NSE.
+constexpr double kRelaxMin = 1e-6;
 }  // namespace
 
 void Burn::declare_params(base::Params& p) {
@@ -90,10 +95,18 @@ void Burn::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext&
     return at;
   };
   ifuel_ = species(fuel_name_);
-  iash_ = species(ash_name_);
-  if (!three_stage_) return;
+  if (!three_stage_) {
+    iash_ = species(ash_name_);
+    return;
+  }
+  // three_stage: the species are the fuel's; the ash needs only to be a known nuclide of
+  // the NSE table's network (its A and binding energy).
   if (eos_ == nullptr) throw Error("burn.model = \"three_stage\" needs the EOS unit");
   nse_ = NseTable::load(nse_path_, eos_->eos());
+  const auto ash = composition::find_nuclide(ash_name_);
+  if (!ash) throw Error("burn: burn.ash '" + ash_name_ + "' is not a known nuclide");
+  ash_a_ = ash->a;
+  ash_bind_ = nse_->binding_per_nucleon(ash_name_);
   bind_.clear();
   for (const auto& sp : comp->species()) bind_.push_back(nse_->binding_per_nucleon(sp.name));
   stage_.q_si = nse_->binding_per_nucleon("si28");
@@ -119,11 +132,10 @@ FuelProps Burn::fuel_props(const View& u, int i, int j, int k) const {
     if (comp_->index(q) == ifuel_) f.xc = x;
   }
   // Stage 1 turns the fuel species into the ash species, nucleon for nucleon.
-  double bf = 0.0, ba = 0.0, af = 1.0, aa = 1.0;
-  for (std::size_t q = 0; q < sp.size(); ++q) {
+  double bf = 0.0, af = 1.0;
+  const double ba = ash_bind_, aa = ash_a_;
+  for (std::size_t q = 0; q < sp.size(); ++q)
     if (comp_->index(q) == ifuel_) bf = bind_[q], af = sp[q].a;
-    if (comp_->index(q) == iash_) ba = bind_[q], aa = sp[q].a;
-  }
   f.qa = f.qf + f.xc * (ba - bf);
   f.yia = f.yif + f.xc * (1.0 / aa - 1.0 / af);
   return f;
@@ -191,18 +203,34 @@ void Burn::advance_three_stage(mesh::Mesh& m, double dt) {
           // The thermal burn only where the zone is still fuel: once the front has
           // reached it, its temperature is the mixture's (hot ash, cold fuel), which would
           // burn the fuel at the ash's temperature; there the flame alone burns.
-          const bool hot = stage_.thermal_carbon && temp > 5e8 && z.phfa < kThermalFuelOnly;
-          if (!(dfa > 0.0) && !(z.phfa > 0.0) && !hot) {
+          // An increment under kThermalMin of the zone per step is not applied: the white
+          // dwarf's 7e8 K core would take 1e-11 per step in every zone (a row refresh of
+          // the EOS each time) for nothing a run of seconds could see.
+          FuelProps f;
+          double dth = 0.0;
+          bool have_fuel = false;
+          if (stage_.thermal_carbon && temp > 5e8 && z.phfa < kThermalFuelOnly) {
+            f = fuel_props(u, i, j, k);
+            have_fuel = true;
+            dth = thermal_fraction(z, f, rho, temp, dt);
+            if (!(dth >= kThermalMin)) dth = 0.0;
+          }
+          if (!(dfa > 0.0) && !(z.phfa > 0.0) && !(dth > 0.0)) {
             ye_min_ = std::min(ye_min_, z.ye);
             continue;
           }
-          const FuelProps f = fuel_props(u, i, j, k);
+          if (!have_fuel) f = fuel_props(u, i, j, k);
           const double phfa0 = z.phfa;
           double e1 = stage_one(z, f, dfa);
-          if (hot) e1 += stage_one(z, f, thermal_fraction(z, f, rho, temp, dt));
-          const StepResult r = relax(z, f, stage_, *nse_, rho, u(ieint_, i, j, k) + e1, dt);
-          if (r.out_of_table && z.phfa > 1e-6) ++out_of_table_;  // not advection's traces
-          const double de = e1 + r.de;                           // nuclear energy released, erg/g
+          if (dth > 0.0) e1 += stage_one(z, f, dth);
+          // Traces of burned matter (phfa < kRelaxMin, spread by advection) do not relax:
+          // their stages 2-3 would release under 1e-6 of a burned zone's energy, and most
+          // lie below the table's densities.
+          const StepResult r = z.phfa >= kRelaxMin
+                                   ? relax(z, f, stage_, *nse_, rho, u(ieint_, i, j, k) + e1, dt)
+                                   : StepResult{};
+          if (r.out_of_table) ++out_of_table_;
+          const double de = e1 + r.de;  // nuclear energy released, erg/g
           u(iphfa_, i, j, k) = z.phfa;
           u(iphaq_, i, j, k) = z.phaq;
           u(iphqn_, i, j, k) = z.phqn;

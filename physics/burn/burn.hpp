@@ -121,6 +121,7 @@ class Burn final : public physics::UnitBase<Burn>, public flame::FuelDensity {
   StageParams stage_;
   std::shared_ptr<const NseTable> nse_;
   std::vector<double> bind_;  ///< binding energy per nucleon of each species (three_stage)
+  double ash_a_ = 24.0, ash_bind_ = 0.0;  ///< burn.ash's A and binding (three_stage)
   int iphfa_ = -1, iphaq_ = -1, iphqn_ = -1, iqbar_ = -1, isumy_ = -1, iye_ = -1;
   double neutrino_ = 0.0, ye_min_ = 1.0;
   long out_of_table_ = 0;
