@@ -26,6 +26,8 @@ CLI::App* add_nse_command(CLI::App& app, NseOptions& opt) {
   c->add_option("--ye", opt.ye, "electron fraction (lookup)");
   c->add_option("--dens", opt.dens, "density, g/cm^3");
   c->add_option("--emq", opt.emq, "e - qbar N_A MeV, erg/g (lookup)");
+  c->add_option("--pres", opt.pres, "pressure, erg/cm^3 (isobaric lookup)");
+  c->add_option("--hmq", opt.hmq, "e + P/rho - qbar N_A MeV, erg/g (isobaric lookup)");
   c->add_flag("--burn", opt.burn, "a one-zone isochoric burn from fuel at (--dens, --temp)");
   c->add_option("--temp", opt.temp, "the fuel's temperature, K (--burn)");
   c->add_option("--fuel", opt.fuel, "fuel mass fractions, name=X,... (--burn)");
@@ -42,8 +44,8 @@ CLI::App* add_nse_command(CLI::App& app, NseOptions& opt) {
 namespace {
 
 nlohmann::json state_json(const burn::NseState& s) {
-  return {{"temp", s.temp}, {"qbar", s.qbar}, {"abar", 1.0 / s.yion},
-          {"ydot", s.ydot}, {"enu", s.enu},   {"out_of_table", s.out_of_table}};
+  return {{"temp", s.temp}, {"qbar", s.qbar}, {"abar", 1.0 / s.yion},          {"ydot", s.ydot},
+          {"enu", s.enu},   {"dens", s.dens}, {"out_of_table", s.out_of_table}};
 }
 
 /// The first fuel species (by --fuel's order) burns to --ash.
@@ -201,11 +203,16 @@ int nse_command(const NseOptions& opt) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (opt.burn) return rank == 0 ? burn_zone(opt) : 0;
-  if (!(opt.dens > 0.0) || !std::isfinite(opt.ye) || !std::isfinite(opt.emq))
-    throw Error("tessera nse needs --ye, --dens > 0 and --emq (or --burn)");
+  const bool isobaric = std::isfinite(opt.pres) || std::isfinite(opt.hmq);
+  if (isobaric ? !(opt.pres > 0.0) || !std::isfinite(opt.ye) || !std::isfinite(opt.hmq)
+               : !(opt.dens > 0.0) || !std::isfinite(opt.ye) || !std::isfinite(opt.emq))
+    throw Error(
+        "tessera nse needs --ye with --dens > 0 and --emq, or with --pres > 0 and --hmq (or "
+        "--burn)");
   const eos::Helmholtz eos(opt.helm_table, 1.0);
   const auto table = burn::NseTable::load(opt.table, eos);
-  const burn::NseState s = table->lookup(opt.ye, opt.dens, opt.emq);
+  const burn::NseState s = isobaric ? table->lookup_isobaric(opt.ye, opt.pres, opt.hmq)
+                                    : table->lookup(opt.ye, opt.dens, opt.emq);
   if (rank != 0) return 0;
   if (opt.json) {
     nlohmann::json j = state_json(s);
@@ -213,15 +220,21 @@ int nse_command(const NseOptions& opt) {
     j["table_sha256"] = table->sha256();
     std::cout << j.dump(1) << "\n";
   } else {
-    std::printf("NSE final state at Ye %.6f, rho %.6e g/cm^3, e - qbar %.6e erg/g\n", opt.ye,
-                opt.dens, opt.emq);
+    if (isobaric)
+      std::printf("NSE final state at Ye %.6f, P %.6e erg/cm^3, h - qbar %.6e erg/g\n", opt.ye,
+                  opt.pres, opt.hmq);
+    else
+      std::printf("NSE final state at Ye %.6f, rho %.6e g/cm^3, e - qbar %.6e erg/g\n", opt.ye,
+                  opt.dens, opt.emq);
     std::printf("  table %s\n  table sha256 %s\n", table->path().c_str(), table->sha256().c_str());
     std::printf("  temp   K          % .9e\n  qbar   MeV/nucl.  % .9e\n  abar              % .9e\n",
                 s.temp, s.qbar, 1.0 / s.yion);
     std::printf("  dYe/dt 1/s        % .9e\n  eps_nu erg/g/s    % .9e\n", s.ydot, s.enu);
+    std::printf("  dens   g/cm^3     % .9e\n", s.dens);
     if (s.out_of_table)
       std::printf("  clamped to the table's edge: %s%s%s%s\n", s.out_of_table & 1 ? "Ye " : "",
-                  s.out_of_table & 2 ? "rho " : "", s.out_of_table & 4 ? "e-qbar(low) " : "",
+                  s.out_of_table & 2 ? (isobaric ? "P " : "rho ") : "",
+                  s.out_of_table & 4 ? "e-qbar(low) " : "",
                   s.out_of_table & 8 ? "e-qbar(high)" : "");
   }
   return 0;

@@ -3,8 +3,10 @@
 // command line: one lookup, or a one-zone isochoric burn (physics/burn/three_stage.hpp).
 //
 //   tessera nse --ye Y --dens D --emq E [--table PATH] [--helm-table PATH] [--json]
-//       the NSE final state at (Ye, rho, e - qbar): T, qbar, abar, dYe/dt, eps_nu and
-//       which inputs were clamped to the grid;
+//   tessera nse --ye Y --pres P --hmq H ...
+//       the NSE final state at (Ye, rho, e - qbar), or the isobaric one at (Ye, P,
+//       h - qbar): T, qbar, abar, dYe/dt, eps_nu, the density, and which inputs were
+//       clamped to the grid;
 //   tessera nse --burn --dens D --temp T [--fuel c12=0.5,o16=0.5] [--ash mg24]
 //               [--tend S] [--steps N] [--csv FILE] [--json]
 //       fuel at (rho, T) burned by the flame at t = 0 (phfa = 1, stage 1 at constant
@@ -28,6 +30,8 @@ struct NseOptions {
   double ye = std::numeric_limits<double>::quiet_NaN();
   double dens = std::numeric_limits<double>::quiet_NaN();
   double emq = std::numeric_limits<double>::quiet_NaN();
+  double pres = std::numeric_limits<double>::quiet_NaN();
+  double hmq = std::numeric_limits<double>::quiet_NaN();
   double temp = std::numeric_limits<double>::quiet_NaN();
   bool burn = false;
   std::string fuel = "c12=0.5,o16=0.5";

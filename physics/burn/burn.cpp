@@ -226,9 +226,11 @@ void Burn::advance_three_stage(mesh::Mesh& m, double dt) {
           // Traces of burned matter (phfa < kRelaxMin, spread by advection) do not relax:
           // their stages 2-3 would release under 1e-6 of a burned zone's energy, and most
           // lie below the table's densities.
-          const StepResult r = z.phfa >= kRelaxMin
-                                   ? relax(z, f, stage_, *nse_, rho, u(ieint_, i, j, k) + e1, dt)
-                                   : StepResult{};
+          // Inside the flame front (phfa < 1) the final state is the isobaric one.
+          const double pres = z.phfa < 1.0 - kRelaxMin ? u(ipres_, i, j, k) : 0.0;
+          const StepResult r = z.phfa >= kRelaxMin ? relax(z, f, stage_, *nse_, rho,
+                                                           u(ieint_, i, j, k) + e1, dt, pres)
+                                                   : StepResult{};
           if (r.out_of_table) ++out_of_table_;
           const double de = e1 + r.de;  // nuclear energy released, erg/g
           u(iphfa_, i, j, k) = z.phfa;

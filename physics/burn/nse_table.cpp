@@ -63,11 +63,13 @@ std::shared_ptr<const NseTable> NseTable::load(const std::string& path_in, const
     rows.push_back(r);
   }
   if (ar.n == 0 || at_.n == 0 || ay.n == 0) throw bad("grid lines missing");
-  t->nr_ = ar.n;
+  const int nr = ar.n;
   t->nt_ = at_.n;
   t->ny_ = ay.n;
-  t->lr0_ = ar.lo;
-  t->dlr_ = (ar.hi - ar.lo) / (ar.n - 1);
+  Grid& g = t->rho_;
+  g.n = nr;
+  g.x0 = ar.lo;
+  g.dx = (ar.hi - ar.lo) / (ar.n - 1);
   t->lt0_ = at_.lo;
   t->dlt_ = (at_.hi - at_.lo) / (at_.n - 1);
   t->ye0_ = ay.lo;
@@ -75,28 +77,30 @@ std::shared_ptr<const NseTable> NseTable::load(const std::string& path_in, const
   const std::size_t n = std::size_t(ar.n) * at_.n * ay.n;
   if (rows.size() != n)
     throw bad(std::to_string(rows.size()) + " data lines for a grid of " + std::to_string(n));
-  for (auto* v : {&t->emq_, &t->qbar_, &t->yion_, &t->ydot_, &t->enu_}) v->assign(n, 0.0);
+  for (auto* v : {&g.key, &g.qbar, &g.yion, &g.ydot, &g.enu, &g.logrho}) v->assign(n, 0.0);
+  g.valid.assign(n, 1);
   std::vector<char> seen(n, 0);
   std::vector<double> dens(n), temp(n), abar(n), zbar(n);
   for (const auto& r : rows) {
-    const int ir = int(std::lround((r[0] - t->lr0_) / t->dlr_));
+    const int ir = int(std::lround((r[0] - g.x0) / g.dx));
     const int it = int(std::lround((r[1] - t->lt0_) / t->dlt_));
     const int iy = int(std::lround((r[2] - t->ye0_) / t->dye_));
     if (ir < 0 || ir >= ar.n || it < 0 || it >= at_.n || iy < 0 || iy >= ay.n)
       throw bad("a point off the grid");
-    const std::size_t k = t->at(iy, ir, it);
+    const std::size_t k = t->at(g, iy, ir, it);
     if (seen[k]++) throw bad("a grid point twice");
-    t->qbar_[k] = r[4];
-    t->yion_[k] = 1.0 / r[3];
-    t->ydot_[k] = r[5];
-    t->enu_[k] = r[6];
+    g.qbar[k] = r[4];
+    g.yion[k] = 1.0 / r[3];
+    g.ydot[k] = r[5];
+    g.enu[k] = r[6];
     // The node's exact coordinates (the grid's, not the file's rounded ones).
-    dens[k] = std::pow(10.0, t->lr0_ + ir * t->dlr_);
+    g.logrho[k] = g.x0 + ir * g.dx;
+    dens[k] = std::pow(10.0, g.logrho[k]);
     temp[k] = std::pow(10.0, t->lt0_ + it * t->dlt_);
     abar[k] = r[3];
     zbar[k] = (t->ye0_ + iy * t->dye_) * r[3];
   }
-  // e(rho, T) of every node with its NSE composition, by the run's EOS.
+  // e(rho, T) and P of every node with its NSE composition, by the run's EOS.
   std::vector<double> eint(n), pres(n), gc(n), ge(n);
   eos::Pencil pc;
   pc.n = n;
@@ -113,15 +117,103 @@ std::shared_ptr<const NseTable> NseTable::load(const std::string& path_in, const
     throw bad("the EOS has no state at node " + std::to_string(res.failed) + " (rho " +
               std::to_string(dens[std::size_t(res.failed)]) + ", T " +
               std::to_string(temp[std::size_t(res.failed)]) + ")");
-  for (std::size_t k = 0; k < n; ++k) t->emq_[k] = eint[k] - mev_per_nucleon_erg * t->qbar_[k];
+  for (std::size_t k = 0; k < n; ++k) g.key[k] = eint[k] - mev_per_nucleon_erg * g.qbar[k];
   for (int iy = 0; iy < ay.n; ++iy)
-    for (int ir = 0; ir < ar.n; ++ir)
+    for (int ir = 0; ir < nr; ++ir)
       for (int it = 1; it < at_.n; ++it)
-        if (!(t->emq_[t->at(iy, ir, it)] > t->emq_[t->at(iy, ir, it - 1)]))
+        if (!(g.key[t->at(g, iy, ir, it)] > g.key[t->at(g, iy, ir, it - 1)]))
           throw bad("e - qbar does not increase with T at log rho " +
-                    std::to_string(t->lr0_ + ir * t->dlr_) + ", Ye " +
+                    std::to_string(g.x0 + ir * g.dx) + ", Ye " +
                     std::to_string(t->ye0_ + iy * t->dye_) + ", log T " +
                     std::to_string(t->lt0_ + it * t->dlt_));
+  // The isobaric grid: log P nodes over the range the nodes span, each (Ye, T) column
+  // interpolated linearly in log P between the density nodes that bracket it.
+  double plo = 1e300, phi = -1e300;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (!(pres[k] > 0.0)) throw bad("a node with no positive pressure");
+    plo = std::min(plo, std::log10(pres[k]));
+    phi = std::max(phi, std::log10(pres[k]));
+  }
+  Grid& q = t->pres_;
+  q.dx = 0.05;
+  q.x0 = std::floor(plo / q.dx) * q.dx;
+  q.n = int(std::ceil((phi - q.x0) / q.dx)) + 1;
+  const std::size_t m = std::size_t(q.n) * at_.n * ay.n;
+  for (auto* v : {&q.key, &q.qbar, &q.yion, &q.ydot, &q.enu, &q.logrho}) v->assign(m, 0.0);
+  q.valid.assign(m, 0);
+  std::vector<double> lp(static_cast<std::size_t>(nr));
+  for (int iy = 0; iy < ay.n; ++iy)
+    for (int it = 0; it < at_.n; ++it) {
+      for (int ir = 0; ir < nr; ++ir) {
+        lp[std::size_t(ir)] = std::log10(pres[t->at(g, iy, ir, it)]);
+        if (ir > 0 && !(lp[std::size_t(ir)] > lp[std::size_t(ir - 1)]))
+          throw bad("P does not increase with rho at Ye " + std::to_string(t->ye0_ + iy * t->dye_) +
+                    ", log T " + std::to_string(t->lt0_ + it * t->dlt_));
+      }
+      int ir = 0;
+      for (int ip = 0; ip < q.n; ++ip) {
+        const double x = q.x0 + ip * q.dx;
+        const std::size_t kq = t->at(q, iy, ip, it);
+        while (ir < nr - 2 && x > lp[std::size_t(ir + 1)]) ++ir;
+        // Cubic (Lagrange, 4 density nodes) in log rho, as the isochoric lookup: log P(x)
+        // solved for the position x in the stencil by Newton from the chord's, then every
+        // quantity with the same weights. Outside the densities' pressures at this T: the
+        // edge density's values, marked (finite and rising with T, so that a bisection may
+        // pass them).
+        const int j0 = std::clamp(ir - 1, 0, nr - 4);
+        auto weights = [](double xs, double* w, double* dw) {
+          for (int b = 0; b < 4; ++b) {
+            double v = 1.0, d = 0.0;
+            for (int c = 0; c < 4; ++c) {
+              if (c == b) continue;
+              double prod = 1.0 / double(b - c);
+              for (int e = 0; e < 4; ++e)
+                if (e != b && e != c) prod *= (xs - e) / double(b - e);
+              d += prod;
+              v *= (xs - c) / double(b - c);
+            }
+            w[b] = v;
+            dw[b] = d;
+          }
+        };
+        double xs =
+            ir - j0 +
+            std::clamp((x - lp[std::size_t(ir)]) / (lp[std::size_t(ir + 1)] - lp[std::size_t(ir)]),
+                       0.0, 1.0);
+        double w[4], dw[4];
+        const bool inside = x >= lp[0] && x <= lp[std::size_t(nr - 1)];
+        for (int it2 = 0; inside && it2 < 20; ++it2) {
+          weights(xs, w, dw);
+          double val = 0.0, der = 0.0;
+          for (int b = 0; b < 4; ++b) {
+            val += w[b] * lp[std::size_t(j0 + b)];
+            der += dw[b] * lp[std::size_t(j0 + b)];
+          }
+          if (!(der > 0.0)) break;
+          const double xn = std::clamp(xs - (val - x) / der, double(ir - j0), double(ir - j0 + 1));
+          if (std::fabs(xn - xs) < 1e-14) {
+            xs = xn;
+            break;
+          }
+          xs = xn;
+        }
+        weights(xs, w, dw);
+        auto lin = [&](auto value_of) {
+          double v = 0.0;
+          for (int b = 0; b < 4; ++b) v += w[b] * value_of(t->at(g, iy, j0 + b, it));
+          return v;
+        };
+        q.key[kq] = lin([&](std::size_t a) {
+          return eint[a] + pres[a] / dens[a] - mev_per_nucleon_erg * g.qbar[a];
+        });
+        q.qbar[kq] = lin([&](std::size_t a) { return g.qbar[a]; });
+        q.yion[kq] = lin([&](std::size_t a) { return g.yion[a]; });
+        q.ydot[kq] = lin([&](std::size_t a) { return g.ydot[a]; });
+        q.enu[kq] = lin([&](std::size_t a) { return g.enu[a]; });
+        q.logrho[kq] = lin([&](std::size_t a) { return g.logrho[a]; });
+        q.valid[kq] = x >= lp[0] && x <= lp[std::size_t(nr - 1)];
+      }
+    }
   return t;
 }
 
@@ -134,8 +226,17 @@ double NseTable::binding_per_nucleon(const std::string& name) const {
 }
 
 NseState NseTable::lookup(double ye, double dens, double emq) const {
+  NseState s = find(rho_, ye, std::log10(dens), emq);
+  s.dens = dens;
+  return s;
+}
+
+NseState NseTable::lookup_isobaric(double ye, double pres, double hmq) const {
+  return find(pres_, ye, std::log10(pres), hmq);
+}
+
+NseState NseTable::find(const Grid& g, double ye, double xq, double emq) const {
   NseState s;
-  // Cell and weights in Ye and log rho, clamped to the grid.
   auto cell = [](double x, double x0, double dx, int nn, int& i, double& f) {
     double u = (x - x0) / dx;
     int flag = 0;
@@ -155,7 +256,7 @@ NseState NseTable::lookup(double ye, double dens, double emq) const {
   int iy = 0, ir = 0;
   double fy = 0, fr = 0;
   if (cell(ye, ye0_, dye_, ny_, iy, fy)) s.out_of_table |= 1;
-  if (cell(std::log10(dens), lr0_, dlr_, nr_, ir, fr)) s.out_of_table |= 2;
+  if (cell(xq, g.x0, g.dx, g.n, ir, fr)) s.out_of_table |= 2;
   // Cubic (Lagrange, 4 nodes) in Ye and in log rho. Linear interpolation put T 0.3-0.8 %
   // off between nodes (measured against pynucastro): the degenerate electrons' energy goes
   // as rho^(1/3), and the NSE composition turns sharply near Ye = 0.5 (56Ni to 54Fe and
@@ -173,12 +274,12 @@ NseState NseTable::lookup(double ye, double dens, double emq) const {
   };
   double wy[4], wr[4];
   const int y0 = lagrange(iy, fy, ny_, wy);
-  const int r0 = lagrange(ir, fr, nr_, wr);
+  const int r0 = lagrange(ir, fr, g.n, wr);
   std::size_t base[16];
   double wt[16];
   for (int a = 0; a < 4; ++a)
     for (int b = 0; b < 4; ++b) {
-      base[a * 4 + b] = at(y0 + a, r0 + b, 0);
+      base[a * 4 + b] = at(g, y0 + a, r0 + b, 0);
       wt[a * 4 + b] = wy[a] * wr[b];
     }
   auto mix = [&](const std::vector<double>& v, int it) {
@@ -188,7 +289,7 @@ NseState NseTable::lookup(double ye, double dens, double emq) const {
   };
   // Bisection for the temperature cell whose emq brackets the state's.
   int lo = 0, hi = nt_ - 1;
-  double elo = mix(emq_, lo), ehi = mix(emq_, hi);
+  double elo = mix(g.key, lo), ehi = mix(g.key, hi);
   double f = 0.0;
   if (!(emq >= elo)) {
     s.out_of_table |= 4;
@@ -202,7 +303,7 @@ NseState NseTable::lookup(double ye, double dens, double emq) const {
   } else {
     while (hi - lo > 1) {
       const int mid = (lo + hi) / 2;
-      const double em = mix(emq_, mid);
+      const double em = mix(g.key, mid);
       if (emq >= em) {
         lo = mid;
         elo = em;
@@ -235,7 +336,7 @@ NseState NseTable::lookup(double ye, double dens, double emq) const {
   } else {
     double flo = 0.0, fhi = 1.0;
     for (int it = 0; it < 30; ++it) {
-      const auto [h, dh] = hermite(emq_, f);
+      const auto [h, dh] = hermite(g.key, f);
       const double g = h - emq;
       if (g > 0.0)
         fhi = f;
@@ -251,11 +352,16 @@ NseState NseTable::lookup(double ye, double dens, double emq) const {
     }
   }
   auto lin = [&](const std::vector<double>& v) { return (1 - f) * mix(v, lo) + f * mix(v, hi); };
+  for (int q = 0; q < 16; ++q)
+    if (wt[q] != 0.0 &&
+        (!g.valid[base[q] + std::size_t(lo)] || !g.valid[base[q] + std::size_t(hi)]))
+      s.out_of_table |= 2;
+  s.dens = std::pow(10.0, lin(g.logrho));
   s.temp = std::pow(10.0, lt0_ + (lo + f) * dlt_);
-  s.qbar = hermite(qbar_, f).first;
-  s.yion = hermite(yion_, f).first;
-  s.ydot = lin(ydot_);
-  s.enu = lin(enu_);
+  s.qbar = hermite(g.qbar, f).first;
+  s.yion = hermite(g.yion, f).first;
+  s.ydot = lin(g.ydot);
+  s.enu = lin(g.enu);
   return s;
 }
 

@@ -43,7 +43,9 @@ struct NseState {
   double yion = 0.0;  ///< 1 / abar
   double ydot = 0.0;  ///< dYe/dt of the weak rates, 1/s
   double enu = 0.0;   ///< neutrino loss of the weak rates, erg/g/s (> 0)
-  /// Which inputs were clamped to the grid: 1 Ye, 2 rho, 4 emq below, 8 emq above.
+  double dens = 0.0;  ///< the final density (the isobaric lookup; the given one otherwise)
+  /// Which inputs were clamped to the grid: 1 Ye, 2 rho (or P), 4 emq (or hmq) below,
+  /// 8 emq (hmq) above.
   int out_of_table = 0;
 };
 
@@ -54,29 +56,42 @@ class NseTable {
   /// nse-table`"), malformed, or if e - qbar does not increase with T along some row.
   static std::shared_ptr<const NseTable> load(const std::string& path, const eos::Eos& eos);
 
+  /// The isochoric final state at (Ye, rho, e - N_A MeV qbar).
   NseState lookup(double ye, double dens, double emq) const;
+  /// The isobaric final state at (Ye, P, h - N_A MeV qbar), h = e + P/rho.
+  NseState lookup_isobaric(double ye, double pres, double hmq) const;
 
   const std::string& path() const { return path_; }
   const std::string& sha256() const { return sha256_; }
   /// Binding energy per nucleon (MeV) of a nuclide of the table's network ("c12"); throws
   /// naming it if the table does not have it.
   double binding_per_nucleon(const std::string& name) const;
-  /// Grid extents: log10 rho, log10 T, Ye (first, last).
-  std::array<double, 2> logrho_range() const { return {lr0_, lr0_ + dlr_ * (nr_ - 1)}; }
+  /// Grid extents: log10 rho, log10 P (isobaric), log10 T, Ye (first, last).
+  std::array<double, 2> logrho_range() const { return rho_.range(); }
+  std::array<double, 2> logp_range() const { return pres_.range(); }
   std::array<double, 2> logt_range() const { return {lt0_, lt0_ + dlt_ * (nt_ - 1)}; }
   std::array<double, 2> ye_range() const { return {ye0_, ye0_ + dye_ * (ny_ - 1)}; }
-  int points() const { return nr_ * nt_ * ny_; }
+  int points() const { return rho_.n * nt_ * ny_; }
 
  private:
+  /// One table: nodes (Ye, x, T), T fastest, x = log10 rho or log10 P; the key (emq or
+  /// hmq) that a lookup inverts and the quantities it returns.
+  struct Grid {
+    int n = 0;
+    double x0 = 0, dx = 1;
+    std::vector<double> key, qbar, yion, ydot, enu, logrho;
+    std::vector<char> valid;  ///< 0: the node's x lies outside the data (isobaric)
+    std::array<double, 2> range() const { return {x0, x0 + dx * (n - 1)}; }
+  };
   std::string path_, sha256_;
-  int nr_ = 0, nt_ = 0, ny_ = 0;
-  double lr0_ = 0, dlr_ = 1, lt0_ = 0, dlt_ = 1, ye0_ = 0, dye_ = 1;
-  /// Per node (ye, rho, T), T fastest: emq, qbar, yion, ydot, enu.
-  std::vector<double> emq_, qbar_, yion_, ydot_, enu_;
+  int nt_ = 0, ny_ = 0;
+  double lt0_ = 0, dlt_ = 1, ye0_ = 0, dye_ = 1;
+  Grid rho_, pres_;
   std::map<std::string, double> bind_;
-  std::size_t at(int iy, int ir, int it) const {
-    return (std::size_t(iy) * nr_ + std::size_t(ir)) * nt_ + std::size_t(it);
+  std::size_t at(const Grid& g, int iy, int ix, int it) const {
+    return (std::size_t(iy) * g.n + std::size_t(ix)) * nt_ + std::size_t(it);
   }
+  NseState find(const Grid& g, double ye, double x, double key) const;
 };
 
 }  // namespace tessera::burn

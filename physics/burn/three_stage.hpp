@@ -11,6 +11,9 @@
 // with tau_nsqe = exp(a_nsqe / T9 - b_nsqe) s and tau_nse = exp(a_nse / T9 - b_nse) s at
 // T9, the temperature of the NSE final state (FLASH4's constants by default).
 //
+// The NSE final state is the isochoric one (the table at (Ye, rho, e - qbar)), inside the
+// flame front (phfa < 1) the isobaric one (Ye, P, h - qbar), as FLASH's model takes it.
+//
 // The zone's matter is (1 - phfa) fuel, (phfa - phaq) stage-1 ash and the relaxed part;
 // the mean binding energy qbar (MeV per nucleon) and the ion abundance yion = 1 / abar are
 // (1 - phfa) q_f + (phfa - phaq) q_a + qn and the same for yion, the relaxed part's qn and
@@ -101,13 +104,19 @@ inline double thermal_fraction(const ZoneBurn& z, const FuelProps& f, double den
 }
 
 /// Stages 2 and 3 and neutronisation over dt, eint the zone's specific internal energy
-/// (erg/g) at the step's start.
+/// (erg/g) at the step's start. The NSE final state is the isochoric one at (Ye, rho,
+/// e - qbar), or with `pres` > 0 the isobaric one at (Ye, P, e + P/rho - qbar): matter
+/// burning inside the flame front, at about the pressure around it.
 inline StepResult relax(ZoneBurn& z, const FuelProps& f, const StageParams& p,
-                        const NseTable& table, double dens, double eint, double dt) {
+                        const NseTable& table, double dens, double eint, double dt,
+                        double pres = 0.0) {
   StepResult r;
   if (!(z.phfa > 0.0)) return r;
   const double q0 = z.qbar;
-  const NseState nse = table.lookup(z.ye, dens, eint - mev_per_nucleon_erg * z.qbar);
+  const NseState nse =
+      pres > 0.0
+          ? table.lookup_isobaric(z.ye, pres, eint + pres / dens - mev_per_nucleon_erg * z.qbar)
+          : table.lookup(z.ye, dens, eint - mev_per_nucleon_erg * z.qbar);
   r.nse_temp = nse.temp;
   r.out_of_table = nse.out_of_table;
   const double t9 = nse.temp * 1e-9;

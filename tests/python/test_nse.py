@@ -84,6 +84,16 @@ def test_lookup_between_nodes_agrees_with_pynucastro_to_the_interpolation_error(
     assert abs(s["temp"] / T - 1) < 4e-3, (s["temp"], T)
     assert abs(s["qbar"] / qbar - 1) < 3e-4, (s["qbar"], qbar)
     assert abs(s["abar"] / abar - 1) < 1.2e-2, (s["abar"], abar)
+    # The isobaric table (FLASH's nse_pres_hmq_table, inside the flame front) at the same
+    # state's (Ye, P, h - qbar): measured at the same 20 points, T to 0.23 %, rho to 0.4 %,
+    # qbar to 5.3e-4 below T9 = 10.
+    eos = tessera_json("eos", "--dens", rho, "--temp", T, "--abar", abar, "--zbar", ye * abar)
+    p = eos["pres"]
+    s = tessera_json("nse", "--ye", ye, "--pres", p, "--hmq", e + p / rho - MEV * qbar)
+    assert s["out_of_table"] == 0
+    assert abs(s["temp"] / T - 1) < 4e-3, (s["temp"], T)
+    assert abs(s["dens"] / rho - 1) < 5e-3, (s["dens"], rho)
+    assert abs(s["qbar"] / qbar - 1) < 8e-4, (s["qbar"], qbar)
 
 
 def burn(rho, tend, steps, csv_path=None):
