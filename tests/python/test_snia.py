@@ -114,7 +114,12 @@ def test_ash_in_nse_is_neutronised_and_released_the_nse_binding_energy(snia):
     import h5py
     with h5py.File(reader.find_outputs(snia[1]).checkpoints[-1], "r") as h:
         lt = h["node type"][:] == 1
-        get = {n: h[n][:][lt].ravel() for n in ("dens", "eint", "qbar", "ye", "phqn", "qbrn")}
+        get = {n: h[n][:][lt].ravel()
+               for n in ("dens", "eint", "qbar", "ye", "phfa", "phaq", "phqn", "qbrn")}
+    # The progress variables stay ordered in every zone (the burn clips what advection and
+    # the flame's diffusion unorder, before it burns).
+    assert np.all((1 >= get["phfa"]) & (get["phfa"] >= get["phaq"]) & (get["phaq"] >= get["phqn"])
+                  & (get["phqn"] >= 0))
     nse = get["phqn"] > 0.99
     assert nse.sum() >= 20
     q_fuel = 0.40 * 7.680144 + 0.55 * 7.976206 + 0.05 * 8.080465
