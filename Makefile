@@ -17,7 +17,7 @@ DEB_PACKAGES := build-essential cmake pkg-config openmpi-bin libopenmpi-dev \
   libssl-dev libhypre-dev
 PY_PACKAGES := numpy h5py matplotlib yt pytest sphinx myst-parser pynucastro==3.1.0
 
-.PHONY: all deps deps-apt deps-py configure build run test docs bench tier-study studies study-hugepages study-tiers study-v2d study-async format clean helm-table nse-table
+.PHONY: all deps deps-apt deps-py configure build run test docs bench tier-study studies study-hugepages study-tiers study-v2d study-async study-scaling format clean helm-table nse-table
 
 all: build
 
@@ -84,6 +84,11 @@ study-tiers:
 
 study-v2d: deps build
 	$(PY) tools/study.py v2d --out runs/studies/v2d --repeat 3
+
+# The Ookami strong-scaling figure: snia_3d restarted from one checkpoint on 1, 2, 4, ...
+# ranks up to the machine's cores (tools/study.py scaling).
+study-scaling: deps build helm-table nse-table
+	$(PY) tools/study.py scaling --out runs/studies/scaling --repeat $(STUDY_REPEAT)
 
 study-async: deps build
 	$(PY) tools/study.py async --out runs/studies/async --repeat 3

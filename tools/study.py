@@ -10,6 +10,7 @@ python/tessera/bench.py): this script only chooses the matrix and writes the rep
     .venv/bin/python tools/study.py hugepages [--out DIR] [--repeat R] [--steps N]
     .venv/bin/python tools/study.py v2d [--out DIR] [--repeat R] [--ranks N]
     .venv/bin/python tools/study.py async [--out DIR] [--repeat R] [--ranks N]
+    .venv/bin/python tools/study.py scaling [--out DIR] [--repeat R] [--ranks N] [--steps K]
 
 hugepages: the huge-page papers' two tests, the "EOS" test (problems/snia_2d.toml) and the
 "3-d Hydro" test (problems/sedov_3d.toml), each with memory.pages = none, thp, hugetlb
@@ -21,6 +22,14 @@ instructions, dTLB-load-misses, LLC-load-misses and task-clock on every timer re
 v2d: the Ookami report's V2D table: problems/diffusion_pulse_2d.toml on every NX1 x NX2
 process grid of 1..N ranks (mesh.distribution = "cartesian"), matrix-free BiCGSTAB +
 Jacobi and hypre BiCGSTAB + BoomerAMG: seconds, iterations per solve, ms per iteration.
+
+scaling: the Ookami report's strong-scaling method on the EOS test's 3-D sibling
+(problems/snia_3d.toml, three-stage burning): one checkpoint written at step 4 on one rank,
+then restarted on 1, 2, 4, ... up to N ranks for K more steps (regridding every 2), R runs
+each (trimmed mean, `tessera bench --scaling --restart`). Table: seconds, speed-up and
+parallel efficiency against 1 rank, zone-updates/s per core, the largest rank's peak RSS
+and the memory per node (ranks x that: all ranks on one node, an upper bound). Figure:
+evolution time and efficiency against ranks.
 
 async: Flash-X's asynchronous-I/O study as far as one machine allows: its first problem
 (Sod with tracers, problems/sod_3d_tracers.toml: a plotfile and a particle file every 10
@@ -55,6 +64,8 @@ STUDIES = {
              "slow tier on a one-node machine)",
     "v2d": "the Ookami report's V2D table: the radiation pulse (diffusion_pulse_2d) on every "
            "NX1 x NX2 process grid of 1 and 2 ranks, matrix-free and hypre backends",
+    "scaling": "the Ookami report's strong scaling: snia_3d restarted from one checkpoint on "
+               "1, 2, 4, ... ranks: time, speed-up, efficiency, memory per node",
     "async": "Flash-X's asynchronous-I/O study: Sod with tracers, the deforming bubble and "
              "the streaming sine wave (M1, 8 groups, both layouts), checkpoints sync / async "
              "on 1 and 2 ranks: I/O share, hidden fraction, bytes per zone",
@@ -290,6 +301,105 @@ def v2d(a):
     print(f"study v2d: {out}/report.md, v2d.csv, v2d.png")
 
 
+def scaling(a):
+    """Strong scaling from a restart (the Ookami report's method) on problems/snia_3d.toml."""
+    out = Path(a.out or ROOT / "runs" / "studies" / "scaling")
+    out.mkdir(parents=True, exist_ok=True)
+    exe = ROOT / "build" / "bin" / "tessera"
+    problem = "snia_3d.toml"
+    start = 4
+    ranks = [1]
+    while ranks[-1] * 2 <= a.ranks:
+        ranks.append(ranks[-1] * 2)
+    if ranks[-1] != a.ranks:
+        ranks.append(a.ranks)
+    # The checkpoint every run restarts from (one rank; the restart reads it on any count).
+    chk_dir = out / "checkpoint"
+    print(f"checkpoint: {problem} to step {start} on one rank", flush=True)
+    p = subprocess.run([str(exe), "run", str(ROOT / "problems" / problem), "--dir", str(chk_dir),
+                        f"driver.nend={start}", f"io.checkpoint_interval_steps={start}",
+                        "io.plotfile_interval_steps=0", "io.write_final=false"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"study scaling: the checkpoint run failed:\n{p.stderr[-1500:]}")
+    chks = sorted(chk_dir.glob("*_hdf5_chk_*"))
+    if not chks:
+        sys.exit(f"study scaling: no checkpoint in {chk_dir}")
+    chk = chks[-1]
+    cmd = [PY, "-m", "tessera", "bench", str(ROOT / "problems" / problem), "--out",
+           str(out / "bench"), "--repeat", str(a.repeat), "--trim", str(a.trim), "--scaling",
+           ",".join(map(str, ranks)), "--restart", str(chk),
+           "--set", f"driver.nend={start + a.steps}", "--set", "io.plotfile_interval_steps=0",
+           "--set", "io.checkpoint_interval_steps=0", "--set", "io.write_final=false"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    print("  " + " ".join(cmd[3:]), flush=True)
+    subprocess.run(cmd, check=True, env=env, cwd=ROOT)
+    s = json.loads((out / "bench" / "summary.json").read_text())
+    rss = {c["ranks"]: c["stats"].get("memory.peak_rss_bytes", {}).get("mean")
+           for c in s["configurations"]}
+    rows = []
+    for r in s["scaling"]:
+        peak = rss.get(r["ranks"])
+        rows.append({"ranks": r["ranks"], "runs": r["n"],
+                     "wall_seconds": r["wall_seconds_mean"],
+                     "evolution_seconds": r["evolution_seconds_mean"],
+                     "speedup": r["speedup_evolution"], "efficiency": r["efficiency_evolution"],
+                     "zone_updates_per_second_per_core":
+                         r["zone_updates_per_second_per_core_mean"],
+                     "peak_rss_bytes_largest_rank": peak,
+                     "memory_per_node_bytes": peak * r["ranks"] if peak else None})
+    with open(out / "scaling.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9, 3.6))
+    xs = [r["ranks"] for r in rows]
+    ev = [r["evolution_seconds"] for r in rows]
+    ax.loglog(xs, ev, "o-", label="measured")
+    ax.loglog(xs, [ev[0] / x for x in xs], "k--", lw=0.8, label="ideal")
+    ax.set_xlabel("ranks")
+    ax.set_ylabel(f"evolution seconds ({a.steps} steps)")
+    ax.set_xticks(xs, [str(x) for x in xs])
+    ax.legend()
+    ax2.plot(xs, [r["efficiency"] for r in rows], "o-")
+    ax2.set_ylim(0, 1.1)
+    ax2.set_xlabel("ranks")
+    ax2.set_ylabel("parallel efficiency")
+    ax2.set_xticks(xs, [str(x) for x in xs])
+    fig.suptitle("snia_3d strong scaling from a restart (the Ookami method)")
+    fig.tight_layout()
+    fig.savefig(out / "scaling.png", dpi=120)
+    m = machine()
+    over = m["cores"] is not None and ranks[-1] > m["cores"]
+    lines = ["# Strong scaling from a restart (the Ookami report's method)", "",
+             f"Machine: {m['processor']}, {m['cores']} cores, {m.get('memory', '?')}, "
+             f"kernel {m['kernel']}.", "",
+             f"problems/snia_3d.toml (the EOS test's 3-D sibling, three-stage burning): a "
+             f"checkpoint at step {start} written on one rank ({chk.name}), restarted on "
+             f"{', '.join(map(str, ranks))} ranks for {a.steps} steps (regridding every 2); "
+             f"trimmed mean of {a.repeat} runs (`tessera bench --scaling --restart`). Memory "
+             "per node: ranks x the largest rank's peak RSS (every rank on this one node; an "
+             "upper bound).", "",
+             "| ranks | evolution s | speed-up | efficiency | zone-updates/s/core | "
+             "peak RSS, largest rank | memory per node |", "|---|---|---|---|---|---|---|"]
+
+    def mb(x):
+        return f"{x / 2**20:.0f} MiB" if x else "?"
+    for r in rows:
+        lines.append(f"| {r['ranks']} | {r['evolution_seconds']:.3f} | {r['speedup']:.3f} | "
+                     f"{r['efficiency']:.3f} | {r['zone_updates_per_second_per_core']:.3g} | "
+                     f"{mb(r['peak_rss_bytes_largest_rank'])} | {mb(r['memory_per_node_bytes'])} |")
+    lines += ["", "Files: `scaling.csv`, `scaling.png`, the harness's runs in `bench/`."]
+    if over:
+        lines += ["", f"Ranks beyond the machine's {m['cores']} cores are oversubscribed: "
+                  "their times measure the scheduler, not scaling."]
+    (out / "report.md").write_text("\n".join(lines) + "\n")
+    print(f"study scaling: {out}/report.md, scaling.csv, scaling.png")
+
+
 def async_io(a):
     """Flash-X's asynchronous-I/O study: bench/io_async.py on its problems, one table."""
     out = Path(a.out or ROOT / "runs" / "studies" / "async")
@@ -388,14 +498,18 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--trim", type=int, default=1)
-    ap.add_argument("--steps", type=int, default=40)
-    ap.add_argument("--ranks", type=int, default=2, help="v2d, async: largest rank count")
+    ap.add_argument("--steps", type=int, default=None,
+                    help="hugepages: steps per run (40); scaling: steps after the restart (10)")
+    ap.add_argument("--ranks", type=int, default=None,
+                    help="v2d, async: largest rank count (2); scaling: (the machine's cores)")
     a = ap.parse_args()
+    if a.ranks is None:
+        a.ranks = (os.cpu_count() or 2) if a.study == "scaling" else 2
+    if a.steps is None:
+        a.steps = 10 if a.study == "scaling" else 40
     if a.study == "list":
         for k, v in STUDIES.items():
             print(f"make study-{k:10s} {v}")
-        print("not built yet: study-scaling (Ookami strong scaling from a restart); today: "
-              "python -m tessera bench FILE --scaling 1,2")
         return 0
     if a.study == "hugepages":
         hugepages(a)
@@ -403,6 +517,8 @@ def main():
         v2d(a)
     if a.study == "async":
         async_io(a)
+    if a.study == "scaling":
+        scaling(a)
     return 0
 
 
