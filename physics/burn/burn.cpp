@@ -83,7 +83,7 @@ void Burn::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext&
   ieint_ = eos_->eint();
   iflam_ = flame_->flam();
   ifdph_ = flame_->fdph();
-  const auto* comp = units.find<composition::Composition>();
+  auto* comp = units.find<composition::Composition>();
   comp_ = comp;
   auto species = [&](const std::string& n) {
     int at = -1;
@@ -116,7 +116,7 @@ void Burn::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext&
   iqbar_ = m.var_index("qbar");
   isumy_ = m.var_index("sumy");
   iye_ = m.var_index("ye");
-  const_cast<composition::Composition*>(comp)->set_ion_variables(iye_, isumy_);
+  comp->set_ion_variables(iye_, isumy_);
 }
 
 template <class View>

@@ -80,7 +80,9 @@ std::shared_ptr<const NseTable> NseTable::load(const std::string& path_in, const
   for (auto* v : {&g.key, &g.qbar, &g.yion, &g.ydot, &g.enu, &g.logrho}) v->assign(n, 0.0);
   g.valid.assign(n, 1);
   std::vector<char> seen(n, 0);
-  std::vector<double> dens(n), temp(n), abar(n), zbar(n);
+  // Each node's state for the EOS (owned pencil storage).
+  eos::PencilArrays pa(n);
+  auto &dens = pa.dens, &temp = pa.temp, &abar = pa.abar, &zbar = pa.zbar;
   for (const auto& r : rows) {
     const int ir = int(std::lround((r[0] - g.x0) / g.dx));
     const int it = int(std::lround((r[1] - t->lt0_) / t->dlt_));
@@ -101,17 +103,9 @@ std::shared_ptr<const NseTable> NseTable::load(const std::string& path_in, const
     zbar[k] = (t->ye0_ + iy * t->dye_) * r[3];
   }
   // e(rho, T) and P of every node with its NSE composition, by the run's EOS.
-  std::vector<double> eint(n), pres(n), gc(n), ge(n);
-  eos::Pencil pc;
-  pc.n = n;
-  pc.dens = dens.data();
-  pc.temp = temp.data();
-  pc.eint = eint.data();
-  pc.pres = pres.data();
-  pc.gamc = gc.data();
-  pc.game = ge.data();
-  pc.abar = abar.data();
-  pc.zbar = zbar.data();
+  const auto& eint = pa.eint;
+  const auto& pres = pa.pres;
+  const eos::Pencil pc = pa.pencil();
   const auto res = eos.apply(eos::Mode::dens_temp, pc);
   if (res.failed >= 0)
     throw bad("the EOS has no state at node " + std::to_string(res.failed) + " (rho " +
