@@ -9,13 +9,14 @@ import json
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from runner import EXE, ROOT
 
-TABLE = ROOT / "build" / "nse_table.dat"
+TABLE = Path(EXE).resolve().parents[1] / "nse_table.dat"  # the build's (make nse-table)
 MEV = 6.02214076e23 * 1.602176634e-6  # erg/g per MeV/nucleon
 
 
