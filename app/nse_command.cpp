@@ -83,17 +83,16 @@ int burn_zone(const NseOptions& opt) {
   if (!ash) throw Error("--ash: unknown nuclide '" + opt.ash + "'");
   const eos::Helmholtz eos(opt.helm_table, 1.0);
   const auto table = burn::NseTable::load(opt.table, eos);
-  burn::FuelProps f;
-  double ye = 0.0;
-  for (std::size_t q = 0; q < fuel.nuc.size(); ++q) {
-    f.qf += fuel.x[q] * table->binding_per_nucleon(fuel.nuc[q].name);
-    f.yif += fuel.x[q] / fuel.nuc[q].a;
-    ye += fuel.x[q] * fuel.nuc[q].z / fuel.nuc[q].a;
+  std::vector<double> na, nz, nbind;  // the fuel species' A, Z and binding per nucleon
+  for (const auto& n : fuel.nuc) {
+    na.push_back(n.a);
+    nz.push_back(n.z);
+    nbind.push_back(table->binding_per_nucleon(n.name));
   }
-  f.xc = fuel.x[0];
-  f.qa = f.qf + f.xc * (table->binding_per_nucleon(ash->name) -
-                        table->binding_per_nucleon(fuel.nuc[0].name));
-  f.yia = f.yif + f.xc * (1.0 / ash->a - 1.0 / fuel.nuc[0].a);
+  const burn::FuelProps f = burn::fuel_of(
+      int(na.size()), [&](int q) { return fuel.x[std::size_t(q)]; }, na.data(), nz.data(),
+      nbind.data(), 0, ash->a, table->binding_per_nucleon(ash->name));
+  const double ye = f.ye;
   const burn::StageParams p{};
   // The fuel's state, then stage 1 at constant density.
   eos::PencilArrays pa(1);

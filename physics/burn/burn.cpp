@@ -108,7 +108,15 @@ void Burn::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext&
   ash_a_ = ash->a;
   ash_bind_ = nse_->binding_per_nucleon(ash_name_);
   bind_.clear();
-  for (const auto& sp : comp->species()) bind_.push_back(nse_->binding_per_nucleon(sp.name));
+  sp_a_.clear();
+  sp_z_.clear();
+  for (std::size_t q = 0; q < comp->species().size(); ++q) {
+    const auto& sp = comp->species()[q];
+    bind_.push_back(nse_->binding_per_nucleon(sp.name));
+    sp_a_.push_back(sp.a);
+    sp_z_.push_back(sp.z);
+    if (comp->index(q) == ifuel_) ifuel_q_ = int(q);
+  }
   stage_.q_si = nse_->binding_per_nucleon("si28");
   iphfa_ = m.var_index("phfa");
   iphaq_ = m.var_index("phaq");
@@ -121,24 +129,9 @@ void Burn::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext&
 
 template <class View>
 FuelProps Burn::fuel_props(const View& u, int i, int j, int k) const {
-  const auto& sp = comp_->species();
-  FuelProps f;
-  double tot = 0.0;
-  for (std::size_t q = 0; q < sp.size(); ++q) tot += u(comp_->index(q), i, j, k);
-  for (std::size_t q = 0; q < sp.size(); ++q) {
-    const double x = u(comp_->index(q), i, j, k) / tot;
-    f.qf += x * bind_[q];
-    f.yif += x / sp[q].a;
-    if (comp_->index(q) == ifuel_) f.xc = x;
-  }
-  // Stage 1 turns the fuel species into the ash species, nucleon for nucleon.
-  double bf = 0.0, af = 1.0;
-  const double ba = ash_bind_, aa = ash_a_;
-  for (std::size_t q = 0; q < sp.size(); ++q)
-    if (comp_->index(q) == ifuel_) bf = bind_[q], af = sp[q].a;
-  f.qa = f.qf + f.xc * (ba - bf);
-  f.yia = f.yif + f.xc * (1.0 / aa - 1.0 / af);
-  return f;
+  return fuel_of(
+      int(sp_a_.size()), [&](int q) { return u(comp_->index(std::size_t(q)), i, j, k); },
+      sp_a_.data(), sp_z_.data(), bind_.data(), ifuel_q_, ash_a_, ash_bind_);
 }
 
 void Burn::initialise(mesh::Mesh& m) {
@@ -150,12 +143,7 @@ void Burn::initialise(mesh::Mesh& m) {
         for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
           const FuelProps f = fuel_props(u, i, j, k);
           const double phi = std::clamp(u(iflam_, i, j, k), 0.0, 1.0);
-          double ye = 0.0;
-          const auto& sp = comp_->species();
-          double tot = 0.0;
-          for (std::size_t q = 0; q < sp.size(); ++q) tot += u(comp_->index(q), i, j, k);
-          for (std::size_t q = 0; q < sp.size(); ++q)
-            ye += u(comp_->index(q), i, j, k) / tot * sp[q].z / sp[q].a;
+          const double ye = f.ye;
           u(iphfa_, i, j, k) = phi;
           u(iphaq_, i, j, k) = 0.0;
           u(iphqn_, i, j, k) = 0.0;
@@ -216,6 +204,11 @@ void Burn::advance_three_stage(mesh::Mesh& m, double dt) {
             if (!(dth >= kThermalMin)) dth = 0.0;
           }
           if (!(dfa > 0.0) && !(z.phfa > 0.0) && !(dth > 0.0)) {
+            // Nothing burns, but advection's round-off (phfa = -1e-188 beside a 1e-188
+            // phaq) is clipped here too, so that every zone leaves the burn ordered.
+            u(iphfa_, i, j, k) = z.phfa;
+            u(iphaq_, i, j, k) = z.phaq;
+            u(iphqn_, i, j, k) = z.phqn;
             ye_min_ = std::min(ye_min_, z.ye);
             continue;
           }

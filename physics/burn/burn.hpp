@@ -122,6 +122,8 @@ class Burn final : public physics::UnitBase<Burn>, public flame::FuelDensity {
   std::shared_ptr<const NseTable> nse_;
   std::vector<double> bind_;  ///< binding energy per nucleon of each species (three_stage)
   double ash_a_ = 24.0, ash_bind_ = 0.0;  ///< burn.ash's A and binding (three_stage)
+  std::vector<double> sp_a_, sp_z_;       ///< the species' A and Z (three_stage)
+  int ifuel_q_ = 0;                       ///< burn.fuel's position among the species
   int iphfa_ = -1, iphaq_ = -1, iphqn_ = -1, iqbar_ = -1, isumy_ = -1, iye_ = -1;
   double neutrino_ = 0.0, ye_min_ = 1.0;
   long out_of_table_ = 0;

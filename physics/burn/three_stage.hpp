@@ -42,7 +42,30 @@ struct FuelProps {
   double qa = 0.0;   ///< of the stage-1 ash
   double yia = 0.0;
   double xc = 0.0;  ///< carbon mass fraction of the fuel (thermal burn)
+  double ye = 0.0;  ///< the fuel's Ye
 };
+
+/// The fuel of n species with mass fractions x(q) (any positive sum: normalised here), mass
+/// and charge numbers a, z and binding energies per nucleon bind (MeV); species `fuel`
+/// burns, nucleon for nucleon, into the stage-1 ash of mass number ash_a and binding
+/// ash_bind. The burn unit (per zone) and `tessera nse --burn` both call it.
+template <class X>
+inline FuelProps fuel_of(int n, X&& x, const double* a, const double* z, const double* bind,
+                         int fuel, double ash_a, double ash_bind) {
+  FuelProps f;
+  double tot = 0.0;
+  for (int q = 0; q < n; ++q) tot += x(q);
+  for (int q = 0; q < n; ++q) {
+    const double xq = x(q) / tot;
+    f.qf += xq * bind[q];
+    f.yif += xq / a[q];
+    f.ye += xq * z[q] / a[q];
+  }
+  f.xc = x(fuel) / tot;
+  f.qa = f.qf + f.xc * (ash_bind - bind[fuel]);
+  f.yia = f.yif + f.xc * (1.0 / ash_a - 1.0 / a[fuel]);
+  return f;
+}
 
 /// The model's constants (burn.* parameters).
 struct StageParams {
