@@ -14,10 +14,10 @@ PY := .venv/bin/python
 DEB_PACKAGES := build-essential cmake pkg-config openmpi-bin libopenmpi-dev \
   libhdf5-openmpi-dev hdf5-tools libfmt-dev libcli11-dev libtomlplusplus-dev \
   nlohmann-json3-dev libgtest-dev clang-format libpapi-dev papi-tools libnuma-dev zlib1g-dev \
-  libssl-dev libhypre-dev
+  libssl-dev libhypre-dev libhwy-dev
 PY_PACKAGES := numpy h5py matplotlib yt pytest sphinx myst-parser pynucastro==3.1.0
 
-.PHONY: all deps deps-apt deps-py configure build run test docs bench tier-study studies study-hugepages study-tiers study-v2d study-async study-scaling format clean helm-table nse-table
+.PHONY: all deps deps-apt deps-py configure build run test test-arm docs bench tier-study studies study-hugepages study-tiers study-v2d study-async study-scaling format clean helm-table nse-table
 
 all: build
 
@@ -63,6 +63,13 @@ run: deps build
 test: deps build
 	cmake --build build --target helm_table nse_table
 	cd build && ctest --output-on-failure -j$(NPROC)
+
+# The Highway hydro kernels and their unit test cross-built for aarch64 and run under
+# qemu-user with 512-bit SVE (SVE2, SVE, NEON, scalar): tools/arm/test_arm.sh. It installs
+# g++-aarch64-linux-gnu and qemu-user and unpacks Debian's arm64 libhwy and libgtest into
+# build-arm/sysroot. About 30 s once installed; not part of make test (see docs/memory.md).
+test-arm:
+	tools/arm/test_arm.sh build-arm
 
 # The documentation site (docs/ + pages generated from the code) into build/docs/html,
 # Sphinx warnings as errors (tools/gen_docs.py); make test builds it too (ctest -R docs).

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "base/simd.hpp"
 #include "base/size.hpp"
 #include "driver/simulation.hpp"
 #include "io/output_manager.hpp"
@@ -45,6 +46,8 @@ nlohmann::json Simulation::report(const RunTotals& rt) {
   s["zone_updates_per_second"] = loop_seconds > 0 ? zone_updates / loop_seconds : 0.0;
   s["zone_updates_per_second_per_rank"] =
       loop_seconds > 0 ? zone_updates / loop_seconds / nranks_ : 0.0;
+  const auto simd_target = simd::current();
+  s["simd"] = {{"target", simd_target.name}, {"lanes", simd_target.lanes}};
   s["units"] = nlohmann::json::array();
   for (const auto& u : units_.all()) {
     s["units"].push_back(u->name());

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/simd.hpp"
 #include "base/size.hpp"
 #include "driver/signals.hpp"
 #include "driver/units.hpp"
@@ -75,6 +76,11 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
   // does.
   perf::TimerTree::local().reset();
   perf::configure_counters(p.get_string_list("perf.counters"));
+  // The kernels' instruction set: the parameter, else TESSERA_SIMD, else the best.
+  if (const auto simd_target = p.get_string("perf.simd"); simd_target != "auto")
+    simd::force(simd_target);
+  else
+    simd::force_from_environment();
   units_ = make_units(p, &operators_);
   eos_ = units_.find<eos::EosUnit>();
   if (eos_ != nullptr) {
@@ -144,6 +150,11 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
   out_ = std::make_unique<io::OutputManager>(
       comm, io::config_from(p, opt_.run_dir, opt_.thread_multiple));
   if (!out_->async_note().empty()) log("warning: " + out_->async_note());
+  {
+    const auto t = simd::current();
+    log(fmt::format("simd: vectorised kernels run {} ({} double{} per vector)", t.name, t.lanes,
+                    t.lanes == 1 ? "" : "s"));
+  }
   for (const auto& a : memory::report_all()) {
     log(fmt::format("memory: arena {} {} pages={} (requested {}), {} in huge pages", a.name,
                     format_bytes(double(a.bytes)), memory::to_string(a.policy_achieved),

@@ -779,6 +779,15 @@ void declare_params(base::Params& p) {
       "counters summed per timer region: perf names (instructions, cycles, LLC-load-misses, "
       "dTLB-load-misses, task-clock, page-faults, ...), PAPI presets (PAPI_TOT_INS, ...) or "
       "PAPI native events; unavailable ones are reported, never fatal (empty: off)");
+  p.declare_string(
+      "perf.simd", "auto",
+      {"auto", "avx512", "avx3", "avx2", "sse4", "emu128", "hwy_scalar", "neon", "sve", "sve2",
+       "sve_256", "sve2_128", "scalar"},
+      "instruction set of the vectorised kernels (base/simd.hpp): auto (the environment "
+      "variable TESSERA_SIMD if set, else the best the processor runs), or a lower one to "
+      "force: avx512 (avx3), avx2, sse4, emu128 or hwy_scalar (Highway's portable code), "
+      "neon, sve, sve2, scalar (the C++ reference kernels); one the processor or build lacks is an "
+      "error");
 }
 
 std::vector<std::string> known_counter_names() {

@@ -14,11 +14,14 @@
 
 #include "base/error.hpp"
 #include "base/params.hpp"
+#include "base/simd.hpp"
 #include "mesh/flux_register.hpp"
 #include "perf/timers.hpp"
 #include "physics/composition/composition.hpp"
 #include "physics/eos/eos_unit.hpp"
 #include "physics/gravity/gravity.hpp"
+#include "physics/hydro/kernels_ref.hpp"
+#include "physics/hydro/kernels_simd.hpp"
 #include "physics/hydro/reconstruct.hpp"
 #include "physics/hydro/riemann.hpp"
 
@@ -179,6 +182,12 @@ namespace {
 using mesh::BlockShape;
 using mesh::BlockView;
 using mesh::Layout;
+using ref::fallback_row;
+using ref::fallback_scalar_row;
+using ref::hancock_row;
+using ref::plm_states_row;
+using ref::riemann_faces;
+using ref::slopes_row;
 
 // Where a block's boundary fluxes go (FluxRegister::face: [v][t2][t1] per face).
 struct BoundaryFluxes {
@@ -324,137 +333,6 @@ void primitives(const BlockView<L>& u, const BlockShape& s, const Indices& at, d
   }
 }
 
-// ---- Row kernels: layout-free, on one x-row of the primitive array W ([nr+2][N], the row
-// starting at cell rb) and on row buffers [5][n0] indexed by i. Cells [i0, i1).
-
-// Step 2: limited slopes dW along the axis of stride st (limiters: reconstruct.hpp).
-// The five flow channels in a loop of constant trip count (the compiler fuses and unrolls
-// it: a runtime count cost ~25 % in this kernel), the mass scalars after.
-template <Limiter LIM>
-void slopes_row(const double* __restrict W, std::size_t N, std::size_t rb, std::ptrdiff_t st,
-                int i0, int i1, double* __restrict d, int n0, int nr) {
-  for (int v = 0; v < 5; ++v) {
-    const double* __restrict q = W + v * N + rb;
-    double* __restrict dv = d + v * n0;
-    for (int i = i0; i < i1; ++i) dv[i] = limited_slope<LIM>(q[i - st], q[i], q[i + st]);
-  }
-  for (int v = 5; v < nr; ++v) {
-    const double* __restrict q = W + v * N + rb;
-    double* __restrict dv = d + v * n0;
-    for (int i = i0; i < i1; ++i) dv[i] = limited_slope<LIM>(q[i - st], q[i], q[i + st]);
-  }
-}
-
-// Step 3: the MUSCL-Hancock half step (Toro 2009, §14.4; Colella 1990)
-//   W^{n+1/2} = W - dt/2 sum_a A_a(W) dW_a/dx_a,
-// with f[a] = dt / (2 dx_a) and the slopes sl[a] ([3][nr][n0]); the result goes to H.
-// ND active axes; one loop, the sums kept in registers (per zone: 0, then + axis 0, + axis
-// 1, + axis 2, in that order). rho c^2 = gamc p per zone. Mass scalars X follow
-// dX/dt + v . grad X = 0 (channels 5..nr-1).
-// UG: a uniform Gamma1 ugc instead of W's channel.
-template <int ND, bool UG>
-void hancock_row(const double* __restrict W, std::size_t N, std::size_t rb,
-                 const double* __restrict sl, int i0, int i1, int n0, const double f[3], int nr,
-                 double ugc, double* H) {
-  const double* __restrict gcw = W + std::size_t(nr) * N + rb;
-  const double* __restrict r = W + rb;
-  const double* __restrict vx = W + N + rb;
-  const double* __restrict vy = W + 2 * N + rb;
-  const double* __restrict vz = W + 3 * N + rb;
-  const double* __restrict p = W + 4 * N + rb;
-  // Slopes: a<axis><variable> (variables r, x, y, z, p).
-  const std::size_t R = std::size_t(nr) * n0;
-  const double* __restrict a0r = sl + 0 * n0;
-  const double* __restrict a0x = sl + 1 * n0;
-  const double* __restrict a0y = sl + 2 * n0;
-  const double* __restrict a0z = sl + 3 * n0;
-  const double* __restrict a0p = sl + 4 * n0;
-  const double* __restrict a1r = sl + 1 * R + 0 * n0;
-  const double* __restrict a1x = sl + 1 * R + 1 * n0;
-  const double* __restrict a1y = sl + 1 * R + 2 * n0;
-  const double* __restrict a1z = sl + 1 * R + 3 * n0;
-  const double* __restrict a1p = sl + 1 * R + 4 * n0;
-  const double* __restrict a2r = sl + 2 * R + 0 * n0;
-  const double* __restrict a2x = sl + 2 * R + 1 * n0;
-  const double* __restrict a2y = sl + 2 * R + 2 * n0;
-  const double* __restrict a2z = sl + 2 * R + 3 * n0;
-  const double* __restrict a2p = sl + 2 * R + 4 * n0;
-  double* __restrict h_r = H;
-  double* __restrict h_x = H + n0;
-  double* __restrict h_y = H + 2 * n0;
-  double* __restrict h_z = H + 3 * n0;
-  double* __restrict h_p = H + 4 * n0;
-  const double f0 = f[0], f1 = f[1], f2 = f[2];
-  for (int i = i0; i < i1; ++i) {
-    const double gc = UG ? ugc : gcw[i];
-    double hr = 0.0, hx = 0.0, hy = 0.0, hz = 0.0, hp = 0.0;
-    // Axis a adds A_a(W) dW_a; its pressure gradient enters only the velocity along a.
-    hr += f0 * (vx[i] * a0r[i] + r[i] * a0x[i]);
-    hx += f0 * (vx[i] * a0x[i] + a0p[i] / r[i]);
-    hy += f0 * (vx[i] * a0y[i] + 0.0);
-    hz += f0 * (vx[i] * a0z[i] + 0.0);
-    hp += f0 * (vx[i] * a0p[i] + gc * p[i] * a0x[i]);
-    if constexpr (ND > 1) {
-      hr += f1 * (vy[i] * a1r[i] + r[i] * a1y[i]);
-      hx += f1 * (vy[i] * a1x[i] + 0.0);
-      hy += f1 * (vy[i] * a1y[i] + a1p[i] / r[i]);
-      hz += f1 * (vy[i] * a1z[i] + 0.0);
-      hp += f1 * (vy[i] * a1p[i] + gc * p[i] * a1y[i]);
-    }
-    if constexpr (ND > 2) {
-      hr += f2 * (vz[i] * a2r[i] + r[i] * a2z[i]);
-      hx += f2 * (vz[i] * a2x[i] + 0.0);
-      hy += f2 * (vz[i] * a2y[i] + 0.0);
-      hz += f2 * (vz[i] * a2z[i] + a2p[i] / r[i]);
-      hp += f2 * (vz[i] * a2p[i] + gc * p[i] * a2z[i]);
-    }
-    h_r[i] = r[i] - hr;
-    h_x[i] = vx[i] - hx;
-    h_y[i] = vy[i] - hy;
-    h_z[i] = vz[i] - hz;
-    h_p[i] = p[i] - hp;
-  }
-  for (int q = 5; q < nr; ++q) {
-    const double* __restrict x = W + std::size_t(q) * N + rb;
-    const double* __restrict s0 = sl + q * n0;
-    const double* __restrict s1 = sl + R + q * n0;
-    const double* __restrict s2 = sl + 2 * R + q * n0;
-    double* __restrict h = H + q * n0;
-    for (int i = i0; i < i1; ++i) {
-      double hq = f0 * (vx[i] * s0[i]);
-      if constexpr (ND > 1) hq += f1 * (vy[i] * s1[i]);
-      if constexpr (ND > 2) hq += f2 * (vz[i] * s2[i]);
-      h[i] = x[i] - hq;
-    }
-  }
-}
-
-// Step 4a (PLM): the states at each zone's low face (lo) and high face (hi) along one
-// axis, B -/+ dW/2, where B is the half-step state or W itself (variable stride bs).
-void plm_states_row(const double* __restrict B, std::size_t bs, const double* __restrict d, int i0,
-                    int i1, int n0, int nr, double* __restrict lo, double* __restrict hi) {
-  for (int v = 0; v < 5; ++v) {
-    const double* __restrict b = B + v * bs;
-    const double* __restrict dv = d + v * n0;
-    double* __restrict m = lo + v * n0;
-    double* __restrict p = hi + v * n0;
-    for (int i = i0; i < i1; ++i) {
-      m[i] = b[i] - 0.5 * dv[i];
-      p[i] = b[i] + 0.5 * dv[i];
-    }
-  }
-  for (int v = 5; v < nr; ++v) {
-    const double* __restrict b = B + v * bs;
-    const double* __restrict dv = d + v * n0;
-    double* __restrict m = lo + v * n0;
-    double* __restrict p = hi + v * n0;
-    for (int i = i0; i < i1; ++i) {
-      m[i] = b[i] - 0.5 * dv[i];
-      p[i] = b[i] + 0.5 * dv[i];
-    }
-  }
-}
-
 // Step 4a (PPM): the CW84 parabola's edge values along the axis of stride st.
 void ppm_states_row(const double* __restrict W, std::size_t N, std::size_t rb, std::ptrdiff_t st,
                     int i0, int i1, int n0, int nr, double* __restrict lo, double* __restrict hi) {
@@ -474,38 +352,6 @@ void ppm_states_row(const double* __restrict W, std::size_t N, std::size_t rb, s
   }
 }
 
-// Step 4b: first order on a side whose density or pressure is not positive: the state s
-// becomes the zone average w. GCC 12 vectorises this loop only out of line, with
-// restrict-qualified parameters and the loads hoisted (otherwise "no vectype").
-[[gnu::noinline]] void fallback_row(double* __restrict s0, double* __restrict s1,
-                                    double* __restrict s2, double* __restrict s3,
-                                    double* __restrict s4, const double* __restrict w0,
-                                    const double* __restrict w1, const double* __restrict w2,
-                                    const double* __restrict w3, const double* __restrict w4,
-                                    int i0, int i1, double smalld, double smallp) {
-  for (int i = i0; i < i1; ++i) {
-    const double a0 = s0[i], a1 = s1[i], a2 = s2[i], a3 = s3[i], a4 = s4[i];
-    const double b0 = w0[i], b1 = w1[i], b2 = w2[i], b3 = w3[i], b4 = w4[i];
-    const bool ok = a0 > smalld && a4 > smallp;
-    s0[i] = ok ? a0 : b0;
-    s1[i] = ok ? a1 : b1;
-    s2[i] = ok ? a2 : b2;
-    s3[i] = ok ? a3 : b3;
-    s4[i] = ok ? a4 : b4;
-  }
-}
-
-// Step 4b for mass scalars (before fallback_row, which rewrites the density and pressure
-// it tests): X falls back where the rest of the state does.
-void fallback_scalar_row(double* __restrict sx, const double* __restrict wx,
-                         const double* __restrict s0, const double* __restrict s4, int i0, int i1,
-                         double smalld, double smallp) {
-  for (int i = i0; i < i1; ++i) {
-    const bool ok = s0[i] > smalld && s4[i] > smallp;
-    sx[i] = ok ? sx[i] : wx[i];
-  }
-}
-
 // Step 4c for mass scalars: face values clamped to the range of the zone and its face
 // neighbours along every active axis (the Hancock half step's transverse terms can carry
 // a face value past it, and then X past 1 in a 2-D flow); with face values inside that
@@ -520,37 +366,6 @@ void bound_scalar_row(const double* __restrict x, const std::ptrdiff_t st[3], in
     }
     lo[i] = std::min(std::max(lo[i], m), M);
     hi[i] = std::min(std::max(hi[i], m), M);
-  }
-}
-
-// Step 5: fluxes through n faces from left states l and right states r (rho, vn, vt1,
-// vt2, p) into f, with each side's zone Gamma1 (lgc, rgc: c^2 = gamc p / rho) and energy
-// factor (lge, rge = 1 / (game - 1): rho eps = p lge). Branch-free per face (riemann.hpp),
-// so the loop vectorises.
-// UG: a uniform Gamma1 ugc and energy factor uge for both sides instead of the arrays.
-template <bool HLLC, bool UG>
-void riemann_faces(int n, const double* __restrict ld, const double* __restrict lu,
-                   const double* __restrict lt1, const double* __restrict lt2,
-                   const double* __restrict lp, const double* __restrict rd,
-                   const double* __restrict ru, const double* __restrict rt1,
-                   const double* __restrict rt2, const double* __restrict rp, double* __restrict fd,
-                   double* __restrict fn, double* __restrict ft1, double* __restrict ft2,
-                   double* __restrict fe, const double* __restrict lgc,
-                   const double* __restrict lge, const double* __restrict rgc,
-                   const double* __restrict rge, double ugc, double uge) {
-  for (int t = 0; t < n; ++t) {
-    const double lg = UG ? ugc : lgc[t], rg = UG ? ugc : rgc[t];
-    const double le = UG ? uge : lge[t], re = UG ? uge : rge[t];
-    const FaceState L{
-        ld[t], lu[t], lt1[t], lt2[t], lp[t], lp[t] * le, std::sqrt(lg * lp[t] / ld[t])};
-    const FaceState R{
-        rd[t], ru[t], rt1[t], rt2[t], rp[t], rp[t] * re, std::sqrt(rg * rp[t] / rd[t])};
-    const Flux x = HLLC ? hllc(L, R) : hlle(L, R);
-    fd[t] = x.d;
-    fn[t] = x.mn;
-    ft1[t] = x.mt1;
-    ft2[t] = x.mt2;
-    fe[t] = x.e;
   }
 }
 
@@ -683,6 +498,9 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
   const double f[3] = {0.5 * dt / bg.dx[0], 0.5 * dt / bg.dx[1], 0.5 * dt / bg.dx[2]};
   const double c_dt[3] = {dt / bg.dx[0], dt / bg.dx[1], dt / bg.dx[2]};
   const bool ppm = opt.recon == Recon::ppm;
+  // The Highway row kernels (kernels_simd.hpp), or the C++ reference ones (TESSERA_SIMD
+  // or perf.simd = "scalar").
+  const bool ref = tessera::simd::reference();
   // Curvilinear radial factors of this block (zone i of the row at index i).
   const bool curved = bg.geometry != mesh::Geometry::cartesian;
   double* glo = S.geo;
@@ -724,6 +542,20 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
   auto riemann = [&](int n, const double* left, const double* right, int a, std::size_t cl,
                      std::size_t cr) {
     const int vn = 1 + a, vt1 = a == 0 ? 2 : 1, vt2 = a == 2 ? 2 : 3;
+    if (!ref) {
+      simd::RiemannRow r;
+      r.n = n;
+      r.ld = left, r.lu = left + vn * n0, r.lt1 = left + vt1 * n0, r.lt2 = left + vt2 * n0;
+      r.lp = left + 4 * n0;
+      r.rd = right, r.ru = right + vn * n0, r.rt1 = right + vt1 * n0, r.rt2 = right + vt2 * n0;
+      r.rp = right + 4 * n0;
+      r.fd = Fv[0], r.fn = Fv[vn], r.ft1 = Fv[vt1], r.ft2 = Fv[vt2], r.fe = Fv[4];
+      r.lgc = Wgc + cl, r.lge = Wge + cl, r.rgc = Wgc + cr, r.rge = Wge + cr;
+      r.ugc = ugc, r.uge = uge;
+      simd::riemann(opt.riemann == Riemann::hllc, at.uniform, r);
+      for (int q = 5; q < nr; ++q) scalar_faces(n, Fv[0], left + q * n0, right + q * n0, Fv[q]);
+      return;
+    }
     auto solve = opt.riemann == Riemann::hllc
                      ? (at.uniform ? riemann_faces<true, true> : riemann_faces<true, false>)
                      : (at.uniform ? riemann_faces<false, true> : riemann_faces<false, false>);
@@ -733,6 +565,7 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
     for (int q = 5; q < nr; ++q) scalar_faces(n, Fv[0], left + q * n0, right + q * n0, Fv[q]);
   };
   auto slopes = [&](std::size_t rb, std::ptrdiff_t st, int i0, int i1, double* d) {
+    if (!ref) return simd::slopes(opt.limiter, W, N, rb, st, i0, i1, d, n0, nr);
     switch (opt.limiter) {
       case 0:
         return slopes_row<Limiter::minmod>(W, N, rb, st, i0, i1, d, n0, nr);
@@ -762,8 +595,9 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
   auto fallback = [&](std::size_t rb, int i0, int i1, double* st) {
     for (int q = 5; q < nr; ++q)
       fallback_scalar_row(st + q * n0, W + q * N + rb, st, st + 4 * n0, i0, i1, smalld, smallp);
-    fallback_row(st, st + n0, st + 2 * n0, st + 3 * n0, st + 4 * n0, W + rb, W + N + rb,
-                 W + 2 * N + rb, W + 3 * N + rb, W + 4 * N + rb, i0, i1, smalld, smallp);
+    (ref ? fallback_row : simd::fallback)(st, st + n0, st + 2 * n0, st + 3 * n0, st + 4 * n0,
+                                          W + rb, W + N + rb, W + 2 * N + rb, W + 3 * N + rb,
+                                          W + 4 * N + rb, i0, i1, smalld, smallp);
   };
 
   // Rows j in [ng-1, ng+nx] on active axes: the guard rows next to the interior give the
@@ -795,7 +629,9 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
         if (balanced)
           for (int a = 0; a < nd; ++a) hse_slopes(rb, a, i0, i1);
         if (predictor) {
-          if (at.uniform) {
+          if (!ref) {
+            simd::hancock(nd, at.uniform, W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
+          } else if (at.uniform) {
             if (nd == 3)
               hancock_row<3, true>(W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
             else if (nd == 2)
@@ -822,12 +658,16 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
       // Steps 4-6 per axis: face states of this row into lo and `hi` (kept for the faces
       // above where the next row or plane needs them), fluxes, update.
       auto states = [&](int a, int a0, int a1, double* hi) {
-        if (ppm)
-          ppm_states_row(W, N, rb, stride[a], a0, a1, n0, nr, lo, hi);
-        else
-          plm_states_row(B, bs, sl + a * R, a0, a1, n0, nr, lo, hi);
-        fallback(rb, a0, a1, lo);
-        fallback(rb, a0, a1, hi);
+        if (!ppm && !ref) {
+          simd::plm_faces(B, bs, sl + a * R, W + rb, N, a0, a1, n0, nr, smalld, smallp, lo, hi);
+        } else {
+          if (ppm)
+            ppm_states_row(W, N, rb, stride[a], a0, a1, n0, nr, lo, hi);
+          else
+            plm_states_row(B, bs, sl + a * R, a0, a1, n0, nr, lo, hi);
+          fallback(rb, a0, a1, lo);
+          fallback(rb, a0, a1, hi);
+        }
         const int b0 = std::max(a0, ng - 1), b1 = std::min(a1, ng + nx + 1);
         for (int q = 5; q < nr; ++q)
           bound_scalar_row(W + std::size_t(q) * N + rb, stride, nd, b0, b1, lo + q * n0,

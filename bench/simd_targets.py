@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Zone-updates/s of one build under every instruction set it can run here (perf.simd:
+the Highway targets best first, then "scalar", the C++ reference kernels), runs
+interleaved target by target so that machine noise hits all alike; medians, and each
+target's rate over the scalar reference's (median of the per-round ratios).
+
+    .venv/bin/python bench/simd_targets.py [--exe build/bin/tessera] [--repeat 5]
+        [--steps 20] [--problem problems/sedov_3d_uniform.toml] [--set key=value ...]
+        [--targets avx3,avx2,sse4,scalar] [--json out.json]
+
+The rates are whole steps (guard fills, the EOS, the time step included); only the hydro
+row kernels (kernels_simd.hpp) change with the target.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def one_run(exe, problem, args):
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run([str(exe), "run", str(problem), "--dir", d, *args], check=True,
+                       capture_output=True)
+        s = json.loads((Path(d) / "summary.json").read_text())
+        return s["zone_updates_per_second"], s["simd"]
+
+
+def available(exe):
+    # The error for an unknown target lists the available ones.
+    r = subprocess.run([str(exe), "run", str(ROOT / "problems/sod.toml"), "perf.simd=sve2_128",
+                        "driver.nend=0", "--dir", tempfile.mkdtemp()], capture_output=True,
+                       text=True)
+    line = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ""
+    if "runs:" not in line:
+        return ["scalar"]
+    return [t.strip() for t in line.split("runs:")[1].rstrip(")").split(",")]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--exe", default=str(ROOT / "build" / "bin" / "tessera"))
+    ap.add_argument("--problem", default="problems/sedov_3d_uniform.toml")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--set", action="append", default=[], help="key=value for every run")
+    ap.add_argument("--targets", default="", help="comma list (default: all available)")
+    ap.add_argument("--json", default="")
+    a = ap.parse_args()
+    targets = a.targets.split(",") if a.targets else available(a.exe)
+    common = [f"driver.nend={a.steps}", "sedov.nsubzones=1", *a.set]
+    runs = {t: [] for t in targets}
+    names = {}
+    print(f"load average before: {os.getloadavg()[0]:.2f}; targets {targets}", flush=True)
+    for r in range(a.repeat):
+        for t in targets:
+            rate, simd = one_run(a.exe, ROOT / a.problem, common + [f"perf.simd={t}"])
+            runs[t].append(rate)
+            names[t] = simd
+        print(f"  round {r + 1}: " + "  ".join(f"{t} {runs[t][-1]:.4g}" for t in targets),
+              flush=True)
+    ref = "scalar" if "scalar" in runs else targets[-1]
+    out = {"problem": a.problem, "steps": a.steps, "repeat": a.repeat, "exe": a.exe,
+           "median_zone_updates_per_second": {t: statistics.median(v) for t, v in runs.items()},
+           f"median_ratio_over_{ref}": {
+               t: statistics.median(x / y for x, y in zip(v, runs[ref])) for t, v in runs.items()},
+           "simd": names, "runs": runs, "load_after": os.getloadavg()[0]}
+    print(json.dumps(out, indent=1))
+    if a.json:
+        Path(a.json).write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,416 @@
+// The hydro row kernels with Google Highway (kernels_simd.hpp). This file is compiled once
+// per target (foreach_target.h); HWY_DYNAMIC_DISPATCH picks the copy at run time.
+//
+// The per-zone numerics are those of reconstruct.hpp and riemann.hpp, written on a vector
+// V of zones instead of one double: Highway's functions (Add, Mul, Min, IfThenElse...) in
+// place of the operators and ternaries, because on SVE a vector is a sizeless type that
+// takes no operators. Operations and their order are the reference's, term by term, so
+// that the two differ only where a multiply and an add are fused.
+//
+// Every row is processed in whole vectors and one partial vector at its end (its lanes
+// past the row loaded as zeros and never stored: Ld and St below): no scalar remainder
+// loop, so every zone gets the same instructions. The lanes past the row may compute 0/0;
+// nothing traps on it and nothing of it is stored.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "physics/hydro/kernels_simd.cpp"
+#include "physics/hydro/kernels_simd.hpp"
+
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <cstddef>
+#include <type_traits>
+
+HWY_BEFORE_NAMESPACE();
+namespace tessera::hydro::simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+using D = hn::ScalableTag<double>;
+using V = hn::Vec<D>;
+
+// Load and store the lanes of a row from p on: a whole vector (kFull) or the first `count`
+// lanes of the row's last one. The last one uses Highway's masked load and store where they
+// neither fault nor need alignment (AVX-512, SVE: HWY_MEM_OPS_MIGHT_FAULT 0); elsewhere
+// (SSE4's masked load is an aligned load of the whole vector; AVX2, NEON) it goes through a
+// zero-filled aligned buffer, so nothing past the row is read or written.
+template <bool kFull>
+HWY_INLINE V Ld(D d, int count, const double* HWY_RESTRICT p) {
+  if constexpr (kFull) {
+    (void)count;
+    return hn::LoadU(d, p);
+  } else {
+#if !HWY_MEM_OPS_MIGHT_FAULT
+    return hn::MaskedLoad(hn::FirstN(d, std::size_t(count)), d, p);
+#else
+    HWY_ALIGN double buf[HWY_MAX_BYTES / sizeof(double)] = {};
+    for (int l = 0; l < count; ++l) buf[l] = p[l];
+    return hn::Load(d, buf);
+#endif
+  }
+}
+template <bool kFull>
+HWY_INLINE void St(D d, int count, V v, double* HWY_RESTRICT p) {
+  if constexpr (kFull) {
+    (void)count;
+    hn::StoreU(v, d, p);
+  } else {
+#if !HWY_MEM_OPS_MIGHT_FAULT
+    hn::BlendedStore(v, hn::FirstN(d, std::size_t(count)), d, p);
+#else
+    HWY_ALIGN double buf[HWY_MAX_BYTES / sizeof(double)];
+    hn::Store(v, d, buf);
+    for (int l = 0; l < count; ++l) p[l] = buf[l];
+#endif
+  }
+}
+
+// body(full, i, count) for the vectors of zones [i0, i1): `full` is std::true_type for a
+// whole vector, std::false_type for the row's last, partial one of `count` lanes.
+template <class Body>
+HWY_INLINE void ForRow(D d, int i0, int i1, Body&& body) {
+  const int n = int(hn::Lanes(d));
+  int i = i0;
+  for (; i + n <= i1; i += n) body(std::true_type(), i, n);
+  if (i < i1) body(std::false_type(), i, i1 - i);
+}
+
+// ---- Riemann solvers (riemann.hpp: signal_speeds, hllc, hlle, total_energy,
+// physical_flux), on vectors of faces.
+
+// E = rhoe + d (un^2 + ut1^2 + ut2^2) / 2 (total_energy).
+HWY_INLINE V TotalEnergy(D d, V rho, V un, V ut1, V ut2, V rhoe) {
+  const V half = hn::Set(d, 0.5);
+  const V q = hn::Add(hn::Add(hn::Mul(un, un), hn::Mul(ut1, ut1)), hn::Mul(ut2, ut2));
+  return hn::Add(rhoe, hn::Mul(hn::Mul(half, rho), q));
+}
+
+template <bool kHllc, bool kUniform, bool kFull>
+HWY_INLINE void RiemannFaces(D d, int m, int t, const RiemannRow& a) {
+  const V zero = hn::Zero(d), half = hn::Set(d, 0.5), one = hn::Set(d, 1.0);
+  const V ld = Ld<kFull>(d, m, a.ld + t), lu = Ld<kFull>(d, m, a.lu + t);
+  const V lt1 = Ld<kFull>(d, m, a.lt1 + t), lt2 = Ld<kFull>(d, m, a.lt2 + t);
+  const V lp = Ld<kFull>(d, m, a.lp + t);
+  const V rd = Ld<kFull>(d, m, a.rd + t), ru = Ld<kFull>(d, m, a.ru + t);
+  const V rt1 = Ld<kFull>(d, m, a.rt1 + t), rt2 = Ld<kFull>(d, m, a.rt2 + t);
+  const V rp = Ld<kFull>(d, m, a.rp + t);
+  const V lg = kUniform ? hn::Set(d, a.ugc) : Ld<kFull>(d, m, a.lgc + t);
+  const V rg = kUniform ? hn::Set(d, a.ugc) : Ld<kFull>(d, m, a.rgc + t);
+  const V le = kUniform ? hn::Set(d, a.uge) : Ld<kFull>(d, m, a.lge + t);
+  const V re = kUniform ? hn::Set(d, a.uge) : Ld<kFull>(d, m, a.rge + t);
+  const V lrhoe = hn::Mul(lp, le), rrhoe = hn::Mul(rp, re);
+  const V lc = hn::Sqrt(hn::Div(hn::Mul(lg, lp), ld));
+  const V rc = hn::Sqrt(hn::Div(hn::Mul(rg, rp), rd));
+
+  // signal_speeds: Einfeldt / Davis bounds.
+  const V wl = hn::Sqrt(ld), wr = hn::Sqrt(rd);
+  const V inv_w = hn::Div(one, hn::Add(wl, wr));
+  const V u_avg = hn::Mul(hn::Add(hn::Mul(wl, lu), hn::Mul(wr, ru)), inv_w);
+  const V du = hn::Sub(ru, lu);
+  const V eta2 = hn::Mul(hn::Mul(hn::Mul(hn::Mul(half, wl), wr), inv_w), inv_w);
+  const V c2 = hn::Mul(hn::Add(hn::Mul(hn::Mul(wl, lc), lc), hn::Mul(hn::Mul(wr, rc), rc)), inv_w);
+  const V c_avg = hn::Sqrt(hn::Add(c2, hn::Mul(hn::Mul(eta2, du), du)));
+  const V s_l = hn::Min(hn::Min(hn::Sub(lu, lc), hn::Sub(ru, rc)), hn::Sub(u_avg, c_avg));
+  const V s_r = hn::Max(hn::Max(hn::Add(lu, lc), hn::Add(ru, rc)), hn::Add(u_avg, c_avg));
+
+  if constexpr (kHllc) {
+    // Step 2: S* - uL and S* - uR (riemann.hpp, hllc).
+    const V al = hn::Mul(ld, hn::Sub(s_l, lu));
+    const V ar = hn::Mul(rd, hn::Sub(s_r, ru));
+    const V dp = hn::Sub(rp, lp);
+    const V inv_a = hn::Div(one, hn::Sub(al, ar));
+    const V ds_l = hn::Mul(hn::Sub(dp, hn::Mul(ar, du)), inv_a);
+    const V ds_r = hn::Mul(hn::Sub(dp, hn::Mul(al, du)), inv_a);
+    const V s_star = hn::Mul(half, hn::Add(hn::Add(lu, ds_l), hn::Add(ru, ds_r)));
+    // Step 3: the side K of the contact the face lies on.
+    const auto left = hn::Ge(s_star, zero);
+    const V kd = hn::IfThenElse(left, ld, rd), kun = hn::IfThenElse(left, lu, ru);
+    const V kt1 = hn::IfThenElse(left, lt1, rt1), kt2 = hn::IfThenElse(left, lt2, rt2);
+    const V kp = hn::IfThenElse(left, lp, rp), krhoe = hn::IfThenElse(left, lrhoe, rrhoe);
+    const V sk = hn::IfThenElse(left, s_l, s_r);
+    const V sk_face = hn::IfThenElse(left, hn::Min(s_l, zero), hn::Max(s_r, zero));
+    const V ds = hn::IfThenElse(left, ds_l, ds_r);
+    const V sstar_k = hn::Add(kun, ds);
+    // Step 4: U*_K - U_K.
+    const V sku = hn::Sub(sk, kun);
+    const V inv_b = hn::Div(one, hn::Sub(sku, ds));
+    const V d_star = hn::Mul(hn::Mul(kd, sku), inv_b);
+    const V dd = hn::Mul(hn::Mul(kd, ds), inv_b);
+    const V e_k = TotalEnergy(d, kd, kun, kt1, kt2, krhoe);
+    const V dmn = hn::Add(hn::Mul(d_star, ds), hn::Mul(kun, dd));
+    const V de = hn::Mul(ds, hn::Add(hn::Mul(hn::Add(e_k, kp), inv_b), hn::Mul(d_star, sstar_k)));
+    // Step 5: F*_K = F_K + S_K (U*_K - U_K).
+    const V mk = hn::Mul(kd, kun);
+    St<kFull>(d, m, hn::Add(mk, hn::Mul(sk_face, dd)), a.fd + t);
+    St<kFull>(d, m, hn::Add(hn::Add(hn::Mul(mk, kun), kp), hn::Mul(sk_face, dmn)), a.fn + t);
+    St<kFull>(d, m, hn::Add(hn::Mul(mk, kt1), hn::Mul(sk_face, hn::Mul(kt1, dd))), a.ft1 + t);
+    St<kFull>(d, m, hn::Add(hn::Mul(mk, kt2), hn::Mul(sk_face, hn::Mul(kt2, dd))), a.ft2 + t);
+    St<kFull>(d, m, hn::Add(hn::Mul(hn::Add(e_k, kp), kun), hn::Mul(sk_face, de)), a.fe + t);
+  } else {
+    // HLLE: F = F_L + b- [b+ dU - dF] / (b+ - b-).
+    const V bm = hn::Min(s_l, zero), bp = hn::Max(s_r, zero);
+    const V mnl = hn::Mul(ld, lu), mnr = hn::Mul(rd, ru);
+    const V el = TotalEnergy(d, ld, lu, lt1, lt2, lrhoe);
+    const V er = TotalEnergy(d, rd, ru, rt1, rt2, rrhoe);
+    // Physical fluxes (physical_flux).
+    const V fl_d = mnl, fr_d = mnr;
+    const V fl_mn = hn::Add(hn::Mul(mnl, lu), lp), fr_mn = hn::Add(hn::Mul(mnr, ru), rp);
+    const V fl_t1 = hn::Mul(mnl, lt1), fr_t1 = hn::Mul(mnr, rt1);
+    const V fl_t2 = hn::Mul(mnl, lt2), fr_t2 = hn::Mul(mnr, rt2);
+    const V fl_e = hn::Mul(hn::Add(el, lp), lu), fr_e = hn::Mul(hn::Add(er, rp), ru);
+    const V w = hn::Div(bm, hn::Sub(bp, bm));
+    auto hll = [&](V fl, V fr, V ul, V ur) {
+      return hn::Add(fl, hn::Mul(w, hn::Sub(hn::Mul(bp, hn::Sub(ur, ul)), hn::Sub(fr, fl))));
+    };
+    St<kFull>(d, m, hll(fl_d, fr_d, ld, rd), a.fd + t);
+    St<kFull>(d, m, hll(fl_mn, fr_mn, mnl, mnr), a.fn + t);
+    St<kFull>(d, m, hll(fl_t1, fr_t1, hn::Mul(ld, lt1), hn::Mul(rd, rt1)), a.ft1 + t);
+    St<kFull>(d, m, hll(fl_t2, fr_t2, hn::Mul(ld, lt2), hn::Mul(rd, rt2)), a.ft2 + t);
+    St<kFull>(d, m, hll(fl_e, fr_e, el, er), a.fe + t);
+  }
+}
+
+template <bool kHllc, bool kUniform>
+HWY_NOINLINE void RiemannRowT(const RiemannRow& a) {
+  const D d;
+  ForRow(d, 0, a.n, [&](auto full, int t, auto m) {
+    RiemannFaces<kHllc, kUniform, decltype(full)::value>(d, m, t, a);
+  });
+}
+
+void Riemann(bool hllc, bool uniform, const RiemannRow& a) {
+  if (hllc)
+    uniform ? RiemannRowT<true, true>(a) : RiemannRowT<true, false>(a);
+  else
+    uniform ? RiemannRowT<false, true>(a) : RiemannRowT<false, false>(a);
+}
+
+// ---- Reconstruction (reconstruct.hpp: limited_slope).
+
+template <int kLimiter>
+HWY_INLINE V LimitedSlope(D d, V qm, V q0, V qp) {
+  const V dl = hn::Sub(q0, qm), dr = hn::Sub(qp, q0);
+  const auto monotone = hn::Gt(hn::Mul(dl, dr), hn::Zero(d));
+  if constexpr (kLimiter == 0) {  // minmod
+    return hn::IfThenElseZero(monotone, hn::CopySign(hn::Min(hn::Abs(dl), hn::Abs(dr)), dl));
+  } else if constexpr (kLimiter == 1) {  // van Leer
+    return hn::IfThenElseZero(monotone,
+                              hn::Div(hn::Mul(hn::Mul(hn::Set(d, 2.0), dl), dr), hn::Add(dl, dr)));
+  } else {  // MC
+    const V lim = hn::Min(hn::Mul(hn::Set(d, 2.0), hn::Min(hn::Abs(dl), hn::Abs(dr))),
+                          hn::Mul(hn::Set(d, 0.5), hn::Abs(hn::Add(dl, dr))));
+    return hn::IfThenElseZero(monotone, hn::CopySign(lim, dl));
+  }
+}
+
+template <int kLimiter>
+HWY_NOINLINE void SlopesT(const double* HWY_RESTRICT W, std::size_t N, std::size_t rb,
+                          std::ptrdiff_t st, int i0, int i1, double* HWY_RESTRICT out, int n0,
+                          int nr) {
+  const D d;
+  for (int v = 0; v < nr; ++v) {
+    const double* HWY_RESTRICT q = W + std::size_t(v) * N + rb;
+    double* HWY_RESTRICT dv = out + std::size_t(v) * n0;
+    ForRow(d, i0, i1, [&](auto full, int i, auto m) {
+      constexpr bool F = decltype(full)::value;
+      const V s = LimitedSlope<kLimiter>(d, Ld<F>(d, m, q + i - st), Ld<F>(d, m, q + i),
+                                         Ld<F>(d, m, q + i + st));
+      St<F>(d, m, s, dv + i);
+    });
+  }
+}
+
+void Slopes(int limiter, const double* W, std::size_t N, std::size_t rb, std::ptrdiff_t st, int i0,
+            int i1, double* out, int n0, int nr) {
+  if (limiter == 0)
+    SlopesT<0>(W, N, rb, st, i0, i1, out, n0, nr);
+  else if (limiter == 1)
+    SlopesT<1>(W, N, rb, st, i0, i1, out, n0, nr);
+  else
+    SlopesT<2>(W, N, rb, st, i0, i1, out, n0, nr);
+}
+
+// ---- The MUSCL-Hancock half step (hydro.cpp: hancock_row).
+
+template <int kNd, bool kUniform>
+HWY_NOINLINE void HancockT(const double* HWY_RESTRICT W, std::size_t N, std::size_t rb,
+                           const double* HWY_RESTRICT sl, int i0, int i1, int n0, const double f[3],
+                           int nr, double ugc, double* HWY_RESTRICT H) {
+  const D d;
+  const double* HWY_RESTRICT gcw = W + std::size_t(nr) * N + rb;
+  const double* HWY_RESTRICT r = W + rb;
+  const double* HWY_RESTRICT vx = W + N + rb;
+  const double* HWY_RESTRICT vy = W + 2 * N + rb;
+  const double* HWY_RESTRICT vz = W + 3 * N + rb;
+  const double* HWY_RESTRICT p = W + 4 * N + rb;
+  const std::size_t R = std::size_t(nr) * n0;
+  const V f0 = hn::Set(d, f[0]), f1 = hn::Set(d, f[1]), f2 = hn::Set(d, f[2]);
+  ForRow(d, i0, i1, [&](auto full, int i, auto m) {
+    constexpr bool F = decltype(full)::value;
+    // Slopes a<axis><variable> at zone i: sl[axis][variable][i].
+    auto s = [&](int a, int v) { return Ld<F>(d, m, sl + a * R + std::size_t(v) * n0 + i); };
+    const V ri = Ld<F>(d, m, r + i), xi = Ld<F>(d, m, vx + i), yi = Ld<F>(d, m, vy + i);
+    const V zi = Ld<F>(d, m, vz + i), pi = Ld<F>(d, m, p + i);
+    const V gc = kUniform ? hn::Set(d, ugc) : Ld<F>(d, m, gcw + i);
+    const V gp = hn::Mul(gc, pi);
+    const V zero = hn::Zero(d);
+    // Axis 0 (the reference adds each axis's term to 0.0 first: the same bits).
+    V hr = hn::Mul(f0, hn::Add(hn::Mul(xi, s(0, 0)), hn::Mul(ri, s(0, 1))));
+    V hx = hn::Mul(f0, hn::Add(hn::Mul(xi, s(0, 1)), hn::Div(s(0, 4), ri)));
+    V hy = hn::Mul(f0, hn::Add(hn::Mul(xi, s(0, 2)), zero));
+    V hz = hn::Mul(f0, hn::Add(hn::Mul(xi, s(0, 3)), zero));
+    V hp = hn::Mul(f0, hn::Add(hn::Mul(xi, s(0, 4)), hn::Mul(gp, s(0, 1))));
+    if constexpr (kNd > 1) {
+      hr = hn::Add(hr, hn::Mul(f1, hn::Add(hn::Mul(yi, s(1, 0)), hn::Mul(ri, s(1, 2)))));
+      hx = hn::Add(hx, hn::Mul(f1, hn::Add(hn::Mul(yi, s(1, 1)), zero)));
+      hy = hn::Add(hy, hn::Mul(f1, hn::Add(hn::Mul(yi, s(1, 2)), hn::Div(s(1, 4), ri))));
+      hz = hn::Add(hz, hn::Mul(f1, hn::Add(hn::Mul(yi, s(1, 3)), zero)));
+      hp = hn::Add(hp, hn::Mul(f1, hn::Add(hn::Mul(yi, s(1, 4)), hn::Mul(gp, s(1, 2)))));
+    }
+    if constexpr (kNd > 2) {
+      hr = hn::Add(hr, hn::Mul(f2, hn::Add(hn::Mul(zi, s(2, 0)), hn::Mul(ri, s(2, 3)))));
+      hx = hn::Add(hx, hn::Mul(f2, hn::Add(hn::Mul(zi, s(2, 1)), zero)));
+      hy = hn::Add(hy, hn::Mul(f2, hn::Add(hn::Mul(zi, s(2, 2)), zero)));
+      hz = hn::Add(hz, hn::Mul(f2, hn::Add(hn::Mul(zi, s(2, 3)), hn::Div(s(2, 4), ri))));
+      hp = hn::Add(hp, hn::Mul(f2, hn::Add(hn::Mul(zi, s(2, 4)), hn::Mul(gp, s(2, 3)))));
+    }
+    St<F>(d, m, hn::Sub(ri, hr), H + i);
+    St<F>(d, m, hn::Sub(xi, hx), H + n0 + i);
+    St<F>(d, m, hn::Sub(yi, hy), H + 2 * n0 + i);
+    St<F>(d, m, hn::Sub(zi, hz), H + 3 * n0 + i);
+    St<F>(d, m, hn::Sub(pi, hp), H + 4 * n0 + i);
+  });
+  // Mass scalars: dX/dt + v . grad X = 0.
+  for (int q = 5; q < nr; ++q) {
+    const double* HWY_RESTRICT x = W + std::size_t(q) * N + rb;
+    double* HWY_RESTRICT h = H + std::size_t(q) * n0;
+    ForRow(d, i0, i1, [&](auto full, int i, auto m) {
+      constexpr bool F = decltype(full)::value;
+      V hq = hn::Mul(f0, hn::Mul(Ld<F>(d, m, vx + i), Ld<F>(d, m, sl + q * n0 + i)));
+      if constexpr (kNd > 1)
+        hq = hn::Add(hq,
+                     hn::Mul(f1, hn::Mul(Ld<F>(d, m, vy + i), Ld<F>(d, m, sl + R + q * n0 + i))));
+      if constexpr (kNd > 2)
+        hq = hn::Add(
+            hq, hn::Mul(f2, hn::Mul(Ld<F>(d, m, vz + i), Ld<F>(d, m, sl + 2 * R + q * n0 + i))));
+      St<F>(d, m, hn::Sub(Ld<F>(d, m, x + i), hq), h + i);
+    });
+  }
+}
+
+void Hancock(int nd, bool uniform, const double* W, std::size_t N, std::size_t rb, const double* sl,
+             int i0, int i1, int n0, const double f[3], int nr, double ugc, double* H) {
+  if (uniform) {
+    if (nd == 3) return HancockT<3, true>(W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
+    if (nd == 2) return HancockT<2, true>(W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
+    return HancockT<1, true>(W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
+  }
+  if (nd == 3) return HancockT<3, false>(W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
+  if (nd == 2) return HancockT<2, false>(W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
+  return HancockT<1, false>(W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
+}
+
+// ---- Face states and the positivity fallback (plm_states_row, fallback_row).
+
+void PlmStates(const double* HWY_RESTRICT B, std::size_t bs, const double* HWY_RESTRICT dsl, int i0,
+               int i1, int n0, int nr, double* HWY_RESTRICT lo, double* HWY_RESTRICT hi) {
+  const D d;
+  const V half = hn::Set(d, 0.5);
+  for (int v = 0; v < nr; ++v) {
+    const double* HWY_RESTRICT b = B + std::size_t(v) * bs;
+    const double* HWY_RESTRICT dv = dsl + std::size_t(v) * n0;
+    double* HWY_RESTRICT mo = lo + std::size_t(v) * n0;
+    double* HWY_RESTRICT po = hi + std::size_t(v) * n0;
+    ForRow(d, i0, i1, [&](auto full, int i, auto m) {
+      constexpr bool F = decltype(full)::value;
+      const V bi = Ld<F>(d, m, b + i), hd = hn::Mul(half, Ld<F>(d, m, dv + i));
+      St<F>(d, m, hn::Sub(bi, hd), mo + i);
+      St<F>(d, m, hn::Add(bi, hd), po + i);
+    });
+  }
+}
+
+// PLM face states of every channel, then the fallback of both faces to the zone average W
+// where a face's density or pressure is not positive (plm_states_row, fallback_scalar_row
+// and fallback_row in one pass, channel by channel as they run).
+void PlmFaces(const double* HWY_RESTRICT B, std::size_t bs, const double* HWY_RESTRICT dsl,
+              const double* HWY_RESTRICT W, std::size_t N, int i0, int i1, int n0, int nr,
+              double smalld, double smallp, double* HWY_RESTRICT lo, double* HWY_RESTRICT hi) {
+  const D d;
+  const V half = hn::Set(d, 0.5), sd = hn::Set(d, smalld), sp = hn::Set(d, smallp);
+  ForRow(d, i0, i1, [&](auto full, int i, auto m) {
+    constexpr bool F = decltype(full)::value;
+    auto face = [&](int v, V sign) {
+      return hn::MulAdd(sign, hn::Mul(half, Ld<F>(d, m, dsl + std::size_t(v) * n0 + i)),
+                        Ld<F>(d, m, B + std::size_t(v) * bs + i));
+    };
+    // b -/+ d/2: a multiply by -1 or +1 and an add are exact, so fusing them is too.
+    const V minus = hn::Set(d, -1.0), plus = hn::Set(d, 1.0);
+    const auto ok_lo = hn::And(hn::Gt(face(0, minus), sd), hn::Gt(face(4, minus), sp));
+    const auto ok_hi = hn::And(hn::Gt(face(0, plus), sd), hn::Gt(face(4, plus), sp));
+    for (int v = 0; v < nr; ++v) {
+      const V w = Ld<F>(d, m, W + std::size_t(v) * N + i);
+      St<F>(d, m, hn::IfThenElse(ok_lo, face(v, minus), w), lo + std::size_t(v) * n0 + i);
+      St<F>(d, m, hn::IfThenElse(ok_hi, face(v, plus), w), hi + std::size_t(v) * n0 + i);
+    }
+  });
+}
+
+void Fallback(double* s0, double* s1, double* s2, double* s3, double* s4, const double* w0,
+              const double* w1, const double* w2, const double* w3, const double* w4, int i0,
+              int i1, double smalld, double smallp) {
+  const D d;
+  const V sd = hn::Set(d, smalld), sp = hn::Set(d, smallp);
+  ForRow(d, i0, i1, [&](auto full, int i, auto m) {
+    constexpr bool F = decltype(full)::value;
+    const V a0 = Ld<F>(d, m, s0 + i), a4 = Ld<F>(d, m, s4 + i);
+    const auto ok = hn::And(hn::Gt(a0, sd), hn::Gt(a4, sp));
+    St<F>(d, m, hn::IfThenElse(ok, a0, Ld<F>(d, m, w0 + i)), s0 + i);
+    St<F>(d, m, hn::IfThenElse(ok, Ld<F>(d, m, s1 + i), Ld<F>(d, m, w1 + i)), s1 + i);
+    St<F>(d, m, hn::IfThenElse(ok, Ld<F>(d, m, s2 + i), Ld<F>(d, m, w2 + i)), s2 + i);
+    St<F>(d, m, hn::IfThenElse(ok, Ld<F>(d, m, s3 + i), Ld<F>(d, m, w3 + i)), s3 + i);
+    St<F>(d, m, hn::IfThenElse(ok, a4, Ld<F>(d, m, w4 + i)), s4 + i);
+  });
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace tessera::hydro::simd
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tessera::hydro::simd {
+
+HWY_EXPORT(Riemann);
+HWY_EXPORT(Slopes);
+HWY_EXPORT(Hancock);
+HWY_EXPORT(PlmStates);
+HWY_EXPORT(Fallback);
+HWY_EXPORT(PlmFaces);
+
+void riemann(bool hllc, bool uniform, const RiemannRow& r) {
+  HWY_DYNAMIC_DISPATCH(Riemann)(hllc, uniform, r);
+}
+void slopes(int limiter, const double* W, std::size_t N, std::size_t rb, std::ptrdiff_t st, int i0,
+            int i1, double* d, int n0, int nr) {
+  HWY_DYNAMIC_DISPATCH(Slopes)(limiter, W, N, rb, st, i0, i1, d, n0, nr);
+}
+void hancock(int nd, bool uniform, const double* W, std::size_t N, std::size_t rb, const double* sl,
+             int i0, int i1, int n0, const double f[3], int nr, double ugc, double* H) {
+  HWY_DYNAMIC_DISPATCH(Hancock)(nd, uniform, W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
+}
+void plm_states(const double* B, std::size_t bs, const double* d, int i0, int i1, int n0, int nr,
+                double* lo, double* hi) {
+  HWY_DYNAMIC_DISPATCH(PlmStates)(B, bs, d, i0, i1, n0, nr, lo, hi);
+}
+void plm_faces(const double* B, std::size_t bs, const double* d, const double* W, std::size_t N,
+               int i0, int i1, int n0, int nr, double smalld, double smallp, double* lo,
+               double* hi) {
+  HWY_DYNAMIC_DISPATCH(PlmFaces)(B, bs, d, W, N, i0, i1, n0, nr, smalld, smallp, lo, hi);
+}
+void fallback(double* s0, double* s1, double* s2, double* s3, double* s4, const double* w0,
+              const double* w1, const double* w2, const double* w3, const double* w4, int i0,
+              int i1, double smalld, double smallp) {
+  HWY_DYNAMIC_DISPATCH(Fallback)(s0, s1, s2, s3, s4, w0, w1, w2, w3, w4, i0, i1, smalld, smallp);
+}
+
+}  // namespace tessera::hydro::simd
+#endif  // HWY_ONCE

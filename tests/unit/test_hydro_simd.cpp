@@ -1,0 +1,267 @@
+// The Highway hydro row kernels (physics/hydro/kernels_simd.hpp) against the C++ reference
+// kernels (kernels_ref.hpp) on random states, under every instruction set this build runs
+// on this processor (base/simd.hpp: each forced in turn). They must agree to round-off:
+// 1e-14 of the largest value of the same quantity in the row (a fused multiply-add here
+// and not there moves the last bits; cancellation inside a formula can make one face's
+// relative difference larger, never the row's). Rows have lengths that are not multiples
+// of any vector length, so the masked last vector is exercised; values past the row's end
+// must be left untouched.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/simd.hpp"
+#include "physics/hydro/kernels_ref.hpp"
+#include "physics/hydro/kernels_simd.hpp"
+
+namespace {
+
+namespace simd = tessera::simd;
+namespace hs = tessera::hydro::simd;
+namespace ref = tessera::hydro::ref;
+using tessera::hydro::Limiter;
+
+constexpr double kTol = 1e-14;
+constexpr double kCanary = -12345.0;  // fills output past the row
+
+// The Highway targets available here (every one but the C++ reference).
+std::vector<std::string> highway_targets() {
+  std::vector<std::string> t;
+  for (const auto& name : simd::available())
+    if (name != "scalar") t.push_back(name);
+  return t;
+}
+
+// Restores the best target when a test ends, whatever it forced.
+struct ForceGuard {
+  ~ForceGuard() { simd::force("auto"); }
+};
+
+// max |a - b| over [0, n) against kTol * max |b|; values [n, size) must still be kCanary.
+void expect_close(const std::vector<double>& a, const std::vector<double>& b, int n,
+                  const std::string& what) {
+  double scale = 0.0, diff = 0.0;
+  for (int i = 0; i < n; ++i) {
+    scale = std::max(scale, std::fabs(b[i]));
+    diff = std::max(diff, std::fabs(a[i] - b[i]));
+  }
+  EXPECT_LE(diff, kTol * scale) << what << ": max difference " << diff << " of scale " << scale;
+  for (std::size_t i = n; i < a.size(); ++i)
+    ASSERT_EQ(a[i], kCanary) << what << ": wrote past the row at " << i;
+}
+
+TEST(HydroSimd, ListsTargetsAndForcesEachOne) {
+  ForceGuard guard;
+  const auto names = simd::available();
+  ASSERT_FALSE(names.empty());
+  EXPECT_EQ(names.back(), "scalar");
+  std::string listed;
+  for (const auto& t : names) {
+    simd::force(t);
+    const auto cur = simd::current();
+    listed += " " + cur.name + " (" + std::to_string(cur.lanes) + " lanes)";
+    EXPECT_EQ(cur.name, t);
+    EXPECT_GE(cur.lanes, 1);
+    EXPECT_EQ(simd::reference(), t == "scalar");
+  }
+  std::printf("targets tested here:%s\n", listed.c_str());
+  EXPECT_THROW(simd::force("no_such_target"), tessera::Error);
+  simd::force("auto");
+  EXPECT_EQ(simd::current().name, names.front());
+}
+
+// Random face states on a row of n faces: rho, p in [0.1, 10], velocities in [-2, 2]
+// (supersonic and subsonic faces, both signs of the contact speed), Gamma1 and game in
+// [1.1, 1.7].
+struct FaceRow {
+  int n;
+  std::vector<double> s[10], gc[2], ge[2];
+  explicit FaceRow(int n_, unsigned seed) : n(n_) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> pos(0.1, 10.0), vel(-2.0, 2.0), gam(1.1, 1.7);
+    for (auto& v : s) v.resize(n);
+    for (auto& v : gc) v.resize(n);
+    for (auto& v : ge) v.resize(n);
+    for (int t = 0; t < n; ++t) {
+      for (int side = 0; side < 2; ++side) {
+        auto* q = s + 5 * side;
+        q[0][t] = pos(rng);
+        q[1][t] = vel(rng);
+        q[2][t] = vel(rng);
+        q[3][t] = vel(rng);
+        q[4][t] = pos(rng);
+        gc[side][t] = gam(rng);
+        ge[side][t] = 1.0 / (gam(rng) - 1.0);
+      }
+    }
+  }
+};
+
+void riemann_case(bool hllc, bool uniform, const std::string& target) {
+  const int n = 37;
+  const FaceRow f(n, 7 + 2 * hllc + uniform);
+  const double ugc = 1.4, uge = 2.5;
+  std::vector<double> out_s(5 * (n + 16), kCanary), out_r(5 * (n + 16), kCanary);
+  auto F = [&](std::vector<double>& o, int v) { return o.data() + v * (n + 16); };
+  hs::RiemannRow r;
+  r.n = n;
+  r.ld = f.s[0].data(), r.lu = f.s[1].data(), r.lt1 = f.s[2].data(), r.lt2 = f.s[3].data();
+  r.lp = f.s[4].data();
+  r.rd = f.s[5].data(), r.ru = f.s[6].data(), r.rt1 = f.s[7].data(), r.rt2 = f.s[8].data();
+  r.rp = f.s[9].data();
+  r.fd = F(out_s, 0), r.fn = F(out_s, 1), r.ft1 = F(out_s, 2), r.ft2 = F(out_s, 3);
+  r.fe = F(out_s, 4);
+  r.lgc = f.gc[0].data(), r.lge = f.ge[0].data(), r.rgc = f.gc[1].data(), r.rge = f.ge[1].data();
+  r.ugc = ugc, r.uge = uge;
+  hs::riemann(hllc, uniform, r);
+  auto solve = hllc
+                   ? (uniform ? ref::riemann_faces<true, true> : ref::riemann_faces<true, false>)
+                   : (uniform ? ref::riemann_faces<false, true> : ref::riemann_faces<false, false>);
+  solve(n, r.ld, r.lu, r.lt1, r.lt2, r.lp, r.rd, r.ru, r.rt1, r.rt2, r.rp, F(out_r, 0), F(out_r, 1),
+        F(out_r, 2), F(out_r, 3), F(out_r, 4), r.lgc, r.lge, r.rgc, r.rge, ugc, uge);
+  const char* comp[5] = {"mass", "normal momentum", "momentum t1", "momentum t2", "energy"};
+  for (int v = 0; v < 5; ++v) {
+    std::vector<double> a(F(out_s, v), F(out_s, v) + n + 16), b(F(out_r, v), F(out_r, v) + n + 16);
+    // [n, n + 16) of each component is past the row.
+    expect_close(a, b, n,
+                 target + (hllc ? " HLLC " : " HLLE ") + (uniform ? "uniform " : "") + comp[v]);
+  }
+}
+
+TEST(HydroSimd, RiemannFluxesMatchTheReferenceOnEveryTarget) {
+  ForceGuard guard;
+  for (const auto& t : highway_targets()) {
+    simd::force(t);
+    for (bool hllc : {true, false})
+      for (bool uniform : {true, false}) riemann_case(hllc, uniform, t);
+  }
+}
+
+// A block-like primitive array W [nr + 2][N] with rows of n0 zones, random positive
+// density and pressure, velocities and one mass scalar.
+struct Prims {
+  int n0 = 23, n1 = 6, nr = 6;
+  std::size_t N = std::size_t(n0) * n1 * 5;
+  std::vector<double> w;
+  explicit Prims(unsigned seed) : w(std::size_t(nr + 2) * N) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> pos(0.1, 10.0), vel(-2.0, 2.0), x(0.0, 1.0),
+        gam(1.1, 1.7);
+    for (std::size_t c = 0; c < N; ++c) {
+      w[c] = pos(rng);
+      for (int v = 1; v < 4; ++v) w[v * N + c] = vel(rng);
+      w[4 * N + c] = pos(rng);
+      w[5 * N + c] = x(rng);
+      w[6 * N + c] = gam(rng);
+      w[7 * N + c] = 1.0 / (gam(rng) - 1.0);
+    }
+  }
+};
+
+TEST(HydroSimd, SlopesHalfStepFaceStatesAndFallbackMatchTheReference) {
+  ForceGuard guard;
+  const Prims P(11);
+  const int n0 = P.n0, nr = P.nr;
+  const std::size_t R = std::size_t(nr) * n0;
+  // A row in the middle plane; zones [1, n0 - 1) so that x-neighbours exist.
+  const std::size_t rb = (std::size_t(2) * P.n1 + 2) * n0;
+  const int i0 = 1, i1 = n0 - 1;
+  const std::ptrdiff_t st[3] = {1, n0, std::ptrdiff_t(n0) * P.n1};
+  for (const auto& t : highway_targets()) {
+    simd::force(t);
+    for (int lim = 0; lim < 3; ++lim) {
+      std::vector<double> a(3 * R + 16, kCanary), b(3 * R + 16, kCanary);
+      for (int ax = 0; ax < 3; ++ax) {
+        hs::slopes(lim, P.w.data(), P.N, rb, st[ax], i0, i1, a.data() + ax * R, n0, nr);
+        if (lim == 0)
+          ref::slopes_row<Limiter::minmod>(P.w.data(), P.N, rb, st[ax], i0, i1, b.data() + ax * R,
+                                           n0, nr);
+        else if (lim == 1)
+          ref::slopes_row<Limiter::van_leer>(P.w.data(), P.N, rb, st[ax], i0, i1, b.data() + ax * R,
+                                             n0, nr);
+        else
+          ref::slopes_row<Limiter::mc>(P.w.data(), P.N, rb, st[ax], i0, i1, b.data() + ax * R, n0,
+                                       nr);
+      }
+      for (int ax = 0; ax < 3; ++ax)
+        for (int v = 0; v < nr; ++v) {
+          std::vector<double> x(a.begin() + ax * R + v * n0 + i0, a.begin() + ax * R + v * n0 + i1);
+          std::vector<double> y(b.begin() + ax * R + v * n0 + i0, b.begin() + ax * R + v * n0 + i1);
+          expect_close(x, y, i1 - i0,
+                       t + " slopes, limiter " + std::to_string(lim) + " axis " +
+                           std::to_string(ax) + " channel " + std::to_string(v));
+        }
+      // The half step from these slopes, 1-3 axes, uniform Gamma1 or W's.
+      const double f[3] = {0.21, 0.17, 0.13};
+      for (int nd = 1; nd <= 3; ++nd)
+        for (bool uniform : {true, false}) {
+          std::vector<double> ha(R + 16, kCanary), hb(R + 16, kCanary);
+          hs::hancock(nd, uniform, P.w.data(), P.N, rb, b.data(), i0, i1, n0, f, nr, 1.4,
+                      ha.data());
+          auto fn = uniform ? (nd == 3   ? ref::hancock_row<3, true>
+                               : nd == 2 ? ref::hancock_row<2, true>
+                                         : ref::hancock_row<1, true>)
+                            : (nd == 3   ? ref::hancock_row<3, false>
+                               : nd == 2 ? ref::hancock_row<2, false>
+                                         : ref::hancock_row<1, false>);
+          fn(P.w.data(), P.N, rb, b.data(), i0, i1, n0, f, nr, 1.4, hb.data());
+          for (int v = 0; v < nr; ++v) {
+            std::vector<double> x(ha.begin() + v * n0 + i0, ha.begin() + v * n0 + i1);
+            std::vector<double> y(hb.begin() + v * n0 + i0, hb.begin() + v * n0 + i1);
+            expect_close(x, y, i1 - i0,
+                         t + " half step, " + std::to_string(nd) + "-d" +
+                             (uniform ? " uniform" : "") + " channel " + std::to_string(v));
+          }
+          EXPECT_EQ(ha[R], kCanary) << t << ": the half step wrote past its rows";
+        }
+      // Face states and the fallback: additions and selections only, so bit for bit.
+      std::vector<double> la(R + 16, kCanary), pa(R + 16, kCanary), lb(R + 16, kCanary),
+          pb(R + 16, kCanary);
+      hs::plm_states(P.w.data() + rb, P.N, b.data(), i0, i1, n0, nr, la.data(), pa.data());
+      ref::plm_states_row(P.w.data() + rb, P.N, b.data(), i0, i1, n0, nr, lb.data(), pb.data());
+      // Make some states non-positive so that the fallback acts.
+      for (int i = i0; i < i1; i += 3) la[i] = -la[i], pa[4 * n0 + i] = -1.0;
+      for (int i = i0; i < i1; i += 3) lb[i] = -lb[i], pb[4 * n0 + i] = -1.0;
+      const double* w = P.w.data() + rb;
+      for (auto* s : {&la, &pa})
+        hs::fallback(s->data(), s->data() + n0, s->data() + 2 * n0, s->data() + 3 * n0,
+                     s->data() + 4 * n0, w, w + P.N, w + 2 * P.N, w + 3 * P.N, w + 4 * P.N, i0, i1,
+                     1e-30, 1e-30);
+      for (auto* s : {&lb, &pb})
+        ref::fallback_row(s->data(), s->data() + n0, s->data() + 2 * n0, s->data() + 3 * n0,
+                          s->data() + 4 * n0, w, w + P.N, w + 2 * P.N, w + 3 * P.N, w + 4 * P.N, i0,
+                          i1, 1e-30, 1e-30);
+      EXPECT_EQ(la, lb) << t << ": low-face states differ";
+      EXPECT_EQ(pa, pb) << t << ": high-face states differ";
+      // The fused form (plm_faces) on slopes steep enough that some faces go negative.
+      std::vector<double> steep(b.begin(), b.begin() + R);
+      for (int i = i0; i < i1; i += 2) steep[i] *= 40.0, steep[4 * n0 + i] *= -40.0;
+      std::fill(la.begin(), la.end(), kCanary), std::fill(pa.begin(), pa.end(), kCanary);
+      std::fill(lb.begin(), lb.end(), kCanary), std::fill(pb.begin(), pb.end(), kCanary);
+      hs::plm_faces(w, P.N, steep.data(), w, P.N, i0, i1, n0, nr, 1e-30, 1e-30, la.data(),
+                    pa.data());
+      ref::plm_states_row(w, P.N, steep.data(), i0, i1, n0, nr, lb.data(), pb.data());
+      int fell = 0;
+      for (auto* s : {&lb, &pb}) {
+        for (int i = i0; i < i1; ++i) fell += !((*s)[i] > 1e-30 && (*s)[4 * n0 + i] > 1e-30);
+        for (int q = 5; q < nr; ++q)
+          ref::fallback_scalar_row(s->data() + q * n0, w + q * P.N, s->data(), s->data() + 4 * n0,
+                                   i0, i1, 1e-30, 1e-30);
+        ref::fallback_row(s->data(), s->data() + n0, s->data() + 2 * n0, s->data() + 3 * n0,
+                          s->data() + 4 * n0, w, w + P.N, w + 2 * P.N, w + 3 * P.N, w + 4 * P.N, i0,
+                          i1, 1e-30, 1e-30);
+      }
+      EXPECT_GT(fell, 0) << "no face fell back: the case tests nothing";
+      EXPECT_EQ(la, lb) << t << ": fused low-face states differ";
+      EXPECT_EQ(pa, pb) << t << ": fused high-face states differ";
+    }
+  }
+}
+
+}  // namespace
