@@ -5,9 +5,13 @@ of each and their ratio, with the load average before the runs.
 
     .venv/bin/python bench/compare_builds.py --base 85700cd [--repeat 7] [--steps 20]
         [--problem problems/sedov_3d_uniform.toml] [--set key=value ...]
+        [--arch x86-64-v3 --new-exe build-v3/bin/tessera]
 
 --base REV is built once (Release, like build/) in a git worktree under build-base/REV
-(reused if present); the new executable is build/bin/tessera. Parameters a build does not
+(reused if present); the new executable is build/bin/tessera, or --new-exe. --arch builds
+the base for that instruction set (-DTESSERA_ARCH, in build-base/REV-ARCH) instead of
+-march=native: to measure as on another machine (x86-64-v3: an AVX2 processor), with a
+new build configured the same way. Parameters a build does not
 know (renamed keys) can be given per build with --set-base / --set-new.
 """
 import argparse
@@ -22,15 +26,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def build_base(rev):
-    tree = ROOT / "build-base" / rev
+def build_base(rev, arch=""):
+    tree = ROOT / "build-base" / (rev + (f"-{arch}" if arch else ""))
     exe = tree / "build" / "bin" / "tessera"
     if exe.exists():
         return exe, tree
     if not tree.exists():
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), rev],
                        check=True, capture_output=True)
-    subprocess.run(["cmake", "--preset", "release"], cwd=tree, check=True, capture_output=True)
+    extra = [f"-DTESSERA_ARCH={arch}"] if arch else []
+    subprocess.run(["cmake", "--preset", "release", *extra], cwd=tree, check=True,
+                   capture_output=True)
     print(f"building {rev} in {tree} ...", flush=True)
     subprocess.run(["cmake", "--build", "build", "-j2", "--target", "tessera"], cwd=tree,
                    check=True, capture_output=True)
@@ -53,9 +59,11 @@ def main():
     ap.add_argument("--set", action="append", default=[], help="key=value for both builds")
     ap.add_argument("--set-base", action="append", default=[])
     ap.add_argument("--set-new", action="append", default=[])
+    ap.add_argument("--arch", default="", help="-march of the base build (default native)")
+    ap.add_argument("--new-exe", default=str(ROOT / "build" / "bin" / "tessera"))
     a = ap.parse_args()
-    base_exe, base_tree = build_base(a.base)
-    new_exe = ROOT / "build" / "bin" / "tessera"
+    base_exe, base_tree = build_base(a.base, a.arch)
+    new_exe = Path(a.new_exe)
     common = [f"driver.nend={a.steps}", "sedov.nsubzones=1", *a.set]
     runs = {"base": [], "new": []}
     print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
@@ -68,7 +76,8 @@ def main():
     # Each pair ran back to back: the median of the pair ratios is the least sensitive to
     # load that changes over the run (other jobs on a shared machine).
     pairs = statistics.median(n / b for b, n in zip(runs["base"], runs["new"]))
-    out = {"problem": a.problem, "base": a.base, "repeat": a.repeat, "steps": a.steps,
+    out = {"problem": a.problem, "base": a.base, "arch": a.arch or "native",
+           "new_exe": str(new_exe), "repeat": a.repeat, "steps": a.steps,
            "median_zone_updates_per_second": {"base": mb, "new": mn}, "ratio_new_over_base": mn / mb,
            "median_pair_ratio": pairs,
            "runs": runs, "load_after": os.getloadavg()[0]}

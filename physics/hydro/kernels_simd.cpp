@@ -7,10 +7,11 @@
 // takes no operators. Operations and their order are the reference's, term by term, so
 // that the two differ only where a multiply and an add are fused.
 //
-// Every row is processed in whole vectors and one partial vector at its end (its lanes
-// past the row loaded as zeros and never stored: Ld and St below): no scalar remainder
-// loop, so every zone gets the same instructions. The lanes past the row may compute 0/0;
-// nothing traps on it and nothing of it is stored.
+// Every row is processed in whole vectors, the last one overlapping the one before it
+// (ForRow; a row shorter than a vector, and the in-place fallback, use one partial vector
+// whose lanes past the row are loaded as zeros and never stored: Ld and St below): no
+// scalar remainder loop, so every zone gets the same instructions. The lanes past the row may
+// compute 0/0; nothing traps on it and nothing of it is stored.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "physics/hydro/kernels_simd.cpp"
 #include "physics/hydro/kernels_simd.hpp"
@@ -64,10 +65,27 @@ HWY_INLINE void St(D d, int count, V v, double* HWY_RESTRICT p) {
   }
 }
 
-// body(full, i, count) for the vectors of zones [i0, i1): `full` is std::true_type for a
-// whole vector, std::false_type for the row's last, partial one of `count` lanes.
+// body(full, i, count) for the vectors of zones [i0, i1), for kernels whose outputs are
+// not their inputs: whole vectors (`full` std::true_type), the last one ending at i1 and
+// overlapping the one before (its zones are computed twice, to the same bits: every lane
+// does the same arithmetic); a row shorter than a vector is one partial vector of `count`
+// lanes (std::false_type). No lane past the row is read or written.
 template <class Body>
 HWY_INLINE void ForRow(D d, int i0, int i1, Body&& body) {
+  const int n = int(hn::Lanes(d));
+  if (i1 - i0 < n) {
+    if (i1 > i0) body(std::false_type(), i0, i1 - i0);
+    return;
+  }
+  int i = i0;
+  for (; i + n <= i1; i += n) body(std::true_type(), i, n);
+  if (i < i1) body(std::true_type(), i1 - n, n);
+}
+
+// ForRow for a kernel that updates its inputs in place (a zone must not be done twice):
+// whole vectors, then one partial vector of the `count` zones left.
+template <class Body>
+HWY_INLINE void ForRowInPlace(D d, int i0, int i1, Body&& body) {
   const int n = int(hn::Lanes(d));
   int i = i0;
   for (; i + n <= i1; i += n) body(std::true_type(), i, n);
@@ -202,11 +220,14 @@ HWY_INLINE V LimitedSlope(D d, V qm, V q0, V qp) {
   }
 }
 
-template <int kLimiter>
+// kNr: the channel count when known at compile time (5: no mass scalars; the channel
+// loops then unroll), 0 for nr.
+template <int kLimiter, int kNr>
 HWY_NOINLINE void SlopesT(const double* HWY_RESTRICT W, std::size_t N, std::size_t rb,
                           std::ptrdiff_t st, int i0, int i1, double* HWY_RESTRICT out, int n0,
-                          int nr) {
+                          int nr_) {
   const D d;
+  const int nr = kNr > 0 ? kNr : nr_;
   for (int v = 0; v < nr; ++v) {
     const double* HWY_RESTRICT q = W + std::size_t(v) * N + rb;
     double* HWY_RESTRICT dv = out + std::size_t(v) * n0;
@@ -221,12 +242,14 @@ HWY_NOINLINE void SlopesT(const double* HWY_RESTRICT W, std::size_t N, std::size
 
 void Slopes(int limiter, const double* W, std::size_t N, std::size_t rb, std::ptrdiff_t st, int i0,
             int i1, double* out, int n0, int nr) {
-  if (limiter == 0)
-    SlopesT<0>(W, N, rb, st, i0, i1, out, n0, nr);
-  else if (limiter == 1)
-    SlopesT<1>(W, N, rb, st, i0, i1, out, n0, nr);
-  else
-    SlopesT<2>(W, N, rb, st, i0, i1, out, n0, nr);
+  if (nr == 5) {
+    if (limiter == 0) return SlopesT<0, 5>(W, N, rb, st, i0, i1, out, n0, nr);
+    if (limiter == 1) return SlopesT<1, 5>(W, N, rb, st, i0, i1, out, n0, nr);
+    return SlopesT<2, 5>(W, N, rb, st, i0, i1, out, n0, nr);
+  }
+  if (limiter == 0) return SlopesT<0, 0>(W, N, rb, st, i0, i1, out, n0, nr);
+  if (limiter == 1) return SlopesT<1, 0>(W, N, rb, st, i0, i1, out, n0, nr);
+  return SlopesT<2, 0>(W, N, rb, st, i0, i1, out, n0, nr);
 }
 
 // ---- The MUSCL-Hancock half step (hydro.cpp: hancock_row).
@@ -332,10 +355,13 @@ void PlmStates(const double* HWY_RESTRICT B, std::size_t bs, const double* HWY_R
 // PLM face states of every channel, then the fallback of both faces to the zone average W
 // where a face's density or pressure is not positive (plm_states_row, fallback_scalar_row
 // and fallback_row in one pass, channel by channel as they run).
-void PlmFaces(const double* HWY_RESTRICT B, std::size_t bs, const double* HWY_RESTRICT dsl,
-              const double* HWY_RESTRICT W, std::size_t N, int i0, int i1, int n0, int nr,
-              double smalld, double smallp, double* HWY_RESTRICT lo, double* HWY_RESTRICT hi) {
+template <int kNr>
+HWY_NOINLINE void PlmFacesT(const double* HWY_RESTRICT B, std::size_t bs,
+                            const double* HWY_RESTRICT dsl, const double* HWY_RESTRICT W,
+                            std::size_t N, int i0, int i1, int n0, int nr_, double smalld,
+                            double smallp, double* HWY_RESTRICT lo, double* HWY_RESTRICT hi) {
   const D d;
+  const int nr = kNr > 0 ? kNr : nr_;
   const V half = hn::Set(d, 0.5), sd = hn::Set(d, smalld), sp = hn::Set(d, smallp);
   ForRow(d, i0, i1, [&](auto full, int i, auto m) {
     constexpr bool F = decltype(full)::value;
@@ -355,12 +381,19 @@ void PlmFaces(const double* HWY_RESTRICT B, std::size_t bs, const double* HWY_RE
   });
 }
 
+void PlmFaces(const double* B, std::size_t bs, const double* dsl, const double* W, std::size_t N,
+              int i0, int i1, int n0, int nr, double smalld, double smallp, double* lo,
+              double* hi) {
+  if (nr == 5) return PlmFacesT<5>(B, bs, dsl, W, N, i0, i1, n0, nr, smalld, smallp, lo, hi);
+  PlmFacesT<0>(B, bs, dsl, W, N, i0, i1, n0, nr, smalld, smallp, lo, hi);
+}
+
 void Fallback(double* s0, double* s1, double* s2, double* s3, double* s4, const double* w0,
               const double* w1, const double* w2, const double* w3, const double* w4, int i0,
               int i1, double smalld, double smallp) {
   const D d;
   const V sd = hn::Set(d, smalld), sp = hn::Set(d, smallp);
-  ForRow(d, i0, i1, [&](auto full, int i, auto m) {
+  ForRowInPlace(d, i0, i1, [&](auto full, int i, auto m) {
     constexpr bool F = decltype(full)::value;
     const V a0 = Ld<F>(d, m, s0 + i), a4 = Ld<F>(d, m, s4 + i);
     const auto ok = hn::And(hn::Gt(a0, sd), hn::Gt(a4, sp));
