@@ -44,7 +44,7 @@ struct Hydro::Scratch {
   double* hi_y = nullptr;        // high-face states along y of rows j-1 and j [2][NR][n0]
   double* hi_z = nullptr;        // high-face states along z of planes k-1 and k [2][n1][NR][n0]
   double* flux = nullptr;        // fluxes through one row of faces [NR][fn]
-  double* row = nullptr;         // one row of interior zones (time-step rate) [n0]
+  double* row = nullptr;         // time-step rate: a row of interior zones per variable [7][n0]
   double* gz = nullptr;          // guard-zone EOS pencil [6][ngz]: dens eint temp pres gamc game
   double* geo = nullptr;         // curvilinear radial factors [3][n0]: dt A-/V, dt A+/V, alpha dr/r
   std::vector<int> guard_cells;  // cell numbers of the guard zones (EOS evaluated there)
@@ -64,7 +64,7 @@ struct Hydro::Scratch {
             2 * r,
             2 * std::size_t(n1) * r,
             std::size_t(nr) * fn,
-            std::size_t(n0),
+            7 * std::size_t(n0),
             6 * guards,
             3 * std::size_t(n0)};
   }
@@ -239,6 +239,33 @@ double max_rate(const BlockView<L>& u, const BlockShape& s, const double idx[3],
                 const double* rad = nullptr) {
   double m[4] = {0.0, 0.0, 0.0, 0.0};  // independent maxima: max is exact in any order
   const int n = s.ni(0);
+  if (!tessera::simd::reference()) {
+    // The Highway kernel on contiguous rows: var-major's own, zone-major's gathered (the
+    // same inputs, so both layouts give the same bits).
+    simd::MaxRateRow a;
+    a.n = n, a.rad = rad, a.uniform = UG, a.ugc = ugc, a.gm1 = gm1, a.smallp = smallp;
+    a.idx[0] = idx[0], a.idx[1] = idx[1], a.idx[2] = idx[2];
+    const int nv = UG ? 5 : 7;
+    const int vars[7] = {DENS, MOMX, MOMY, MOMZ, ETOT, ipres, igamc};
+    const double* rows[7] = {};
+    for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+      for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
+        const int o = s.g(0);
+        for (int v = 0; v < nv; ++v) {
+          const auto src = u.row(vars[v], j, k);
+          if constexpr (L == Layout::var_major) {
+            rows[v] = src + o;
+          } else {
+            for (int i = 0; i < n; ++i) buf[v * n + i] = src[o + i];
+            rows[v] = buf + v * n;
+          }
+        }
+        a.d = rows[0], a.mx = rows[1], a.my = rows[2], a.mz = rows[3], a.e = rows[4];
+        a.pres = rows[5], a.gamc = rows[6];
+        m[0] = std::max(m[0], simd::max_rate(a));
+      }
+    return m[0];
+  }
   for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
     for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
       const int o = s.g(0);

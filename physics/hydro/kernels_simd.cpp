@@ -188,8 +188,9 @@ HWY_INLINE void RiemannFaces(D d, int m, int t, const RiemannRow& a) {
 }
 
 template <bool kHllc, bool kUniform>
-HWY_NOINLINE void RiemannRowT(const RiemannRow& a) {
+HWY_NOINLINE void RiemannRowT(const RiemannRow& row) {
   const D d;
+  const RiemannRow a = row;  // a local copy: its pointers stay in registers
   ForRow(d, 0, a.n, [&](auto full, int t, auto m) {
     RiemannFaces<kHllc, kUniform, decltype(full)::value>(d, m, t, a);
   });
@@ -388,6 +389,49 @@ void PlmFaces(const double* B, std::size_t bs, const double* dsl, const double* 
   PlmFacesT<0>(B, bs, dsl, W, N, i0, i1, n0, nr, smalld, smallp, lo, hi);
 }
 
+// ---- The time-step rate (hydro.cpp: max_rate) of one row.
+
+template <bool kUniform>
+HWY_NOINLINE double MaxRateT(const MaxRateRow& row) {
+  const D d;
+  const MaxRateRow a = row;
+  const V sp = hn::Set(d, a.smallp), one = hn::Set(d, 1.0), half = hn::Set(d, 0.5);
+  const V gm1 = hn::Set(d, a.gm1), ugc = hn::Set(d, a.ugc);
+  const V x1 = hn::Set(d, a.idx[1]), x2 = hn::Set(d, a.idx[2]);
+  V best = hn::Zero(d);
+  ForRow(d, 0, a.n, [&](auto full, int i, auto m) {
+    constexpr bool F = decltype(full)::value;
+    const V rho = Ld<F>(d, m, a.d + i);
+    const V r = hn::Div(one, rho);
+    const V vx = hn::Mul(Ld<F>(d, m, a.mx + i), r), vy = hn::Mul(Ld<F>(d, m, a.my + i), r);
+    const V vz = hn::Mul(Ld<F>(d, m, a.mz + i), r);
+    V p = hn::Zero(d), g = ugc;
+    if constexpr (kUniform) {
+      const V q = hn::Add(hn::Add(hn::Mul(vx, vx), hn::Mul(vy, vy)), hn::Mul(vz, vz));
+      const V ein = hn::Sub(hn::Mul(Ld<F>(d, m, a.e + i), r), hn::Mul(half, q));
+      p = hn::Max(hn::Mul(hn::Mul(gm1, rho), ein), sp);
+    } else {
+      p = hn::Max(Ld<F>(d, m, a.pres + i), sp);
+      g = Ld<F>(d, m, a.gamc + i);
+    }
+    const V c = hn::Sqrt(hn::Mul(hn::Mul(g, p), r));
+    const V x0 = a.rad ? Ld<F>(d, m, a.rad + i) : hn::Set(d, a.idx[0]);
+    const V rate =
+        hn::Add(hn::Add(hn::Mul(hn::Add(hn::Abs(vx), c), x0), hn::Mul(hn::Add(hn::Abs(vy), c), x1)),
+                hn::Mul(hn::Add(hn::Abs(vz), c), x2));
+    // A row shorter than a vector: its lanes past the row hold 0/0, kept out of the max.
+    if constexpr (F)
+      best = hn::Max(best, rate);
+    else
+      best = hn::Max(best, hn::IfThenElseZero(hn::FirstN(d, std::size_t(m)), rate));
+  });
+  return hn::GetLane(hn::MaxOfLanes(d, best));
+}
+
+double MaxRate(const MaxRateRow& a) {
+  return a.uniform ? MaxRateT<true>(a) : MaxRateT<false>(a);
+}
+
 void Fallback(double* s0, double* s1, double* s2, double* s3, double* s4, const double* w0,
               const double* w1, const double* w2, const double* w3, const double* w4, int i0,
               int i1, double smalld, double smallp) {
@@ -418,6 +462,7 @@ HWY_EXPORT(Hancock);
 HWY_EXPORT(PlmStates);
 HWY_EXPORT(Fallback);
 HWY_EXPORT(PlmFaces);
+HWY_EXPORT(MaxRate);
 
 void riemann(bool hllc, bool uniform, const RiemannRow& r) {
   HWY_DYNAMIC_DISPATCH(Riemann)(hllc, uniform, r);
@@ -438,6 +483,9 @@ void plm_faces(const double* B, std::size_t bs, const double* d, const double* W
                int i0, int i1, int n0, int nr, double smalld, double smallp, double* lo,
                double* hi) {
   HWY_DYNAMIC_DISPATCH(PlmFaces)(B, bs, d, W, N, i0, i1, n0, nr, smalld, smallp, lo, hi);
+}
+double max_rate(const MaxRateRow& a) {
+  return HWY_DYNAMIC_DISPATCH(MaxRate)(a);
 }
 void fallback(double* s0, double* s1, double* s2, double* s3, double* s4, const double* w0,
               const double* w1, const double* w2, const double* w3, const double* w4, int i0,

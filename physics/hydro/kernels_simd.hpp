@@ -47,6 +47,22 @@ void plm_faces(const double* B, std::size_t bs, const double* d, const double* W
                int i0, int i1, int n0, int nr, double smalld, double smallp, double* lo,
                double* hi);
 
+/// One interior row for max_rate(): n zones of the conserved variables (and, not uniform,
+/// the EOS's pres and gamc), contiguous; 1/dx per axis, or per zone in rad for the radial
+/// axis of curvilinear geometry.
+struct MaxRateRow {
+  int n = 0;
+  const double *d, *mx, *my, *mz, *e;
+  const double *pres = nullptr, *gamc = nullptr, *rad = nullptr;
+  bool uniform = true;
+  double ugc = 0, gm1 = 0, smallp = 0;
+  double idx[3] = {0, 0, 0};
+};
+
+/// The largest over the row of sum_a (|u_a| + c) / dx_a, c = sqrt(Gamma1 p / rho), p from
+/// the conserved variables (uniform: (game - 1) rho e) or unk's (max_rate in hydro.cpp).
+double max_rate(const MaxRateRow& r);
+
 /// First order where a face state's density or pressure is not positive (fallback_row):
 /// s0..s4 become w0..w4 there.
 void fallback(double* s0, double* s1, double* s2, double* s3, double* s4, const double* w0,

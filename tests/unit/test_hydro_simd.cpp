@@ -103,8 +103,7 @@ struct FaceRow {
   }
 };
 
-void riemann_case(bool hllc, bool uniform, const std::string& target) {
-  const int n = 37;
+void riemann_case(bool hllc, bool uniform, const std::string& target, int n) {
   const FaceRow f(n, 7 + 2 * hllc + uniform);
   const double ugc = 1.4, uge = 2.5;
   std::vector<double> out_s(5 * (n + 16), kCanary), out_r(5 * (n + 16), kCanary);
@@ -130,7 +129,8 @@ void riemann_case(bool hllc, bool uniform, const std::string& target) {
     std::vector<double> a(F(out_s, v), F(out_s, v) + n + 16), b(F(out_r, v), F(out_r, v) + n + 16);
     // [n, n + 16) of each component is past the row.
     expect_close(a, b, n,
-                 target + (hllc ? " HLLC " : " HLLE ") + (uniform ? "uniform " : "") + comp[v]);
+                 target + (hllc ? " HLLC " : " HLLE ") + (uniform ? "uniform " : "") + comp[v] +
+                     ", " + std::to_string(n) + " faces");
   }
 }
 
@@ -139,7 +139,49 @@ TEST(HydroSimd, RiemannFluxesMatchTheReferenceOnEveryTarget) {
   for (const auto& t : highway_targets()) {
     simd::force(t);
     for (bool hllc : {true, false})
-      for (bool uniform : {true, false}) riemann_case(hllc, uniform, t);
+      for (bool uniform : {true, false})
+        // 37 faces: whole vectors and an overlapping last one; 3: shorter than one
+        // vector of AVX2 and wider (a partial vector).
+        for (int n : {37, 3}) riemann_case(hllc, uniform, t, n);
+  }
+}
+
+// The time-step rate of a row: the largest sum over axes of (|u_a| + c) / dx_a, c =
+// sqrt(Gamma1 p / rho), written here from its definition (hydro.hpp, max_dt).
+TEST(HydroSimd, MaxRateIsTheLargestSignalSpeedOverDxOnEveryTarget) {
+  ForceGuard guard;
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> pos(0.1, 10.0), vel(-2.0, 2.0), gam(1.1, 1.7);
+  for (int n : {19, 3}) {
+    std::vector<double> d(n), mx(n), my(n), mz(n), e(n), p(n), g(n), rad(n);
+    for (int i = 0; i < n; ++i) {
+      d[i] = pos(rng), mx[i] = d[i] * vel(rng), my[i] = d[i] * vel(rng), mz[i] = d[i] * vel(rng);
+      p[i] = pos(rng), g[i] = gam(rng), rad[i] = 10.0 + i;
+      e[i] = p[i] / 0.4 + 0.5 * (mx[i] * mx[i] + my[i] * my[i] + mz[i] * mz[i]) / d[i];
+    }
+    const double idx[3] = {8.0, 4.0, 2.0};
+    for (bool uniform : {true, false})
+      for (bool curved : {false, true}) {
+        double want = 0.0;
+        for (int i = 0; i < n; ++i) {
+          const double gc = uniform ? 1.4 : g[i];
+          const double c = std::sqrt(gc * p[i] / d[i]);
+          want = std::max(want, (std::fabs(mx[i] / d[i]) + c) * (curved ? rad[i] : idx[0]) +
+                                    (std::fabs(my[i] / d[i]) + c) * idx[1] +
+                                    (std::fabs(mz[i] / d[i]) + c) * idx[2]);
+        }
+        hs::MaxRateRow r;
+        r.n = n, r.d = d.data(), r.mx = mx.data(), r.my = my.data(), r.mz = mz.data();
+        r.e = e.data(), r.pres = p.data(), r.gamc = g.data(), r.rad = curved ? rad.data() : nullptr;
+        r.uniform = uniform, r.ugc = 1.4, r.gm1 = 0.4, r.smallp = 1e-30;
+        r.idx[0] = idx[0], r.idx[1] = idx[1], r.idx[2] = idx[2];
+        for (const auto& t : highway_targets()) {
+          simd::force(t);
+          EXPECT_NEAR(hs::max_rate(r), want, 1e-13 * want)
+              << t << (uniform ? " uniform" : "") << (curved ? " curved" : "") << ", " << n
+              << " zones";
+        }
+      }
   }
 }
 
