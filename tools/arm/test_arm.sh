@@ -14,7 +14,7 @@
 # Usage: tools/arm/test_arm.sh [build-dir]   (default build-arm)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-OUT=${1:-$ROOT/build-arm}
+OUT=$(realpath -m "${1:-$ROOT/build-arm}")
 SYSROOT=$OUT/sysroot
 SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
 start=$(date +%s)
