@@ -77,21 +77,15 @@ std::vector<std::string> available() {
 void force(const std::string& name) {
   const std::string want = lower(name) == "avx512" ? "avx3" : lower(name);
   const long long all = runnable();
-  hwy::SetSupportedTargetsForTest(0);
-  g_reference = false;
-  if (want.empty() || want == "auto") {
-    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
-    return;
-  }
-  if (want == "scalar") {
-    g_reference = true;
-    return;
-  }
-  for (long long t = all; t != 0; t &= t - 1) {
-    const long long bit = t & -t;
-    if (lower(target_name(bit)) != want) continue;
-    // This target and every worse one: the dispatcher takes the best of them.
-    hwy::SetSupportedTargetsForTest(all & ~(bit - 1));
+  // The Highway target asked for (0: auto or scalar); an unknown name changes nothing.
+  long long bit = 0;
+  for (long long t = all; t != 0; t &= t - 1)
+    if (lower(target_name(t & -t)) == want) bit = t & -t;
+  const bool known = bit != 0 || want.empty() || want == "auto" || want == "scalar";
+  if (known) {
+    g_reference = want == "scalar";
+    // This target and every worse one (the dispatcher takes the best of them), or all.
+    hwy::SetSupportedTargetsForTest(bit != 0 ? all & ~(bit - 1) : 0);
     hwy::GetChosenTarget().Update(hwy::SupportedTargets());
     return;
   }

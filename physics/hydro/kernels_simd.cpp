@@ -419,11 +419,12 @@ HWY_NOINLINE double MaxRateT(const MaxRateRow& row) {
     const V rate =
         hn::Add(hn::Add(hn::Mul(hn::Add(hn::Abs(vx), c), x0), hn::Mul(hn::Add(hn::Abs(vy), c), x1)),
                 hn::Mul(hn::Add(hn::Abs(vz), c), x2));
-    // A row shorter than a vector: its lanes past the row hold 0/0, kept out of the max.
+    // As std::max(best, rate) in the reference: a NaN rate does not replace the maximum.
+    // A row shorter than a vector: its lanes past the row (0/0) are kept out.
     if constexpr (F)
-      best = hn::Max(best, rate);
+      best = hn::IfThenElse(hn::Lt(best, rate), rate, best);
     else
-      best = hn::Max(best, hn::IfThenElseZero(hn::FirstN(d, std::size_t(m)), rate));
+      best = hn::IfThenElse(hn::And(hn::FirstN(d, std::size_t(m)), hn::Lt(best, rate)), rate, best);
   });
   return hn::GetLane(hn::MaxOfLanes(d, best));
 }

@@ -213,97 +213,111 @@ TEST(HydroSimd, SlopesHalfStepFaceStatesAndFallbackMatchTheReference) {
   const std::size_t R = std::size_t(nr) * n0;
   // A row in the middle plane; zones [1, n0 - 1) so that x-neighbours exist.
   const std::size_t rb = (std::size_t(2) * P.n1 + 2) * n0;
-  const int i0 = 1, i1 = n0 - 1;
   const std::ptrdiff_t st[3] = {1, n0, std::ptrdiff_t(n0) * P.n1};
-  for (const auto& t : highway_targets()) {
-    simd::force(t);
-    for (int lim = 0; lim < 3; ++lim) {
-      std::vector<double> a(3 * R + 16, kCanary), b(3 * R + 16, kCanary);
-      for (int ax = 0; ax < 3; ++ax) {
-        hs::slopes(lim, P.w.data(), P.N, rb, st[ax], i0, i1, a.data() + ax * R, n0, nr);
-        if (lim == 0)
-          ref::slopes_row<Limiter::minmod>(P.w.data(), P.N, rb, st[ax], i0, i1, b.data() + ax * R,
-                                           n0, nr);
-        else if (lim == 1)
-          ref::slopes_row<Limiter::van_leer>(P.w.data(), P.N, rb, st[ax], i0, i1, b.data() + ax * R,
+  // Zones [i0, i1): 21 (whole vectors and an overlapping last one) and 2 (shorter than a
+  // vector of AVX2 and wider: one partial vector).
+  for (const auto& [i0, i1] : {std::pair{1, n0 - 1}, std::pair{1, 3}})
+    for (const auto& t : highway_targets()) {
+      simd::force(t);
+      // Every value outside zones [i0, i1) of each [n0] row of `buf` is still kCanary.
+      auto untouched = [&](const std::vector<double>& buf, const std::string& what) {
+        for (std::size_t c = 0; c < buf.size(); ++c) {
+          const int i = int(c % std::size_t(n0));
+          if (c >= buf.size() - 16 || i < i0 || i >= i1)
+            ASSERT_EQ(buf[c], kCanary) << t << " " << what << ": wrote outside the row at " << c;
+        }
+      };
+      for (int lim = 0; lim < 3; ++lim) {
+        std::vector<double> a(3 * R + 16, kCanary), b(3 * R + 16, kCanary);
+        for (int ax = 0; ax < 3; ++ax) {
+          hs::slopes(lim, P.w.data(), P.N, rb, st[ax], i0, i1, a.data() + ax * R, n0, nr);
+          if (lim == 0)
+            ref::slopes_row<Limiter::minmod>(P.w.data(), P.N, rb, st[ax], i0, i1, b.data() + ax * R,
                                              n0, nr);
-        else
-          ref::slopes_row<Limiter::mc>(P.w.data(), P.N, rb, st[ax], i0, i1, b.data() + ax * R, n0,
-                                       nr);
-      }
-      for (int ax = 0; ax < 3; ++ax)
-        for (int v = 0; v < nr; ++v) {
-          std::vector<double> x(a.begin() + ax * R + v * n0 + i0, a.begin() + ax * R + v * n0 + i1);
-          std::vector<double> y(b.begin() + ax * R + v * n0 + i0, b.begin() + ax * R + v * n0 + i1);
-          expect_close(x, y, i1 - i0,
-                       t + " slopes, limiter " + std::to_string(lim) + " axis " +
-                           std::to_string(ax) + " channel " + std::to_string(v));
+          else if (lim == 1)
+            ref::slopes_row<Limiter::van_leer>(P.w.data(), P.N, rb, st[ax], i0, i1,
+                                               b.data() + ax * R, n0, nr);
+          else
+            ref::slopes_row<Limiter::mc>(P.w.data(), P.N, rb, st[ax], i0, i1, b.data() + ax * R, n0,
+                                         nr);
         }
-      // The half step from these slopes, 1-3 axes, uniform Gamma1 or W's.
-      const double f[3] = {0.21, 0.17, 0.13};
-      for (int nd = 1; nd <= 3; ++nd)
-        for (bool uniform : {true, false}) {
-          std::vector<double> ha(R + 16, kCanary), hb(R + 16, kCanary);
-          hs::hancock(nd, uniform, P.w.data(), P.N, rb, b.data(), i0, i1, n0, f, nr, 1.4,
-                      ha.data());
-          auto fn = uniform ? (nd == 3   ? ref::hancock_row<3, true>
-                               : nd == 2 ? ref::hancock_row<2, true>
-                                         : ref::hancock_row<1, true>)
-                            : (nd == 3   ? ref::hancock_row<3, false>
-                               : nd == 2 ? ref::hancock_row<2, false>
-                                         : ref::hancock_row<1, false>);
-          fn(P.w.data(), P.N, rb, b.data(), i0, i1, n0, f, nr, 1.4, hb.data());
+        untouched(a, "slopes");
+        for (int ax = 0; ax < 3; ++ax)
           for (int v = 0; v < nr; ++v) {
-            std::vector<double> x(ha.begin() + v * n0 + i0, ha.begin() + v * n0 + i1);
-            std::vector<double> y(hb.begin() + v * n0 + i0, hb.begin() + v * n0 + i1);
+            std::vector<double> x(a.begin() + ax * R + v * n0 + i0,
+                                  a.begin() + ax * R + v * n0 + i1);
+            std::vector<double> y(b.begin() + ax * R + v * n0 + i0,
+                                  b.begin() + ax * R + v * n0 + i1);
             expect_close(x, y, i1 - i0,
-                         t + " half step, " + std::to_string(nd) + "-d" +
-                             (uniform ? " uniform" : "") + " channel " + std::to_string(v));
+                         t + " slopes, limiter " + std::to_string(lim) + " axis " +
+                             std::to_string(ax) + " channel " + std::to_string(v));
           }
-          EXPECT_EQ(ha[R], kCanary) << t << ": the half step wrote past its rows";
+        // The half step from these slopes, 1-3 axes, uniform Gamma1 or W's.
+        const double f[3] = {0.21, 0.17, 0.13};
+        for (int nd = 1; nd <= 3; ++nd)
+          for (bool uniform : {true, false}) {
+            std::vector<double> ha(R + 16, kCanary), hb(R + 16, kCanary);
+            hs::hancock(nd, uniform, P.w.data(), P.N, rb, b.data(), i0, i1, n0, f, nr, 1.4,
+                        ha.data());
+            auto fn = uniform ? (nd == 3   ? ref::hancock_row<3, true>
+                                 : nd == 2 ? ref::hancock_row<2, true>
+                                           : ref::hancock_row<1, true>)
+                              : (nd == 3   ? ref::hancock_row<3, false>
+                                 : nd == 2 ? ref::hancock_row<2, false>
+                                           : ref::hancock_row<1, false>);
+            fn(P.w.data(), P.N, rb, b.data(), i0, i1, n0, f, nr, 1.4, hb.data());
+            for (int v = 0; v < nr; ++v) {
+              std::vector<double> x(ha.begin() + v * n0 + i0, ha.begin() + v * n0 + i1);
+              std::vector<double> y(hb.begin() + v * n0 + i0, hb.begin() + v * n0 + i1);
+              expect_close(x, y, i1 - i0,
+                           t + " half step, " + std::to_string(nd) + "-d" +
+                               (uniform ? " uniform" : "") + " channel " + std::to_string(v));
+            }
+            untouched(ha, "half step");
+          }
+        // Face states and the fallback: additions and selections only, so bit for bit.
+        std::vector<double> la(R + 16, kCanary), pa(R + 16, kCanary), lb(R + 16, kCanary),
+            pb(R + 16, kCanary);
+        hs::plm_states(P.w.data() + rb, P.N, b.data(), i0, i1, n0, nr, la.data(), pa.data());
+        ref::plm_states_row(P.w.data() + rb, P.N, b.data(), i0, i1, n0, nr, lb.data(), pb.data());
+        // Make some states non-positive so that the fallback acts.
+        for (int i = i0; i < i1; i += 3) la[i] = -la[i], pa[4 * n0 + i] = -1.0;
+        for (int i = i0; i < i1; i += 3) lb[i] = -lb[i], pb[4 * n0 + i] = -1.0;
+        const double* w = P.w.data() + rb;
+        for (auto* s : {&la, &pa})
+          hs::fallback(s->data(), s->data() + n0, s->data() + 2 * n0, s->data() + 3 * n0,
+                       s->data() + 4 * n0, w, w + P.N, w + 2 * P.N, w + 3 * P.N, w + 4 * P.N, i0,
+                       i1, 1e-30, 1e-30);
+        for (auto* s : {&lb, &pb})
+          ref::fallback_row(s->data(), s->data() + n0, s->data() + 2 * n0, s->data() + 3 * n0,
+                            s->data() + 4 * n0, w, w + P.N, w + 2 * P.N, w + 3 * P.N, w + 4 * P.N,
+                            i0, i1, 1e-30, 1e-30);
+        EXPECT_EQ(la, lb) << t << ": low-face states differ";
+        EXPECT_EQ(pa, pb) << t << ": high-face states differ";
+        // The fused form (plm_faces) on slopes steep enough that some faces go negative.
+        std::vector<double> steep(b.begin(), b.begin() + R);
+        for (int i = i0; i < i1; i += 2)  // low face: rho < 0; high face: p < 0
+          steep[i] = 3.0 * w[i], steep[4 * n0 + i] = -3.0 * w[4 * P.N + i];
+        std::fill(la.begin(), la.end(), kCanary), std::fill(pa.begin(), pa.end(), kCanary);
+        std::fill(lb.begin(), lb.end(), kCanary), std::fill(pb.begin(), pb.end(), kCanary);
+        hs::plm_faces(w, P.N, steep.data(), w, P.N, i0, i1, n0, nr, 1e-30, 1e-30, la.data(),
+                      pa.data());
+        ref::plm_states_row(w, P.N, steep.data(), i0, i1, n0, nr, lb.data(), pb.data());
+        int fell = 0;
+        for (auto* s : {&lb, &pb}) {
+          for (int i = i0; i < i1; ++i) fell += !((*s)[i] > 1e-30 && (*s)[4 * n0 + i] > 1e-30);
+          for (int q = 5; q < nr; ++q)
+            ref::fallback_scalar_row(s->data() + q * n0, w + q * P.N, s->data(), s->data() + 4 * n0,
+                                     i0, i1, 1e-30, 1e-30);
+          ref::fallback_row(s->data(), s->data() + n0, s->data() + 2 * n0, s->data() + 3 * n0,
+                            s->data() + 4 * n0, w, w + P.N, w + 2 * P.N, w + 3 * P.N, w + 4 * P.N,
+                            i0, i1, 1e-30, 1e-30);
         }
-      // Face states and the fallback: additions and selections only, so bit for bit.
-      std::vector<double> la(R + 16, kCanary), pa(R + 16, kCanary), lb(R + 16, kCanary),
-          pb(R + 16, kCanary);
-      hs::plm_states(P.w.data() + rb, P.N, b.data(), i0, i1, n0, nr, la.data(), pa.data());
-      ref::plm_states_row(P.w.data() + rb, P.N, b.data(), i0, i1, n0, nr, lb.data(), pb.data());
-      // Make some states non-positive so that the fallback acts.
-      for (int i = i0; i < i1; i += 3) la[i] = -la[i], pa[4 * n0 + i] = -1.0;
-      for (int i = i0; i < i1; i += 3) lb[i] = -lb[i], pb[4 * n0 + i] = -1.0;
-      const double* w = P.w.data() + rb;
-      for (auto* s : {&la, &pa})
-        hs::fallback(s->data(), s->data() + n0, s->data() + 2 * n0, s->data() + 3 * n0,
-                     s->data() + 4 * n0, w, w + P.N, w + 2 * P.N, w + 3 * P.N, w + 4 * P.N, i0, i1,
-                     1e-30, 1e-30);
-      for (auto* s : {&lb, &pb})
-        ref::fallback_row(s->data(), s->data() + n0, s->data() + 2 * n0, s->data() + 3 * n0,
-                          s->data() + 4 * n0, w, w + P.N, w + 2 * P.N, w + 3 * P.N, w + 4 * P.N, i0,
-                          i1, 1e-30, 1e-30);
-      EXPECT_EQ(la, lb) << t << ": low-face states differ";
-      EXPECT_EQ(pa, pb) << t << ": high-face states differ";
-      // The fused form (plm_faces) on slopes steep enough that some faces go negative.
-      std::vector<double> steep(b.begin(), b.begin() + R);
-      for (int i = i0; i < i1; i += 2) steep[i] *= 40.0, steep[4 * n0 + i] *= -40.0;
-      std::fill(la.begin(), la.end(), kCanary), std::fill(pa.begin(), pa.end(), kCanary);
-      std::fill(lb.begin(), lb.end(), kCanary), std::fill(pb.begin(), pb.end(), kCanary);
-      hs::plm_faces(w, P.N, steep.data(), w, P.N, i0, i1, n0, nr, 1e-30, 1e-30, la.data(),
-                    pa.data());
-      ref::plm_states_row(w, P.N, steep.data(), i0, i1, n0, nr, lb.data(), pb.data());
-      int fell = 0;
-      for (auto* s : {&lb, &pb}) {
-        for (int i = i0; i < i1; ++i) fell += !((*s)[i] > 1e-30 && (*s)[4 * n0 + i] > 1e-30);
-        for (int q = 5; q < nr; ++q)
-          ref::fallback_scalar_row(s->data() + q * n0, w + q * P.N, s->data(), s->data() + 4 * n0,
-                                   i0, i1, 1e-30, 1e-30);
-        ref::fallback_row(s->data(), s->data() + n0, s->data() + 2 * n0, s->data() + 3 * n0,
-                          s->data() + 4 * n0, w, w + P.N, w + 2 * P.N, w + 3 * P.N, w + 4 * P.N, i0,
-                          i1, 1e-30, 1e-30);
+        EXPECT_GT(fell, 0) << "no face fell back: the case tests nothing";
+        EXPECT_EQ(la, lb) << t << ": fused low-face states differ";
+        EXPECT_EQ(pa, pb) << t << ": fused high-face states differ";
       }
-      EXPECT_GT(fell, 0) << "no face fell back: the case tests nothing";
-      EXPECT_EQ(la, lb) << t << ": fused low-face states differ";
-      EXPECT_EQ(pa, pb) << t << ": fused high-face states differ";
     }
-  }
 }
 
 }  // namespace
