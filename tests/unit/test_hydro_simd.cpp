@@ -223,8 +223,9 @@ TEST(HydroSimd, SlopesHalfStepFaceStatesAndFallbackMatchTheReference) {
       auto untouched = [&](const std::vector<double>& buf, const std::string& what) {
         for (std::size_t c = 0; c < buf.size(); ++c) {
           const int i = int(c % std::size_t(n0));
-          if (c >= buf.size() - 16 || i < i0 || i >= i1)
+          if (c >= buf.size() - 16 || i < i0 || i >= i1) {
             ASSERT_EQ(buf[c], kCanary) << t << " " << what << ": wrote outside the row at " << c;
+          }
         }
       };
       for (int lim = 0; lim < 3; ++lim) {
