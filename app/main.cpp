@@ -28,6 +28,7 @@
 #include "app/units_command.hpp"
 #include "base/error.hpp"
 #include "base/params.hpp"
+#include "base/simd.hpp"
 #include "base/size.hpp"
 #include "driver/simulation.hpp"
 #include "driver/units.hpp"
@@ -238,6 +239,10 @@ int main(int argc, char** argv) {
   units_cmd->add_option("file", units_file, "parameter file (default: every default)");
   units_cmd->add_option("overrides", units_overrides, "section.key=value overrides");
   units_cmd->add_flag("--json", units_json, "print the list as JSON");
+  auto* simd_cmd = app.add_subcommand(
+      "simd", "the vectorised kernels' instruction set here and the ones perf.simd can force");
+  bool simd_json = false;
+  simd_cmd->add_flag("--json", simd_json, "print {target, lanes, available} as JSON");
   tessera::app::EosOptions eos_opt;
   auto* eos_cmd = tessera::app::add_eos_command(app, eos_opt);
   tessera::app::NseOptions nse_opt;
@@ -268,6 +273,20 @@ int main(int argc, char** argv) {
       rc = check(check_files);
     } else if (*units_cmd) {
       rc = tessera::app::units_command(units_file, units_overrides, units_json);
+    } else if (*simd_cmd) {
+      // TESSERA_SIMD applies, as in a run with perf.simd = auto.
+      tessera::simd::force_from_environment();
+      const auto t = tessera::simd::current();
+      const auto all = tessera::simd::available();
+      if (rank == 0 && simd_json) {
+        std::cout << nlohmann::json{{"target", t.name}, {"lanes", t.lanes}, {"available", all}}
+                  << "\n";
+      } else if (rank == 0) {
+        std::cout << "kernels run " << t.name << " (" << t.lanes << " doubles per vector); "
+                  << "perf.simd can force:";
+        for (const auto& a : all) std::cout << " " << a;
+        std::cout << "\n";
+      }
     } else if (*eos_cmd) {
       rc = tessera::app::eos_command(eos_opt);
     } else if (*nse_cmd) {

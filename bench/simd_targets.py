@@ -32,14 +32,9 @@ def one_run(exe, problem, args):
 
 
 def available(exe):
-    # The error for an unknown target lists the available ones.
-    r = subprocess.run([str(exe), "run", str(ROOT / "problems/sod.toml"), "perf.simd=sve2_128",
-                        "driver.nend=0", "--dir", tempfile.mkdtemp()], capture_output=True,
-                       text=True)
-    line = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ""
-    if "runs:" not in line:
-        return ["scalar"]
-    return [t.strip() for t in line.split("runs:")[1].rstrip(")").split(",")]
+    out = subprocess.run([str(exe), "simd", "--json"], capture_output=True, text=True,
+                         check=True).stdout
+    return [t.lower() for t in json.loads(out)["available"]]
 
 
 def main():

@@ -186,7 +186,6 @@ using ref::fallback_row;
 using ref::fallback_scalar_row;
 using ref::hancock_row;
 using ref::plm_states_row;
-using ref::riemann_faces;
 using ref::slopes_row;
 
 // Where a block's boundary fluxes go (FluxRegister::face: [v][t2][t1] per face).
@@ -569,26 +568,16 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
   auto riemann = [&](int n, const double* left, const double* right, int a, std::size_t cl,
                      std::size_t cr) {
     const int vn = 1 + a, vt1 = a == 0 ? 2 : 1, vt2 = a == 2 ? 2 : 3;
-    if (!ref) {
-      simd::RiemannRow r;
-      r.n = n;
-      r.ld = left, r.lu = left + vn * n0, r.lt1 = left + vt1 * n0, r.lt2 = left + vt2 * n0;
-      r.lp = left + 4 * n0;
-      r.rd = right, r.ru = right + vn * n0, r.rt1 = right + vt1 * n0, r.rt2 = right + vt2 * n0;
-      r.rp = right + 4 * n0;
-      r.fd = Fv[0], r.fn = Fv[vn], r.ft1 = Fv[vt1], r.ft2 = Fv[vt2], r.fe = Fv[4];
-      r.lgc = Wgc + cl, r.lge = Wge + cl, r.rgc = Wgc + cr, r.rge = Wge + cr;
-      r.ugc = ugc, r.uge = uge;
-      simd::riemann(opt.riemann == Riemann::hllc, at.uniform, r);
-      for (int q = 5; q < nr; ++q) scalar_faces(n, Fv[0], left + q * n0, right + q * n0, Fv[q]);
-      return;
-    }
-    auto solve = opt.riemann == Riemann::hllc
-                     ? (at.uniform ? riemann_faces<true, true> : riemann_faces<true, false>)
-                     : (at.uniform ? riemann_faces<false, true> : riemann_faces<false, false>);
-    solve(n, left, left + vn * n0, left + vt1 * n0, left + vt2 * n0, left + 4 * n0, right,
-          right + vn * n0, right + vt1 * n0, right + vt2 * n0, right + 4 * n0, Fv[0], Fv[vn],
-          Fv[vt1], Fv[vt2], Fv[4], Wgc + cl, Wge + cl, Wgc + cr, Wge + cr, ugc, uge);
+    RiemannRow r;
+    r.n = n;
+    r.ld = left, r.lu = left + vn * n0, r.lt1 = left + vt1 * n0, r.lt2 = left + vt2 * n0;
+    r.lp = left + 4 * n0;
+    r.rd = right, r.ru = right + vn * n0, r.rt1 = right + vt1 * n0, r.rt2 = right + vt2 * n0;
+    r.rp = right + 4 * n0;
+    r.fd = Fv[0], r.fn = Fv[vn], r.ft1 = Fv[vt1], r.ft2 = Fv[vt2], r.fe = Fv[4];
+    r.lgc = Wgc + cl, r.lge = Wge + cl, r.rgc = Wgc + cr, r.rge = Wge + cr;
+    r.ugc = ugc, r.uge = uge;
+    (ref ? ref::riemann : simd::riemann)(opt.riemann == Riemann::hllc, at.uniform, r);
     for (int q = 5; q < nr; ++q) scalar_faces(n, Fv[0], left + q * n0, right + q * n0, Fv[q]);
   };
   auto slopes = [&](std::size_t rb, std::ptrdiff_t st, int i0, int i1, double* d) {

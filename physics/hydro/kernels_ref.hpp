@@ -11,6 +11,23 @@
 #include "physics/hydro/reconstruct.hpp"
 #include "physics/hydro/riemann.hpp"
 
+namespace tessera::hydro {
+
+/// One row of faces for the Riemann kernels (ref::riemann, simd::riemann): left and right
+/// primitive states (rho, vn, vt1, vt2, p), each side's Gamma1 and 1/(game - 1) arrays
+/// (unused when uniform: ugc, uge), and the fluxes (mass, normal and transverse momenta,
+/// energy).
+struct RiemannRow {
+  int n = 0;
+  const double *ld, *lu, *lt1, *lt2, *lp;
+  const double *rd, *ru, *rt1, *rt2, *rp;
+  double *fd, *fn, *ft1, *ft2, *fe;
+  const double *lgc = nullptr, *lge = nullptr, *rgc = nullptr, *rge = nullptr;
+  double ugc = 0, uge = 0;
+};
+
+}  // namespace tessera::hydro
+
 namespace tessera::hydro::ref {
 
 // Step 2: limited slopes dW along the axis of stride st (limiters: reconstruct.hpp).
@@ -204,6 +221,14 @@ inline void riemann_faces(int n, const double* __restrict ld, const double* __re
     ft2[t] = x.mt2;
     fe[t] = x.e;
   }
+}
+
+/// riemann_faces for a RiemannRow: HLLC (hllc) or HLLE, uniform gamma or the arrays.
+inline void riemann(bool hllc, bool uniform, const RiemannRow& r) {
+  auto solve = hllc ? (uniform ? riemann_faces<true, true> : riemann_faces<true, false>)
+                    : (uniform ? riemann_faces<false, true> : riemann_faces<false, false>);
+  solve(r.n, r.ld, r.lu, r.lt1, r.lt2, r.lp, r.rd, r.ru, r.rt1, r.rt2, r.rp, r.fd, r.fn, r.ft1,
+        r.ft2, r.fe, r.lgc, r.lge, r.rgc, r.rge, r.ugc, r.uge);
 }
 
 }  // namespace tessera::hydro::ref

@@ -333,25 +333,8 @@ void Hancock(int nd, bool uniform, const double* W, std::size_t N, std::size_t r
   return HancockT<1, false>(W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
 }
 
-// ---- Face states and the positivity fallback (plm_states_row, fallback_row).
-
-void PlmStates(const double* HWY_RESTRICT B, std::size_t bs, const double* HWY_RESTRICT dsl, int i0,
-               int i1, int n0, int nr, double* HWY_RESTRICT lo, double* HWY_RESTRICT hi) {
-  const D d;
-  const V half = hn::Set(d, 0.5);
-  for (int v = 0; v < nr; ++v) {
-    const double* HWY_RESTRICT b = B + std::size_t(v) * bs;
-    const double* HWY_RESTRICT dv = dsl + std::size_t(v) * n0;
-    double* HWY_RESTRICT mo = lo + std::size_t(v) * n0;
-    double* HWY_RESTRICT po = hi + std::size_t(v) * n0;
-    ForRow(d, i0, i1, [&](auto full, int i, auto m) {
-      constexpr bool F = decltype(full)::value;
-      const V bi = Ld<F>(d, m, b + i), hd = hn::Mul(half, Ld<F>(d, m, dv + i));
-      St<F>(d, m, hn::Sub(bi, hd), mo + i);
-      St<F>(d, m, hn::Add(bi, hd), po + i);
-    });
-  }
-}
+// ---- Face states and the positivity fallback (plm_states_row, fallback_scalar_row,
+// fallback_row).
 
 // PLM face states of every channel, then the fallback of both faces to the zone average W
 // where a face's density or pressure is not positive (plm_states_row, fallback_scalar_row
@@ -460,7 +443,6 @@ namespace tessera::hydro::simd {
 HWY_EXPORT(Riemann);
 HWY_EXPORT(Slopes);
 HWY_EXPORT(Hancock);
-HWY_EXPORT(PlmStates);
 HWY_EXPORT(Fallback);
 HWY_EXPORT(PlmFaces);
 HWY_EXPORT(MaxRate);
@@ -475,10 +457,6 @@ void slopes(int limiter, const double* W, std::size_t N, std::size_t rb, std::pt
 void hancock(int nd, bool uniform, const double* W, std::size_t N, std::size_t rb, const double* sl,
              int i0, int i1, int n0, const double f[3], int nr, double ugc, double* H) {
   HWY_DYNAMIC_DISPATCH(Hancock)(nd, uniform, W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
-}
-void plm_states(const double* B, std::size_t bs, const double* d, int i0, int i1, int n0, int nr,
-                double* lo, double* hi) {
-  HWY_DYNAMIC_DISPATCH(PlmStates)(B, bs, d, i0, i1, n0, nr, lo, hi);
 }
 void plm_faces(const double* B, std::size_t bs, const double* d, const double* W, std::size_t N,
                int i0, int i1, int n0, int nr, double smalld, double smallp, double* lo,

@@ -1,29 +1,23 @@
 #pragma once
 // The hydro row kernels written with Google Highway (kernels_simd.cpp), dispatched at run
 // time to the best instruction set of the processor (base/simd.hpp). Each computes what
-// the C++ reference kernel of the same name in hydro.cpp computes (reconstruct.hpp,
-// riemann.hpp per zone), with the same operations in the same order; results differ from
-// the reference only where the compiler or Highway fuses a multiply and an add (round-off;
-// tests/unit/test_hydro_simd.cpp bounds it for every target the machine runs). Every lane
-// does the same arithmetic (the row's last partial vector is masked, not a scalar loop),
-// so a zone's result does not depend on where its row starts.
+// the C++ reference kernel named beside it in kernels_ref.hpp (or hydro.cpp, max_rate)
+// computes (reconstruct.hpp, riemann.hpp per zone), with the same operations in the same
+// order; results differ from the reference only where the compiler or Highway fuses a
+// multiply and an add (round-off; tests/unit/test_hydro_simd.cpp bounds it for every
+// target the machine runs). Every lane does the same arithmetic (whole vectors, the last
+// one overlapping the one before; no scalar remainder loop), so a zone's result does not
+// depend on where its row starts.
 #include <cstddef>
+
+#include "physics/hydro/kernels_ref.hpp"
 
 namespace tessera::hydro::simd {
 
-/// One row of faces for riemann(): left and right primitive states (rho, vn, vt1, vt2,
-/// p), each side's Gamma1 and 1/(game - 1) arrays (unused when uniform: ugc, uge), and the
-/// fluxes (mass, normal and transverse momenta, energy).
-struct RiemannRow {
-  int n = 0;
-  const double *ld, *lu, *lt1, *lt2, *lp;
-  const double *rd, *ru, *rt1, *rt2, *rp;
-  double *fd, *fn, *ft1, *ft2, *fe;
-  const double *lgc = nullptr, *lge = nullptr, *rgc = nullptr, *rge = nullptr;
-  double ugc = 0, uge = 0;
-};
+/// One row of faces (kernels_ref.hpp).
+using RiemannRow = hydro::RiemannRow;
 
-/// HLLC (hllc) or HLLE fluxes through r.n faces (riemann_faces in hydro.cpp).
+/// HLLC (hllc) or HLLE fluxes through r.n faces (ref::riemann).
 void riemann(bool hllc, bool uniform, const RiemannRow& r);
 
 /// Limited slopes of channels [0, nr) of W ([nr][N], the row from cell rb) along stride
@@ -36,13 +30,10 @@ void slopes(int limiter, const double* W, std::size_t N, std::size_t rb, std::pt
 void hancock(int nd, bool uniform, const double* W, std::size_t N, std::size_t rb, const double* sl,
              int i0, int i1, int n0, const double f[3], int nr, double ugc, double* H);
 
-/// PLM face states B -/+ d/2 of channels [0, nr) (plm_states_row).
-void plm_states(const double* B, std::size_t bs, const double* d, int i0, int i1, int n0, int nr,
-                double* lo, double* hi);
-
-/// plm_states, then the fallback of both faces to the zone average W ([nr][N] from the
-/// row's first cell) where the face's density or pressure is not positive, every channel
-/// (mass scalars too): plm_states_row, fallback_scalar_row and fallback_row in one call.
+/// PLM face states B -/+ d/2 of channels [0, nr), then the fallback of both faces to the zone
+/// average W ([nr][N] from the row's first cell) where the face's density or pressure is not
+/// positive, every channel (mass scalars too): plm_states_row, fallback_scalar_row and fallback_row
+/// in one call.
 void plm_faces(const double* B, std::size_t bs, const double* d, const double* W, std::size_t N,
                int i0, int i1, int n0, int nr, double smalld, double smallp, double* lo,
                double* hi);

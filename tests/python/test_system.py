@@ -235,16 +235,10 @@ def test_sedov_2d_amr_identical_on_1_2_4_ranks(tmp_path):
                 assert np.array_equal(ref[name][()], h[name][()]), (f, name)
 
 
-def simd_targets(tmp_path):
-    """The kernels' instruction sets this build runs here, best first, then "scalar" (the
-    error for an unknown one lists them)."""
-    p = subprocess.run([EXE, "run", str(ROOT / "problems" / "sod.toml"), "perf.simd=sve2_128",
-                        "driver.nend=0", "--dir", str(tmp_path / "probe")], capture_output=True,
-                       text=True)
-    line = [l for l in p.stderr.splitlines() if "runs:" in l]
-    if not line:  # an Arm machine with 128-bit SVE2 ran it
-        return ["sve2_128", "scalar"]
-    return [t.strip() for t in line[0].split("runs:")[1].rstrip(")").split(",")]
+def simd_targets():
+    """The kernels' instruction sets this build runs here, best first, then "scalar"."""
+    p = subprocess.run([EXE, "simd", "--json"], capture_output=True, text=True, check=True)
+    return [t.lower() for t in json.loads(p.stdout)["available"]]
 
 
 def test_a_forced_simd_target_is_bitwise_on_1_2_4_ranks_and_round_off_from_the_reference(
@@ -254,7 +248,7 @@ def test_a_forced_simd_target_is_bitwise_on_1_2_4_ranks_and_round_off_from_the_r
     # the Highway kernels and the C++ reference (perf.simd = scalar) only fused
     # multiply-adds differ: 1e-10 of the field's L1 norm after 20 steps of an AMR blast
     # (measured: Sod and Sedov L1 errors move at 1e-14).
-    targets = simd_targets(tmp_path)
+    targets = simd_targets()
     assert targets[-1] == "scalar"
     # The second-best Highway target if there is one (the best is what every other test
     # runs), else the best.
