@@ -1,6 +1,10 @@
 // The hypre backend (see hypre_backend.hpp).
 #include "solvers/hypre_backend.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,7 +31,8 @@ void HypreCacheDeleter::operator()(HypreCache* c) const {
 }
 
 Result hypre_solve(mesh::Mesh&, const Options&, const Rows&, const Field&, const Field&,
-                   std::uint64_t, std::unique_ptr<HypreCache, HypreCacheDeleter>&) {
+                   std::uint64_t, std::unique_ptr<HypreCache, HypreCacheDeleter>&,
+                   const MatrixCheck*) {
   throw Error("solver.backend = \"hypre\": unavailable (hypre not built in)");
 }
 
@@ -76,6 +81,16 @@ Numbering number(const mesh::Mesh& m, int ncomp) {
   return n;
 }
 
+/// A value in [0.5, 1.5) from a row number (splitmix64): the check's vector, the same
+/// whatever the rank count.
+double check_value(HYPRE_BigInt row) {
+  std::uint64_t z = static_cast<std::uint64_t>(row) + 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return 0.5 + double(z >> 11) * 0x1.0p-53;
+}
+
 }  // namespace
 
 /// What stays between solves of one operator: the numbering, the matrix, the vectors and
@@ -109,21 +124,13 @@ void HypreCacheDeleter::operator()(HypreCache* c) const {
 
 Result hypre_solve(mesh::Mesh& m, const Options& o, const Rows& rows, const Field& b,
                    const Field& x, std::uint64_t key,
-                   std::unique_ptr<HypreCache, HypreCacheDeleter>& cache) {
+                   std::unique_ptr<HypreCache, HypreCacheDeleter>& cache,
+                   const MatrixCheck* verify) {
   static const bool initialised = [] {
     HYPRE_Init();
     return true;
   }();
   (void)initialised;
-  const auto& t = m.tree();
-  int lo_level = t.max_level();
-  for (int id : t.leaves()) lo_level = std::min(lo_level, t.node(id).level);
-  if (lo_level != t.max_level())
-    throw Error(
-        "solver.backend = \"hypre\": uniform meshes only (every leaf on one level); "
-        "this mesh has leaves on levels " +
-        std::to_string(lo_level + 1) + " to " + std::to_string(t.max_level() + 1) +
-        " (use solver.backend = \"tessera\")");
   const int ncomp = b.ncomp();
   const auto& s = m.shape();
   const HYPRE_BigInt nzone = HYPRE_BigInt(s.interior_cells());
@@ -146,21 +153,28 @@ Result hypre_solve(mesh::Mesh& m, const Options& o, const Rows& rows, const Fiel
   const auto nl = static_cast<std::size_t>(nlocal);
   std::vector<HYPRE_BigInt> idx(nl);
   std::vector<HYPRE_Real> bv(nl), xv(nl);
-  m.with_layout([&](auto tag) {
-    for (int id : m.local_leaves()) {
-      const auto w = m.scratch_view(id, tag);
-      for (int cc = 0; cc < ncomp; ++cc) {
-        int zone = 0;
-        mesh::for_each_zone(s, [&](int i, int j, int k) {
-          const auto q = std::size_t(row_of(id, zone, cc) - num.lower);
-          idx[q] = row_of(id, zone, cc);
-          bv[q] = w(b.vars[std::size_t(cc)], i, j, k);
-          xv[q] = w(x.vars[std::size_t(cc)], i, j, k);
-          ++zone;
-        });
+  // f(w, var of component cc, i, j, k, q) for every unknown of this rank (q: its row
+  // less this rank's first).
+  auto each_unknown = [&](const Field& f, auto&& body) {
+    m.with_layout([&](auto tag) {
+      for (int id : m.local_leaves()) {
+        const auto w = m.scratch_view(id, tag);
+        for (int cc = 0; cc < ncomp; ++cc) {
+          int zone = 0;
+          const int var = f.vars[std::size_t(cc)];
+          mesh::for_each_zone(s, [&](int i, int j, int k) {
+            body(w, var, i, j, k, std::size_t(row_of(id, zone, cc) - num.lower));
+            ++zone;
+          });
+        }
       }
-    }
-  });
+    });
+  };
+  for (HYPRE_BigInt r = num.lower; r <= num.upper; ++r) idx[std::size_t(r - num.lower)] = r;
+  each_unknown(b,
+               [&](auto& w, int v, int i, int j, int k, std::size_t q) { bv[q] = w(v, i, j, k); });
+  each_unknown(x,
+               [&](auto& w, int v, int i, int j, int k, std::size_t q) { xv[q] = w(v, i, j, k); });
   if (!reuse) {
     TESSERA_REGION("solver/hypre_setup");
     check(HYPRE_IJMatrixCreate(comm, num.lower, num.upper, num.lower, num.upper, &c.A),
@@ -200,6 +214,46 @@ Result hypre_solve(mesh::Mesh& m, const Options& o, const Rows& rows, const Fiel
   HYPRE_IJMatrixGetObject(c.A, reinterpret_cast<void**>(&pA));
   HYPRE_IJVectorGetObject(c.B, reinterpret_cast<void**>(&pb));
   HYPRE_IJVectorGetObject(c.X, reinterpret_cast<void**>(&px));
+  if (!reuse && verify) {
+    // The assembled matrix times one vector against the operator applied to it.
+    TESSERA_REGION("solver/hypre_setup");
+    std::vector<HYPRE_Real> v(nl), av(nl), yv(nl);
+    for (std::size_t q = 0; q < nl; ++q) v[q] = check_value(idx[q]);
+    each_unknown(verify->x, [&](auto& w, int var, int i, int j, int k, std::size_t q) {
+      w(var, i, j, k) = v[q];
+    });
+    verify->A(verify->x, verify->y);
+    each_unknown(verify->y, [&](auto& w, int var, int i, int j, int k, std::size_t q) {
+      yv[q] = w(var, i, j, k);
+    });
+    HYPRE_IJVector V = nullptr, W = nullptr;
+    for (auto* u : {&V, &W}) {
+      check(HYPRE_IJVectorCreate(comm, num.lower, num.upper, u), "IJVectorCreate");
+      check(HYPRE_IJVectorSetObjectType(*u, HYPRE_PARCSR), "IJVectorSetObjectType");
+      check(HYPRE_IJVectorInitialize(*u), "IJVectorInitialize");
+    }
+    check(HYPRE_IJVectorSetValues(V, nlocal, idx.data(), v.data()), "IJVectorSetValues");
+    check(HYPRE_IJVectorAssemble(V), "IJVectorAssemble");
+    check(HYPRE_IJVectorAssemble(W), "IJVectorAssemble");
+    HYPRE_ParVector pv = nullptr, pw = nullptr;
+    HYPRE_IJVectorGetObject(V, reinterpret_cast<void**>(&pv));
+    HYPRE_IJVectorGetObject(W, reinterpret_cast<void**>(&pw));
+    check(HYPRE_ParCSRMatrixMatvec(1.0, pA, pv, 0.0, pw), "ParCSRMatrixMatvec");
+    check(HYPRE_IJVectorGetValues(W, nlocal, idx.data(), av.data()), "IJVectorGetValues");
+    HYPRE_IJVectorDestroy(V);
+    HYPRE_IJVectorDestroy(W);
+    double d[2] = {0.0, 0.0};  // the largest difference and the largest value
+    for (std::size_t q = 0; q < nl; ++q) {
+      d[0] = std::max(d[0], std::abs(av[q] - yv[q]));
+      d[1] = std::max(d[1], std::abs(yv[q]));
+    }
+    MPI_Allreduce(MPI_IN_PLACE, d, 2, MPI_DOUBLE, MPI_MAX, comm);
+    if (!(d[0] <= 1e-11 * d[1]))
+      throw Error("solver: the " + verify->name +
+                  " operator's assembled matrix differs from its matrix-free form by " +
+                  fmt::format("{:.2e}", d[0] / d[1]) +
+                  " of its largest value (bound 1e-11); use solver.backend = \"tessera\"");
+  }
   if (!reuse) {
     TESSERA_REGION("solver/hypre_setup");
     if (o.preconditioner == "boomeramg") {
@@ -260,18 +314,8 @@ Result hypre_solve(mesh::Mesh& m, const Options& o, const Rows& rows, const Fiel
   res.converged = rel <= o.rtol;
   // The answer back into x.
   check(HYPRE_IJVectorGetValues(c.X, nlocal, idx.data(), xv.data()), "IJVectorGetValues");
-  m.with_layout([&](auto tag) {
-    for (int id : m.local_leaves()) {
-      const auto w = m.scratch_view(id, tag);
-      for (int cc = 0; cc < ncomp; ++cc) {
-        int zone = 0;
-        mesh::for_each_zone(s, [&](int i, int j, int k) {
-          w(x.vars[std::size_t(cc)], i, j, k) = xv[std::size_t(row_of(id, zone, cc) - num.lower)];
-          ++zone;
-        });
-      }
-    }
-  });
+  each_unknown(x,
+               [&](auto& w, int v, int i, int j, int k, std::size_t q) { w(v, i, j, k) = xv[q]; });
   if (key == 0) cache.reset();  // an operator nobody will ask for again
   return res;
 }

@@ -10,6 +10,7 @@
 #include "base/error.hpp"
 #include "base/params.hpp"
 #include "perf/timers.hpp"
+#include "solvers/composite.hpp"
 #include "solvers/hypre_backend.hpp"
 
 namespace tessera::solvers {
@@ -21,7 +22,8 @@ constexpr const char* kLetters = "rhpvstPS";  // r, r-hat, p, v, s, t, p-hat, s-
 void Options::declare_params(base::Params& p) {
   p.declare_string("solver.backend", "tessera", {"tessera", "hypre"},
                    "linear solver backend: tessera (matrix-free Krylov over the leaves) or hypre "
-                   "(the same operator assembled into a ParCSR matrix; uniform meshes)");
+                   "(the same operator assembled into a ParCSR matrix; on an adaptive mesh the "
+                   "coarse-fine rows are probed from the matrix-free operator)");
   p.declare_string("solver.method", "bicgstab", {"bicgstab", "cg", "gmres"},
                    "Krylov method: bicgstab, cg (symmetric operators), gmres (hypre only)");
   p.declare_string("solver.preconditioner", "jacobi", {"jacobi", "boomeramg", "pfmg", "none"},
@@ -191,7 +193,12 @@ Result Krylov::solve(const Apply& A, const Field& b, const Field& x, const Field
     r.converged = true;
   } else if (opt_.backend == "hypre") {
     if (!rows) throw Error("solver: the " + name_ + " operator has no matrix form for hypre");
-    r = hypre_solve(*m_, opt_, rows, b, x, operator_key, hypre_);
+    // On an adaptive mesh the rows next to coarse-fine faces are probed from A; every
+    // new matrix is checked against A (p and v are free until a Krylov method runs).
+    const MatrixCheck verify{A, p_, v_, name_};
+    const bool composite = is_composite(m_->tree());
+    r = hypre_solve(*m_, opt_, composite ? composite_rows(*m_, A, rows, p_, v_, name_) : rows, b, x,
+                    operator_key, hypre_, A ? &verify : nullptr);
     if (!r.converged) fail(r, "did not converge");
   } else {
     r = opt_.method == "cg" ? cg(A, b, x, diag, bn) : bicgstab(A, b, x, diag, bn);

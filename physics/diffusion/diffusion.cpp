@@ -513,8 +513,9 @@ void Diffusion::diagonal(double wgt) {
 }
 
 void Diffusion::rows(double wgt, const solvers::RowSink& sink) const {
-  // The homogeneous operator of apply() as matrix rows (uniform meshes: the neighbour
-  // across a block face is a leaf of the same level; hypre_solve refuses others).
+  // The homogeneous operator of apply() as matrix rows where the neighbour across a block
+  // face is a leaf of the same level; rows next to a coarse-fine face are not right here
+  // and are replaced by probed ones (solvers::composite_rows).
   auto& m = *mesh_;
   const auto& s = m.shape();
   const auto& t = m.tree();

@@ -142,7 +142,8 @@ class Diffusion final : public physics::Unit {
   }
   /// The Jacobi diagonal of I + w div G.
   void diagonal(double w);
-  /// The homogeneous I + w div G as matrix rows (the hypre backend; uniform meshes).
+  /// The homogeneous I + w div G as matrix rows (the hypre backend; same-level
+  /// neighbours: solvers::composite_rows probes the rows next to coarse-fine faces).
   void rows(double w, const solvers::RowSink& sink) const;
   /// Per species the volume integral of E, then per species the L1 error against the
   /// pulse, then the coupled gas's internal energy (leaf-ordered; 2 ns + 1 values).
