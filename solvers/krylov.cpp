@@ -155,7 +155,8 @@ void Krylov::precondition(const Field& x, const Field& d, const Field& y) {
   });
 }
 
-std::vector<double> Krylov::dots(const std::vector<std::pair<const Field*, const Field*>>& pairs) {
+std::vector<double> Krylov::dots(const std::vector<std::pair<const Field*, const Field*>>& pairs,
+                                 bool by_volume) {
   TESSERA_REGION("solver/reduce");
   auto& m = *m_;
   const auto& s = m.shape();
@@ -163,7 +164,13 @@ std::vector<double> Krylov::dots(const std::vector<std::pair<const Field*, const
   const int i0 = s.g(0), i1 = s.g(0) + s.ni(0);
   // Per leaf and pair one partial sum in a fixed order (rows, components, i); the leaves'
   // partials added in canonical order (Mesh::leaf_sums).
+  thread_local std::vector<double> vol;
   return m.leaf_sums(n, [&](int id, double* out) {
+    if (by_volume) {  // zone volumes along x (the rest of the volume is one factor per block)
+      const mesh::BlockGeom g = m.geom(id);
+      vol.resize(std::size_t(i1 - i0));
+      for (int i = i0; i < i1; ++i) vol[std::size_t(i - i0)] = g.volume(i - i0);
+    }
     m.with_layout([&](auto tag) {
       const auto w = m.scratch_view(id, tag);
       for (int q = 0; q < n; ++q) {
@@ -175,7 +182,10 @@ std::vector<double> Krylov::dots(const std::vector<std::pair<const Field*, const
             for (int c = 0; c < x.ncomp(); ++c) {
               const auto X = w.row(x.vars[c], j, k);
               const auto Y = w.row(y.vars[c], j, k);
-              for (int i = i0; i < i1; ++i) acc += X[i] * Y[i];
+              if (by_volume)
+                for (int i = i0; i < i1; ++i) acc += vol[std::size_t(i - i0)] * (X[i] * Y[i]);
+              else
+                for (int i = i0; i < i1; ++i) acc += X[i] * Y[i];
             }
         out[q] = acc;
       }
@@ -343,7 +353,13 @@ Result Krylov::cg(const Apply& A, const Field& b, const Field& x, const Field& d
   }
   axpby(1.0, b, -1.0, r_);
   precondition(r_, diag, ph_);  // z
-  auto rz = dots({{&r_, &r_}, {&r_, &ph_}});
+  // |r|^2 and (r, z): the second in the volume-weighted inner product when asked
+  // (weight_by_volume); one reduction when both are plain.
+  auto residual_and_rz = [&] {
+    if (!by_volume_) return dots({{&r_, &r_}, {&r_, &ph_}});
+    return std::vector<double>{dots({{&r_, &r_}})[0], dots({{&r_, &ph_}}, true)[0]};
+  };
+  auto rz = residual_and_rz();
   res.residual = std::sqrt(rz[0]) / bn;
   if (res.residual <= opt_.rtol) {
     res.converged = true;
@@ -357,7 +373,7 @@ Result Krylov::cg(const Apply& A, const Field& b, const Field& x, const Field& d
       TESSERA_REGION("solver/apply");
       A(p_, v_);  // q = A p
     }
-    const double pq = dots({{&p_, &v_}})[0];
+    const double pq = dots({{&p_, &v_}}, by_volume_)[0];
     if (pq <= 0.0) {
       fail(res, "broke down ((p, A p) <= 0: the operator is not positive definite)");
       return res;
@@ -374,7 +390,7 @@ Result Krylov::cg(const Apply& A, const Field& b, const Field& x, const Field& d
       }
     });
     precondition(r_, diag, ph_);
-    rz = dots({{&r_, &r_}, {&r_, &ph_}});
+    rz = residual_and_rz();
     res.residual = std::sqrt(rz[0]) / bn;
     if (res.residual <= opt_.rtol) {
       res.converged = true;

@@ -116,8 +116,17 @@ class Krylov {
   void xpay(const Field& x, double a, const Field& y, const Field& z);
   /// y = x / d (component by component); or y = x without preconditioning.
   void precondition(const Field& x, const Field& d, const Field& y);
-  /// Dot products (x_k, y_k) of the pairs, leaf-ordered, all in one reduction.
-  std::vector<double> dots(const std::vector<std::pair<const Field*, const Field*>>& pairs);
+  /// Dot products (x_k, y_k) of the pairs, leaf-ordered, all in one reduction; with
+  /// `by_volume`, each zone's term times its volume (see weight_by_volume).
+  std::vector<double> dots(const std::vector<std::pair<const Field*, const Field*>>& pairs,
+                           bool by_volume = false);
+  /// CG's inner products weighted by zone volume: an operator in divergence form on a
+  /// curvilinear mesh, V^-1 (sum of face fluxes), is symmetric only after scaling by the
+  /// volumes V, i.e. self-adjoint in (x, y)_V = sum V x y, and CG in that inner product is
+  /// CG on V A x = V b with Jacobi M = V diag(A) (z = diag(A)^-1 r as before). The
+  /// stopping test stays |r| <= rtol |b| in the plain 2-norm. Off by default (Cartesian:
+  /// the weights are one constant and would only change the bits).
+  void weight_by_volume(bool on) { by_volume_ = on; }
 
  private:
   mesh::Mesh* m_ = nullptr;
@@ -125,6 +134,7 @@ class Krylov {
   std::string name_;
   Field r_, rh_, p_, v_, s_, t_, ph_, sh_;
   Stats stats_;
+  bool by_volume_ = false;
   std::unique_ptr<HypreCache, HypreCacheDeleter> hypre_;
   Result bicgstab(const Apply& A, const Field& b, const Field& x, const Field& diag, double bn);
   Result cg(const Apply& A, const Field& b, const Field& x, const Field& diag, double bn);

@@ -230,10 +230,9 @@ void Diffusion::bind(mesh::Mesh& m, physics::Units& units, const physics::RunCon
   ndim_eff_ = m.geometry() == mesh::Geometry::cylindrical ? 3 : m.ndim();
   if (m.geometry() == mesh::Geometry::cylindrical && m.ndim() != 2)
     throw Error("diffusion: cylindrical geometry is r-z (mesh.ndim = 2)");
-  if (sopt_.method == "cg" && m.geometry() != mesh::Geometry::cartesian)
-    throw Error(
-        "solver.method = \"cg\": the r-z diffusion operator is not symmetric (volume "
-        "factors); use \"bicgstab\"");
+  // r-z: I + w V^-1 (face fluxes) is symmetric after scaling by the volumes; CG runs in
+  // the volume-weighted inner product.
+  krylov_.weight_by_volume(m.geometry() != mesh::Geometry::cartesian);
 }
 
 double Diffusion::exact(int s, const std::array<double, 3>& x, double t) const {
