@@ -81,7 +81,12 @@ void Diffusion::declare_params(base::Params& p) {
   p.declare_number_list("diffusion.absorption", {},
                         "absorption coefficient kappa_a per species (numbers, 1/length; empty: no "
                         "coupling): emission and absorption c kappa_a (a T^4 - E) exchange "
-                        "energy with the gas (gamma-law EOS; one coupled species: gray)");
+                        "energy with the gas (gamma-law EOS; one coupled species: gray; several: "
+                        "groups, see diffusion.emission_fraction)");
+  p.declare_number_list("diffusion.emission_fraction", {},
+                        "fraction of a T^4 each species emits toward (numbers, one per species, "
+                        "0 for uncoupled ones, summing to 1; empty: 1 for a single coupled "
+                        "species); needed when several species are coupled");
   p.declare_real("diffusion.radiation_constant", 7.5657e-15, 0.0, 1e300,
                  "a of the emission a T^4 (erg cm^-3 K^-4)");
   p.declare_real("diffusion.refine_above", 1e300, -1e300, 1e300,
@@ -140,19 +145,41 @@ Diffusion::Diffusion(const base::Params& p)
     if (kappa_a_.size() != ns)
       throw Error(
           fmt::format("diffusion.absorption: {} values for {} species", kappa_a_.size(), ns));
-    int coupled = 0;
     for (std::size_t c = 0; c < ns; ++c) {
       if (kappa_a_[c] < 0.0)
         throw Error(fmt::format("diffusion.absorption: {} is negative", kappa_a_[c]));
-      if (kappa_a_[c] > 0.0) {
-        ++coupled;
-        coupled_ = int(c);
-      }
+      if (kappa_a_[c] > 0.0) coupled_.push_back(int(c));
     }
-    if (coupled > 1)
+  }
+  frac_ = p.get_number_list("diffusion.emission_fraction");
+  if (coupled_.empty() && !frac_.empty())
+    throw Error("diffusion.emission_fraction: no species is coupled (diffusion.absorption)");
+  if (!coupled_.empty()) {
+    if (frac_.empty()) {
+      if (coupled_.size() > 1)
+        throw Error(fmt::format(
+            "diffusion.emission_fraction: {} species are coupled; give each species' fraction "
+            "of a T^4 (0 for uncoupled ones, summing to 1)",
+            coupled_.size()));
+      frac_.assign(ns, 0.0);
+      frac_[std::size_t(coupled_[0])] = 1.0;
+    }
+    if (frac_.size() != ns)
       throw Error(
-          "diffusion.absorption: gas coupling for one species (gray) only; give the "
-          "others 0");
+          fmt::format("diffusion.emission_fraction: {} values for {} species", frac_.size(), ns));
+    double sum = 0.0;
+    for (std::size_t c = 0; c < ns; ++c) {
+      if (!(frac_[c] >= 0.0 && frac_[c] <= 1.0))
+        throw Error(fmt::format("diffusion.emission_fraction: {} is not in [0, 1]", frac_[c]));
+      if (frac_[c] > 0.0 && kappa_a_[c] == 0.0)
+        throw Error(
+            fmt::format("diffusion.emission_fraction: species '{}' emits but does not absorb "
+                        "(diffusion.absorption 0)",
+                        species_[c]));
+      sum += frac_[c];
+    }
+    if (std::fabs(sum - 1.0) > 1e-12)
+      throw Error(fmt::format("diffusion.emission_fraction: the fractions sum to {:.6g} (not 1)", sum));
     if (p.get_string("eos.type") != "gamma")
       throw Error("diffusion.absorption: gas coupling needs eos.type = \"gamma\" (c_v = e/T)");
   }
@@ -186,6 +213,7 @@ std::vector<mesh::VarInfo> Diffusion::variables() const {
   };
   for (const char* pre : {"ex", "eb", "ed", "ey", "es", "e0", "fx", "fy", "fz"})
     for (int c = 0; c < ns; ++c) v.push_back(scratch(pre + std::to_string(c)));
+  if (coupled_.size() > 1) v.push_back(scratch("eh"));
   for (auto& w : solvers::Krylov::work_variables("k", ns, name())) v.push_back(w);
   return v;
 }
@@ -211,7 +239,8 @@ void Diffusion::bind(mesh::Mesh& m, physics::Units& units, const physics::RunCon
   y_ = field("ey");
   sig_ = field("es");
   e0_ = field("e0");
-  if (coupled_ >= 0) {
+  if (coupled_.size() > 1) eh_.vars = {m.scratch_index("eh")};
+  if (!coupled_.empty()) {
     for (const char* v : {"dens", "eint", "temp", "etot", "pres"})
       if (m.var_index(v) < 0)
         throw Error(std::string("diffusion.absorption: the gas has no '") + v +
@@ -447,6 +476,17 @@ void Diffusion::apply(const solvers::Field& X, const solvers::Field& Y, double w
             if (sig_on_) {  // the gas coupling's local term
               const auto sg = w.row(sig_.vars[std::size_t(c)], j, k);
               for (int q = 0; q < n0; ++q) y[g0 + q] += sg[g0 + q] * x[g0 + q];
+              // Several coupled species: what the others give the gas, re-emitted.
+              if (coupled_.size() > 1 && frac_[std::size_t(c)] > 0.0) {
+                const auto h = w.row(eh_.vars[0], j, k);
+                for (int r : coupled_) {
+                  if (r == c) continue;
+                  const auto xr = w.row(X.vars[std::size_t(r)], j, k);
+                  const double a =
+                      acoef_[std::size_t(c)] * frac_[std::size_t(c)] * acoef_[std::size_t(r)];
+                  for (int q = 0; q < n0; ++q) y[g0 + q] -= a * h[g0 + q] * xr[g0 + q];
+                }
+              }
             }
           }
       }
@@ -542,6 +582,12 @@ void Diffusion::rows(double wgt, const solvers::RowSink& sink) const {
           const int zone = I[0] + n[0] * (I[1] + n[1] * I[2]);
           e.clear();
           e.push_back({id, zone, c, 1.0 + (sig_on_ ? w(sig_.vars[std::size_t(c)], i, j, k) : 0.0)});
+          if (sig_on_ && coupled_.size() > 1 && frac_[std::size_t(c)] > 0.0)
+            for (int r : coupled_)
+              if (r != c)
+                e.push_back({id, zone, r,
+                             -acoef_[std::size_t(c)] * frac_[std::size_t(c)] *
+                                 acoef_[std::size_t(r)] * w(eh_.vars[0], i, j, k)});
           for (int a = 0; a < nd; ++a) {
             const double dx = g.dx[a];
             int ip[3] = {i, j, k};
@@ -611,7 +657,7 @@ void Diffusion::advance(mesh::Mesh& m, double dt) {
   // coupling) and so is the step: hypre then keeps its matrix and setup (the tree is
   // checked there). Its key: the bits of theta dt; 0 (never the same) otherwise.
   std::uint64_t operator_key = 0;
-  if (limiter_ == Limiter::none && coupled_ < 0) std::memcpy(&operator_key, &wi, sizeof wi);
+  if (limiter_ == Limiter::none && coupled_.empty()) std::memcpy(&operator_key, &wi, sizeof wi);
   for (int pass = 0; pass < passes; ++pass) {
     if (pass > 0) copy(true, x_);  // the iterate into unk, for its guard fill
     m.fill_guards(m.var_set(species_));
@@ -626,7 +672,7 @@ void Diffusion::advance(mesh::Mesh& m, double dt) {
       apply(e0_, b_, we, true, time_);
     else
       krylov_.axpby(1.0, e0_, 0.0, b_);
-    if (coupled_ >= 0) couple_before(m, dt);
+    if (!coupled_.empty()) couple_before(m, dt);
     if (boundary_ != "zero_flux") {
       krylov_.set(0.0, d_);  // d = 0 (the diagonal comes after)
       apply(d_, y_, wi, true, time_ + dt);
@@ -638,18 +684,32 @@ void Diffusion::advance(mesh::Mesh& m, double dt) {
         x_, d_, [&](const solvers::RowSink& sink) { rows(wi, sink); }, operator_key);
   }
   copy(true, x_);
-  if (coupled_ >= 0) couple_after(m, dt);
+  if (!coupled_.empty()) couple_after(m, dt);
   time_ += dt;
   ++steps_;
+}
+
+template <class View>
+std::pair<double, double> Diffusion::coupling_terms(const View& u, int i, int j, int k) const {
+  const double rho = u(idens_, i, j, k), e = u(ieint_, i, j, k), T = u(itemp_, i, j, k);
+  const double cv = T > 0.0 ? e / T : 0.0;
+  const double eta = cv > 0.0 ? 4.0 * arad_ * T * T * T / (rho * cv) : 0.0;
+  double s = 0.0;
+  for (int r : coupled_) s += acoef_[std::size_t(r)] * frac_[std::size_t(r)];
+  return {eta, 1.0 + s * eta};
 }
 
 void Diffusion::couple_before(mesh::Mesh& m, double dt) {
   // Backward Euler in the coupling with a T^4 linearised about T^n (Fleck): for the gas
   // u = rho e, a T'^4 = a T^4 + eta (u' - u), eta = 4 a T^3 / (rho c_v), c_v = e / T
-  // (ideal gas); eliminating u' leaves the radiation equation's local term
-  // sigma (E' - a T^4), sigma = dt f c kappa_a, f = 1 / (1 + dt c kappa_a eta).
-  const std::size_t c0 = std::size_t(coupled_);
-  const double ck = speed_ * kappa_a_[c0];
+  // (ideal gas). The gas takes u' - u = -sum_s A_s (f_s a T'^4 - E_s') (A_s = dt c
+  // kappa_s), so u' - u = -sum_s A_s (f_s a T^4 - E_s') / D, D = 1 + eta sum_s A_s f_s;
+  // eliminating u' leaves in species s's equation the local term sig_s E_s' - A_s f_s
+  // (eta / D) sum_{r != s} A_r E_r' and the source A_s f_s a T^4 / D. One species:
+  // sig = A / (1 + A eta), Fleck's factor.
+  const std::size_t ns = species_.size();
+  acoef_.assign(ns, 0.0);
+  for (int c : coupled_) acoef_[std::size_t(c)] = dt * (speed_ * kappa_a_[std::size_t(c)]);
   const auto& s = m.shape();
   m.with_layout([&](auto tag) {
     for (int id : m.local_leaves()) {
@@ -657,13 +717,19 @@ void Diffusion::couple_before(mesh::Mesh& m, double dt) {
       const auto w = m.scratch_view(id, tag);
       eos_->from_total_energy(u, s, id);  // T^n from the conserved variables
       mesh::for_each_zone(s, [&](int i, int j, int k) {
-        for (std::size_t c = 0; c < species_.size(); ++c) w(sig_.vars[c], i, j, k) = 0.0;
-        const double rho = u(idens_, i, j, k), e = u(ieint_, i, j, k), T = u(itemp_, i, j, k);
-        const double cv = T > 0.0 ? e / T : 0.0;
-        const double eta = cv > 0.0 ? 4.0 * arad_ * T * T * T / (rho * cv) : 0.0;
-        const double sigma = dt * ck / (1.0 + dt * ck * eta);
-        w(sig_.vars[c0], i, j, k) = sigma;
-        w(b_.vars[c0], i, j, k) += sigma * arad_ * T * T * T * T;
+        for (std::size_t c = 0; c < ns; ++c) w(sig_.vars[c], i, j, k) = 0.0;
+        const double T = u(itemp_, i, j, k);
+        const auto [eta, D] = coupling_terms(u, i, j, k);
+        for (int c : coupled_) {
+          const auto cc = std::size_t(c);
+          double other = 0.0;
+          for (int r : coupled_)
+            if (r != c) other += acoef_[std::size_t(r)] * frac_[std::size_t(r)];
+          w(sig_.vars[cc], i, j, k) = acoef_[cc] * (1.0 + eta * other) / D;
+          const double emit = acoef_[cc] * frac_[cc] / D;
+          w(b_.vars[cc], i, j, k) += emit * arad_ * T * T * T * T;
+        }
+        if (coupled_.size() > 1) w(eh_.vars[0], i, j, k) = eta / D;
       });
     }
   });
@@ -671,19 +737,23 @@ void Diffusion::couple_before(mesh::Mesh& m, double dt) {
 }
 
 void Diffusion::couple_after(mesh::Mesh& m, double) {
-  // The gas gives what the radiation took: du = -sigma (a T^4 - E^{n+1}) per zone, so that
-  // E + u changes only by the diffusion fluxes.
-  const std::size_t c0 = std::size_t(coupled_);
+  // The gas gives what the radiation took: du = -sum_s (A_s / D) (f_s a T^4 - E_s^{n+1})
+  // per zone (T^n: the gas's state is unchanged since couple_before), so that the species
+  // and u change together only by the diffusion fluxes.
   const auto& s = m.shape();
   m.with_layout([&](auto tag) {
     for (int id : m.local_leaves()) {
       const auto u = m.view(id, tag);
-      const auto w = m.scratch_view(id, tag);
       mesh::for_each_zone(s, [&](int i, int j, int k) {
         const double T = u(itemp_, i, j, k);
-        const double du =
-            -w(sig_.vars[c0], i, j, k) * (arad_ * T * T * T * T - u(ivar_[c0], i, j, k));
-        u(ietot_, i, j, k) += du;
+        const double aT4 = arad_ * T * T * T * T;
+        const double D = coupling_terms(u, i, j, k).second;
+        double gain = 0.0;  // what the species gain from the gas
+        for (int c : coupled_) {
+          const auto cc = std::size_t(c);
+          gain += acoef_[cc] / D * (frac_[cc] * aT4 - u(ivar_[cc], i, j, k));
+        }
+        u(ietot_, i, j, k) -= gain;
       });
       eos_->from_total_energy(u, s, id);  // eint, temp, pres from the new total energy
     }
@@ -712,7 +782,7 @@ std::vector<double> Diffusion::sums() const {
     m.with_layout([&](auto tag) {
       const auto u = m.view(id, tag);
       double gas = 0.0;  // the coupled gas's internal energy, from its conserved variables
-      if (coupled_ >= 0)
+      if (!coupled_.empty())
         mesh::for_each_zone(s, [&](int i, int j, int k) {
           double ke = 0.0;
           for (int a = 0; a < 3; ++a) ke += u(imom_[a], i, j, k) * u(imom_[a], i, j, k);
@@ -755,7 +825,7 @@ std::vector<std::pair<std::string, double>> Diffusion::checkpoint_scalars() cons
   std::vector<std::pair<std::string, double>> v;
   for (std::size_t c = 0; c < species_.size(); ++c)
     v.emplace_back("integral_start_" + species_[c], integral_start_[c]);
-  if (coupled_ >= 0) v.emplace_back("gas_energy_start", gas_start_);
+  if (!coupled_.empty()) v.emplace_back("gas_energy_start", gas_start_);
   return v;
 }
 
@@ -795,16 +865,26 @@ nlohmann::json Diffusion::summary(MPI_Comm) const {
   j["integral_start"] = integral_start_;
   j["integral_end"] = std::vector<double>(z.begin(), z.begin() + long(ns));
   if (pulse_) j["l1_error"] = std::vector<double>(z.begin() + long(ns), z.begin() + long(2 * ns));
-  if (coupled_ >= 0) {
+  if (!coupled_.empty()) {
     // The coupled species and the gas's internal energy: conserved in a closed (zero-flux)
     // box without hydro; faces that let radiation in or out and hydro's work on the gas
     // move it too.
-    const std::size_t c0 = std::size_t(coupled_);
-    const double e0 = gas_start_ + integral_start_[c0], e1 = z.back() + z[c0];
+    double e0 = gas_start_, e1 = z.back();
+    std::vector<std::string> names;
+    for (int c : coupled_) {
+      e0 += integral_start_[std::size_t(c)];
+      e1 += z[std::size_t(c)];
+      names.push_back(species_[std::size_t(c)]);
+    }
     j["gas_energy_start"] = gas_start_;
     j["gas_energy_end"] = z.back();
     j["energy_total_change"] = e0 != 0.0 ? (e1 - e0) / e0 : 0.0;
-    j["coupled_species"] = species_[std::size_t(coupled_)];
+    // One name (the gray case, as before) or the list of coupled species.
+    if (names.size() == 1)
+      j["coupled_species"] = names[0];
+    else
+      j["coupled_species"] = names;
+    j["emission_fraction"] = frac_;
   }
   const auto& st = krylov_.stats();
   const auto& o = krylov_.options();

@@ -104,21 +104,28 @@ class Diffusion final : public physics::Unit {
   mesh::Mesh* mesh_ = nullptr;
   std::vector<int> ivar_;  ///< the species in unk
   solvers::Field x_, b_, d_, y_, e0_;
-  /// Gas coupling (diffusion.absorption): the coupled species (-1: none), kappa_a per
-  /// species, a; sig_: dt f c kappa_a per zone of the coupled species (0 elsewhere), the
-  /// operator's local term (f the Fleck factor 1 / (1 + dt c kappa_a 4 a T^3 / (rho c_v))).
-  std::vector<double> kappa_a_;
+  /// Gas coupling (diffusion.absorption, diffusion.emission_fraction): the coupled species
+  /// (empty: none), kappa_a and the fraction f_s of a T^4 each species emits toward, a.
+  /// Per zone at T^n, with A_s = dt c kappa_s (acoef_, this step's), eta = 4 a T^3 /
+  /// (rho c_v) and D = 1 + eta sum_r A_r f_r: sig_ holds A_s (1 + eta sum_{r != s} A_r f_r)
+  /// / D, the operator's local term (A_s / D for one species: Fleck's factor), and eh_
+  /// eta / D, the species' cross term -A_s f_s (eta / D) sum_{r != s} A_r E_r (only with
+  /// several coupled species: they share the gas).
+  std::vector<double> kappa_a_, frac_, acoef_;
   double arad_ = 0.0;
-  int coupled_ = -1;
+  std::vector<int> coupled_;
   bool sig_on_ = false;  ///< sig_ holds this step's coupling
-  solvers::Field sig_;
+  solvers::Field sig_, eh_;
+  /// eta and D of one zone at T^n (the gas's state in unk).
+  template <class View>
+  std::pair<double, double> coupling_terms(const View& u, int i, int j, int k) const;
   int idens_ = -1, ieint_ = -1, itemp_ = -1, ietot_ = -1, ipres_ = -1;
   int imom_[3] = {-1, -1, -1};
   const eos::EosUnit* eos_ = nullptr;
-  /// Before the solve: sig_ and the right-hand side's emission dt f c kappa_a a T^4.
+  /// Before the solve: sig_ (and eh_) and the right-hand side's emission A_s f_s a T^4 / D.
   void couple_before(mesh::Mesh& m, double dt);
-  /// After: the gas energy change -dt f c kappa_a (a T^4 - E^{n+1}) into etot, then the
-  /// EOS (eint, temp, pres).
+  /// After: the gas energy change -sum_s (A_s / D) (f_s a T^4 - E_s^{n+1}) into etot, then
+  /// the EOS (eint, temp, pres).
   void couple_after(mesh::Mesh& m, double dt);
   std::array<solvers::Field, 3> face_;  ///< face coefficients per axis (low face of a zone)
   double time_ = 0.0;
