@@ -20,7 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.collections import LineCollection  # noqa: E402
 
-from runner import EXE, ROOT, run, summary  # noqa: E402
+from runner import EXE, ROOT, run, shared_run, summary  # noqa: E402
 from tessera import reader  # noqa: E402
 from tessera.exact.sedov import SedovSolution  # noqa: E402
 from tessera.plot import LEVEL_COLOURS, figure, uniform_leaf_count  # noqa: E402
@@ -42,10 +42,10 @@ def _distances(ds, leaves, centre):
     return np.linalg.norm(near - centre, axis=1), np.linalg.norm(far - centre, axis=1)
 
 
-def test_history_csv_has_a_row_per_step(tmp_path):
-    run("sedov_3d.toml", tmp_path, *SMALL, ranks=2)
-    s = summary(tmp_path)
-    h = reader.read_history(tmp_path)
+def test_history_csv_has_a_row_per_step(tmp_path_factory):
+    small = shared_run(tmp_path_factory, "small", "sedov_3d.toml", *SMALL, ranks=2)
+    s = summary(small)
+    h = reader.read_history(small)
     assert h is not None
     assert list(h["step"]) == list(range(1, s["steps"] + 1))
     assert h["time"][-1] == pytest.approx(s["time"], rel=1e-8)
@@ -53,12 +53,12 @@ def test_history_csv_has_a_row_per_step(tmp_path):
     assert np.all(h["dt"] > 0) and np.all(h["zone_updates_per_second"] >= 0)
 
 
-def test_plot_has_the_slice_with_levels_and_the_history_panel(tmp_path):
-    run("sedov_3d.toml", tmp_path, *SMALL, ranks=2)
+def test_plot_has_the_slice_with_levels_and_the_history_panel(tmp_path, tmp_path_factory):
+    small = shared_run(tmp_path_factory, "small", "sedov_3d.toml", *SMALL, ranks=2)
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT / "python") + os.pathsep + env.get("PYTHONPATH", "")
     png = tmp_path / "picture.png"
-    p = subprocess.run([sys.executable, "-m", "tessera", "plot", str(tmp_path), "--out",
+    p = subprocess.run([sys.executable, "-m", "tessera", "plot", str(small), "--out",
                         str(png), "--log"], capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == str(png) and png.stat().st_size > 20000
@@ -66,9 +66,9 @@ def test_plot_has_the_slice_with_levels_and_the_history_panel(tmp_path):
 
     # The same figure, inspected: slice axes with one outline colour per level in use and
     # a legend naming them; history axes with the leaf blocks of every step.
-    ds = reader.read(reader.last_output(tmp_path))
-    hist = reader.read_history(tmp_path)
-    fig = figure(ds, log=True, history=hist, summary=summary(tmp_path))
+    ds = reader.read(reader.last_output(small))
+    hist = reader.read_history(small)
+    fig = figure(ds, log=True, history=hist, summary=summary(small))
     try:
         axes = {ax.get_label(): ax for ax in fig.axes}
         assert {"slice", "history", "history_rate", "run"} <= set(axes)
