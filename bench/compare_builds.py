@@ -6,13 +6,17 @@ of each and their ratio, with the load average before the runs.
     .venv/bin/python bench/compare_builds.py --base 85700cd [--repeat 7] [--steps 20]
         [--problem problems/sedov_3d_uniform.toml] [--set key=value ...]
         [--arch x86-64-v3 --new-exe build-v3/bin/tessera]
+    .venv/bin/python bench/compare_builds.py --base-exe build/bin/tessera \
+        --new-exe build-port/bin/tessera   # two builds of this tree (native vs portable)
 
 --base REV is built once (Release, like build/) in a git worktree under build-base/REV
 (reused if present); the new executable is build/bin/tessera, or --new-exe. --arch builds
 the base for that instruction set (-DTESSERA_ARCH, in build-base/REV-ARCH) instead of
 -march=native: to measure as on another machine (x86-64-v3: an AVX2 processor), with a
 new build configured the same way. Parameters a build does not
-know (renamed keys) can be given per build with --set-base / --set-new.
+know (renamed keys) can be given per build with --set-base / --set-new. --base-exe takes
+an executable already built from this tree instead of --base (e.g. the native build
+against a portable one, -DTESSERA_NATIVE=OFF).
 """
 import argparse
 import json
@@ -52,7 +56,8 @@ def one_run(exe, problem, args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--base", required=True, help="git revision of the old build")
+    ap.add_argument("--base", help="git revision of the old build")
+    ap.add_argument("--base-exe", help="an executable of this tree instead of --base")
     ap.add_argument("--problem", default="problems/sedov_3d_uniform.toml")
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--steps", type=int, default=20)
@@ -62,7 +67,12 @@ def main():
     ap.add_argument("--arch", default="", help="-march of the base build (default native)")
     ap.add_argument("--new-exe", default=str(ROOT / "build" / "bin" / "tessera"))
     a = ap.parse_args()
-    base_exe, base_tree = build_base(a.base, a.arch)
+    if bool(a.base) == bool(a.base_exe):
+        ap.error("give one of --base REV and --base-exe EXE")
+    if a.base_exe:
+        base_exe, base_tree = Path(a.base_exe).resolve(), ROOT
+    else:
+        base_exe, base_tree = build_base(a.base, a.arch)
     new_exe = Path(a.new_exe)
     common = [f"driver.nend={a.steps}", "sedov.nsubzones=1", *a.set]
     runs = {"base": [], "new": []}
@@ -76,7 +86,7 @@ def main():
     # Each pair ran back to back: the median of the pair ratios is the least sensitive to
     # load that changes over the run (other jobs on a shared machine).
     pairs = statistics.median(n / b for b, n in zip(runs["base"], runs["new"]))
-    out = {"problem": a.problem, "base": a.base, "arch": a.arch or "native",
+    out = {"problem": a.problem, "base": a.base or str(base_exe), "arch": a.arch or "native",
            "new_exe": str(new_exe), "repeat": a.repeat, "steps": a.steps,
            "median_zone_updates_per_second": {"base": mb, "new": mn}, "ratio_new_over_base": mn / mb,
            "median_pair_ratio": pairs,

@@ -5,6 +5,9 @@
 // temperature times a factor in [0.9, 1.1] (a hydro step's change).
 //
 //   tessera_eos_bench [TABLE] [--zones N] [--repeats R]
+//
+// The vector kernel runs the best SIMD target this processor has, or the one TESSERA_SIMD
+// names (base/simd.hpp: avx2, avx512, sse4, ...); the first line says which.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/simd.hpp"
 #include "physics/eos/helmholtz/helmholtz.hpp"
 
 namespace {
@@ -47,6 +51,7 @@ int main(int argc, char** argv) {
     }
   }
   try {
+    tessera::simd::force_from_environment();
     const Helmholtz eos(table, 1.0);
     Zones ref(n);
     std::mt19937_64 rng(20240601);
@@ -66,7 +71,9 @@ int main(int argc, char** argv) {
 
     std::printf("tessera_eos_bench: Helmholtz EOS, %zu white-dwarf zones (C/O), table %s\n", n,
                 eos.table_path().c_str());
-    std::printf("  median of %d repeats, one core\n\n", repeats);
+    const auto target = tessera::simd::current();
+    std::printf("  median of %d repeats, one core; vector kernel: %s (%d doubles per vector)\n\n",
+                repeats, target.name.c_str(), target.lanes);
     std::printf("  %-10s %-8s %14s %12s %10s\n", "mode", "kernel", "evals/s", "ns/eval",
                 "Newton it");
     for (Mode mode : {Mode::dens_temp, Mode::dens_ei}) {

@@ -10,12 +10,9 @@
 
 namespace tessera::eos::helmholtz::detail {
 
-/// Everything at (s.dens, s.temp, s.abar, s.zbar), which must be valid and inside the
-/// table (solve_zone checks): Step 1-4 of Timmes' helmeos for one zone.
-void eval_dens_temp(const HelmTable& t, double coulomb_mult, FullState& s);
-
-/// One zone in any mode: input checks, Newton in T for dens_ei / dens_pres, final state.
-/// Sets s.failure and s.iterations.
+/// One zone in any mode: input checks, Newton in T for dens_ei / dens_pres, final state
+/// (Steps 1-4 of Timmes' helmeos in scalar_kernel.cpp's eval_dens_temp). Sets s.failure
+/// and s.iterations. Runs the copy of the SIMD target the vector kernel runs.
 void solve_zone(const HelmTable& t, double coulomb_mult, Mode mode, FullState& s);
 
 /// The Coulomb taper (helmholtz.hpp): h(r) = r up to r0, then 1 - w^2 / (r - r0 + w),

@@ -6,6 +6,19 @@
 // loops over the 8 lanes. The physics is
 // term for term the scalar kernel's (scalar_kernel.cpp), with the sums in the same order,
 // without what apply() does not return (entropy, eta, n): the two agree to round-off.
+//
+// The file is compiled once per Highway target (foreach_target.h, as the hydro kernels):
+// each copy sits under that target's `#pragma GCC target`, so GCC vectorises the same
+// lane loops for SSE4, AVX2 or AVX-512 (and NEON or SVE on Arm), and HWY_DYNAMIC_DISPATCH
+// runs the best one the processor has (or the one perf.simd / TESSERA_SIMD forces). A
+// build without -march=native (portable) therefore still gets AVX2 or AVX-512 code here.
+// The code is plain C++ on doubles, not Highway vectors: it is the compiler's
+// vectorisation per target, which is what made the kernel fast under -march=native.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "physics/eos/helmholtz/vector_kernel.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -15,7 +28,9 @@
 #include "physics/eos/helmholtz/kernels.hpp"
 #include "physics/eos/helmholtz/vector_math.hpp"
 
+HWY_BEFORE_NAMESPACE();
 namespace tessera::eos::helmholtz::detail {
+namespace HWY_NAMESPACE {
 
 namespace {
 
@@ -283,8 +298,8 @@ bool valid_lane(const HelmTable& t, double dens, double temp, double abar, doubl
 
 }  // namespace
 
-Result apply_vector(const HelmTable& t, double coulomb_mult, double abar_default,
-                    double zbar_default, Mode mode, const Pencil& p) {
+Result ApplyVector(const HelmTable& t, double coulomb_mult, double abar_default,
+                   double zbar_default, Mode mode, const Pencil& p) {
   Result res;
   const std::size_t n = p.n;
   const double tmin = t.temp_min(), tmax = t.temp_max();
@@ -382,4 +397,19 @@ Result apply_vector(const HelmTable& t, double coulomb_mult, double abar_default
   return res;
 }
 
+}  // namespace HWY_NAMESPACE
 }  // namespace tessera::eos::helmholtz::detail
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tessera::eos::helmholtz::detail {
+
+HWY_EXPORT(ApplyVector);
+
+Result apply_vector(const HelmTable& t, double coulomb_mult, double abar_default,
+                    double zbar_default, Mode mode, const Pencil& p) {
+  return HWY_DYNAMIC_DISPATCH(ApplyVector)(t, coulomb_mult, abar_default, zbar_default, mode, p);
+}
+
+}  // namespace tessera::eos::helmholtz::detail
+#endif
