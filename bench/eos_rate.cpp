@@ -7,7 +7,8 @@
 //   tessera_eos_bench [TABLE] [--zones N] [--repeats R]
 //
 // The vector kernel runs the best SIMD target this processor has, or the one TESSERA_SIMD
-// names (base/simd.hpp: avx2, avx512, sse4, ...); the first line says which.
+// names (base/simd.hpp: avx2, avx512, sse4, ...); the first line says which. Forcing a
+// lower target measures it only in a portable build (-DTESSERA_NATIVE=OFF).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -72,8 +73,14 @@ int main(int argc, char** argv) {
     std::printf("tessera_eos_bench: Helmholtz EOS, %zu white-dwarf zones (C/O), table %s\n", n,
                 eos.table_path().c_str());
     const auto target = tessera::simd::current();
-    std::printf("  median of %d repeats, one core; vector kernel: %s (%d doubles per vector)\n\n",
+    std::printf("  median of %d repeats, one core; vector kernel: %s (%d doubles per vector)\n",
                 repeats, target.name.c_str(), target.lanes);
+#ifndef TESSERA_PORTABLE
+    std::printf(
+        "  (a native build: every target's copy carries -march=native's instructions, so a\n"
+        "   forced lower target is not measured here; build with -DTESSERA_NATIVE=OFF)\n");
+#endif
+    std::printf("\n");
     std::printf("  %-10s %-8s %14s %12s %10s\n", "mode", "kernel", "evals/s", "ns/eval",
                 "Newton it");
     for (Mode mode : {Mode::dens_temp, Mode::dens_ei}) {

@@ -2,7 +2,9 @@
 #include "solvers/composite.hpp"
 
 #include <fmt/format.h>
+#include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -81,6 +83,7 @@ void probe_rows(mesh::Mesh& m, const Apply& A, const Field& x, const Field& y, c
     }
   }
   std::vector<std::vector<Entry>> entries(cells.size() * std::size_t(ncomp));
+  int lost_level = 0;  // the finest level (from 1) of a coefficient no probed zone explains
   std::set<int> levels;
   for (int id : t.leaves()) levels.insert(t.node(id).level);
   for (const int L : levels) {
@@ -145,12 +148,10 @@ void probe_rows(mesh::Mesh& m, const Apply& A, const Field& x, const Field& y, c
                     J[a] = static_cast<int>(g % nx);
                   }
                   const int col = inside ? t.find(L, bpos) : -1;
-                  if (col < 0 || !t.node(col).leaf())
-                    throw Error(fmt::format(
-                        "solver: the composite matrix of the {} operator: a coefficient of "
-                        "level {} comes from no leaf zone within {} zones (probing failed); "
-                        "use solver.backend = \"tessera\"",
-                        name, L + 1, kReach));
+                  if (col < 0 || !t.node(col).leaf()) {  // reported after the probes
+                    lost_level = std::max(lost_level, L + 1);
+                    continue;
+                  }
                   entries[q * std::size_t(ncomp) + std::size_t(c)].push_back(
                       {col, J[0] + s.ni(0) * (J[1] + s.ni(1) * J[2]), cc, v});
                 }
@@ -158,6 +159,14 @@ void probe_rows(mesh::Mesh& m, const Apply& A, const Field& x, const Field& y, c
             });
           }
   }
+  // Every rank has made the same applies; now all agree whether one of them failed.
+  MPI_Allreduce(MPI_IN_PLACE, &lost_level, 1, MPI_INT, MPI_MAX, m.comm());
+  if (lost_level > 0)
+    throw Error(fmt::format(
+        "solver: the composite matrix of the {} operator: a coefficient of level {} comes "
+        "from no leaf zone within {} zones (probing failed); use solver.backend = "
+        "\"tessera\"",
+        name, lost_level, kReach));
   for (std::size_t q = 0; q < cells.size(); ++q)
     for (int c = 0; c < ncomp; ++c) {
       const auto& e = entries[q * std::size_t(ncomp) + std::size_t(c)];

@@ -14,9 +14,13 @@
 // matrix-free backend applies, to round-off, and the backend checks it (assembled matrix
 // times a vector against one apply) before it solves.
 //
-// Cost: levels x components x P^d applies when the matrix is (re)built (2-D, one
-// component, two levels: 162 applies; 3-D: 729 per level and component), once per regrid
-// for an operator that keeps its key (solvers::Krylov::solve's operator_key).
+// Cost: levels x components x P^d applies when the matrix is (re)built (P = 9; 2-D, one
+// component, two levels: 162 applies; 3-D: 729 per level and component; on a periodic axis
+// P is the smallest divisor of the level's zones from 9 up, e.g. 16 for 64 zones), once
+// per regrid for an operator that keeps its key (solvers::Krylov::solve's operator_key).
+// A coefficient that no probed zone explains (a reach beyond 4 zones) is found on the rank
+// that owns the row; every rank finishes the probes (they are collective) and then all
+// stop with the same one-line error.
 #include <array>
 #include <string>
 

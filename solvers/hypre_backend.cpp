@@ -81,8 +81,8 @@ Numbering number(const mesh::Mesh& m, int ncomp) {
   return n;
 }
 
-/// A value in [0.5, 1.5) from a row number (splitmix64): the check's vector, the same
-/// whatever the rank count.
+/// A value in [0.5, 1.5) from a row number (splitmix64): the check's vector (rows are
+/// numbered rank by rank, so it differs between rank counts; it only has to be known).
 double check_value(HYPRE_BigInt row) {
   std::uint64_t z = static_cast<std::uint64_t>(row) + 0x9e3779b97f4a7c15ULL;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;

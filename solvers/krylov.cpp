@@ -166,7 +166,7 @@ std::vector<double> Krylov::dots(const std::vector<std::pair<const Field*, const
   // partials added in canonical order (Mesh::leaf_sums).
   thread_local std::vector<double> vol;
   return m.leaf_sums(n, [&](int id, double* out) {
-    if (by_volume) {  // zone volumes along x (the rest of the volume is one factor per block)
+    if (by_volume) {  // zone volumes along x (BlockGeom::volume; the same for every j, k)
       const mesh::BlockGeom g = m.geom(id);
       vol.resize(std::size_t(i1 - i0));
       for (int i = i0; i < i1; ++i) vol[std::size_t(i - i0)] = g.volume(i - i0);

@@ -179,7 +179,8 @@ Diffusion::Diffusion(const base::Params& p)
       sum += frac_[c];
     }
     if (std::fabs(sum - 1.0) > 1e-12)
-      throw Error(fmt::format("diffusion.emission_fraction: the fractions sum to {:.6g} (not 1)", sum));
+      throw Error(
+          fmt::format("diffusion.emission_fraction: the fractions sum to {:.6g} (not 1)", sum));
     if (p.get_string("eos.type") != "gamma")
       throw Error("diffusion.absorption: gas coupling needs eos.type = \"gamma\" (c_v = e/T)");
   }
@@ -260,8 +261,21 @@ void Diffusion::bind(mesh::Mesh& m, physics::Units& units, const physics::RunCon
   if (m.geometry() == mesh::Geometry::cylindrical && m.ndim() != 2)
     throw Error("diffusion: cylindrical geometry is r-z (mesh.ndim = 2)");
   // r-z: I + w V^-1 (face fluxes) is symmetric after scaling by the volumes; CG runs in
-  // the volume-weighted inner product.
-  krylov_.weight_by_volume(m.geometry() != mesh::Geometry::cartesian);
+  // the volume-weighted inner product (the matrix-free backend: hypre's PCG would get the
+  // unscaled, non-symmetric rows).
+  const bool rz = m.geometry() != mesh::Geometry::cartesian;
+  krylov_.weight_by_volume(rz);
+  if (sopt_.method == "cg" && rz && sopt_.backend == "hypre")
+    throw Error(
+        "solver.method = \"cg\" with solver.backend = \"hypre\": the r-z diffusion matrix "
+        "is not symmetric (CG in r-z needs the volume-weighted inner product of the "
+        "tessera backend); use \"bicgstab\" or \"gmres\"");
+  // Several coupled species: the cross term A_s f_s A_r eta / D is not symmetric in (s, r)
+  // unless the fractions are equal.
+  if (sopt_.method == "cg" && coupled_.size() > 1)
+    throw Error(
+        "solver.method = \"cg\": several species coupled to the gas make the diffusion "
+        "operator non-symmetric (their cross terms); use \"bicgstab\"");
 }
 
 double Diffusion::exact(int s, const std::array<double, 3>& x, double t) const {
@@ -725,7 +739,9 @@ void Diffusion::couple_before(mesh::Mesh& m, double dt) {
           double other = 0.0;
           for (int r : coupled_)
             if (r != c) other += acoef_[std::size_t(r)] * frac_[std::size_t(r)];
-          w(sig_.vars[cc], i, j, k) = acoef_[cc] * (1.0 + eta * other) / D;
+          // (One species: 1, not 1 + eta * 0, which is NaN where eta is infinite.)
+          const double keep = coupled_.size() > 1 ? 1.0 + eta * other : 1.0;
+          w(sig_.vars[cc], i, j, k) = acoef_[cc] * keep / D;
           const double emit = acoef_[cc] * frac_[cc] / D;
           w(b_.vars[cc], i, j, k) += emit * arad_ * T * T * T * T;
         }

@@ -3,10 +3,11 @@
 // 1968; Flash-X / Microphysics for the Newton iteration).
 //
 // Compiled once per Highway target like the vector kernel (vector_kernel.cpp), and the
-// same target runs both: each target contracts multiplies and adds into FMAs its own way
-// (AVX2 and AVX-512 have FMA, SSE4 has not), and a reference built for baseline x86-64
-// beside an AVX2 vector kernel differed from it by 1.6e-12 in a degenerate gas's
-// pressure, where the two agree to 5e-15 when compiled alike.
+// same target runs both: in a portable build each target contracts multiplies and adds
+// into FMAs its own way (AVX2 and AVX-512 have FMA, SSE4 has not), and a reference built
+// for baseline x86-64 beside an AVX2 vector kernel differed from it by 1.6e-12 in a
+// degenerate gas's pressure, where the two agree to 5e-15 when compiled alike. (In a
+// native build every copy is the native code: see vector_kernel.cpp.)
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "physics/eos/helmholtz/scalar_kernel.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep

@@ -13,7 +13,10 @@
 // runs the best one the processor has (or the one perf.simd / TESSERA_SIMD forces). A
 // build without -march=native (portable) therefore still gets AVX2 or AVX-512 code here.
 // The code is plain C++ on doubles, not Highway vectors: it is the compiler's
-// vectorisation per target, which is what made the kernel fast under -march=native.
+// vectorisation per target, which is what made the kernel fast under -march=native. In a
+// native build (-march=native or TESSERA_ARCH) GCC's target pragma adds to the command
+// line's instructions rather than replacing them, so every copy is the native code and
+// forcing a lower target changes nothing here (it does for the Highway hydro kernels).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "physics/eos/helmholtz/vector_kernel.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
