@@ -5,7 +5,6 @@
 #include <map>
 #include <vector>
 
-#include "base/clones.hpp"
 #include "parallel/comm.hpp"
 #include "perf/timers.hpp"
 
@@ -121,8 +120,8 @@ inline double mc_slope(double qm, double q0, double qp) {
 // exactly nvar variables per zone. Its own function: the guard fill's most frequent op
 // keeps its registers to itself.
 template <bool Acc, Layout L>
-[[gnu::noinline]] TESSERA_CLONES void copy_runs(const Box& d, const IVec& o, const Source<L>& src,
-                                                const BlockView<L>& dst, int nvar) {
+[[gnu::noinline]] void copy_runs(const Box& d, const IVec& o, const Source<L>& src,
+                                 const BlockView<L>& dst, int nvar) {
   for_box_runs<L>(d, nvar, src.si == nvar && dst.nvar == nvar ? nvar : nvar + 1,
                   [&](int v, int i, int j, int k, int n) {
                     double* __restrict out = &dst(v, d.lo[0] + i, d.lo[1] + j, d.lo[2] + k);

@@ -12,7 +12,6 @@
 #include <new>
 #include <type_traits>
 
-#include "base/clones.hpp"
 #include "base/error.hpp"
 #include "base/params.hpp"
 #include "base/simd.hpp"
@@ -319,8 +318,8 @@ void primitives_uniform(std::size_t N, Row d, Row mx, Row my, Row mz, Row e, dou
 }
 
 template <Layout L>
-TESSERA_CLONES void primitives(const BlockView<L>& u, const BlockShape& s, const Indices& at,
-                               double smalld, double smallp, Hydro::Scratch& S) {
+void primitives(const BlockView<L>& u, const BlockShape& s, const Indices& at, double smalld,
+                double smallp, Hydro::Scratch& S) {
   const std::size_t N = s.cells();
   const int nr = S.nr;
   const auto d = u.row(DENS, 0, 0), mx = u.row(MOMX, 0, 0), my = u.row(MOMY, 0, 0),
@@ -504,11 +503,10 @@ struct NoRowHook {
 // scalars, so every per-channel loop has a constant trip count and the row kernels inline
 // as before composition existed: ~4 % of a 3-D step), 0 for S.nr.
 template <int NRC, Layout L, class RowDone>
-TESSERA_CLONES void update_block_n(const BlockView<L>& u, const BlockShape& s,
-                                   const mesh::BlockGeom& bg, const Options& opt, const Indices& at,
-                                   double dt, bool predictor, Hydro::Scratch& S,
-                                   const BoundaryFluxes& out, const MassFluxOut& mo,
-                                   const double* G, RowDone done) {
+void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::BlockGeom& bg,
+                    const Options& opt, const Indices& at, double dt, bool predictor,
+                    Hydro::Scratch& S, const BoundaryFluxes& out, const MassFluxOut& mo,
+                    const double* G, RowDone done) {
   const int nd = s.ndim, ng = s.ng, nx = s.nx;
   const int n0 = s.n(0), n1 = s.n(1);
   const std::size_t N = s.cells();
@@ -768,8 +766,7 @@ inline double ug_pressure(double gm1, double d, double mx, double my, double mz,
 }
 
 template <bool UG, Layout L>
-TESSERA_CLONES physics::BadZone check_block(const BlockView<L>& u, const BlockShape& s, int ipres,
-                                            double gm1) {
+physics::BadZone check_block(const BlockView<L>& u, const BlockShape& s, int ipres, double gm1) {
   const double inf = std::numeric_limits<double>::infinity();
   const int o = s.g(0), n = s.ni(0);
   for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
