@@ -8,7 +8,6 @@
 #include <cmath>
 #include <map>
 #include <set>
-#include <tuple>
 #include <vector>
 
 #include "base/error.hpp"

@@ -16,6 +16,7 @@
 #include "perf/timers.hpp"
 #include "physics/eos/eos_unit.hpp"
 #include "physics/field_rules.hpp"
+#include "solvers/composite.hpp"
 
 namespace tessera::diffusion {
 
@@ -655,14 +656,10 @@ void Diffusion::advance(mesh::Mesh& m, double dt) {
     });
   };
   const double wi = theta_ * dt, we = -(1.0 - theta_) * dt;
-  if (sopt_.method == "cg" && m.tree().max_level() > 0) {
-    int lo = m.tree().max_level();
-    for (int id : m.tree().leaves()) lo = std::min(lo, m.tree().node(id).level);
-    if (lo != m.tree().max_level())
-      throw Error(
-          "solver.method = \"cg\": the diffusion operator on an adaptive mesh is not "
-          "symmetric (fine/coarse faces); use \"bicgstab\"");
-  }
+  if (sopt_.method == "cg" && solvers::is_composite(m.tree()))
+    throw Error(
+        "solver.method = \"cg\": the diffusion operator on an adaptive mesh is not "
+        "symmetric (fine/coarse faces); use \"bicgstab\"");
   // E^n kept in e0 (x = E^n is the first guess too). With a limiter and
   // diffusion.limiter_iterations > 1, the face coefficients are taken again from the last
   // iterate and the step solved again (Picard), else once from E^n (lagged).
@@ -708,9 +705,7 @@ std::pair<double, double> Diffusion::coupling_terms(const View& u, int i, int j,
   const double rho = u(idens_, i, j, k), e = u(ieint_, i, j, k), T = u(itemp_, i, j, k);
   const double cv = T > 0.0 ? e / T : 0.0;
   const double eta = cv > 0.0 ? 4.0 * arad_ * T * T * T / (rho * cv) : 0.0;
-  double s = 0.0;
-  for (int r : coupled_) s += acoef_[std::size_t(r)] * frac_[std::size_t(r)];
-  return {eta, 1.0 + s * eta};
+  return {eta, 1.0 + af_sum_ * eta};
 }
 
 void Diffusion::couple_before(mesh::Mesh& m, double dt) {
@@ -724,6 +719,12 @@ void Diffusion::couple_before(mesh::Mesh& m, double dt) {
   const std::size_t ns = species_.size();
   acoef_.assign(ns, 0.0);
   for (int c : coupled_) acoef_[std::size_t(c)] = dt * (speed_ * kappa_a_[std::size_t(c)]);
+  af_sum_ = 0.0;
+  af_other_.assign(ns, 0.0);
+  for (int r : coupled_) af_sum_ += acoef_[std::size_t(r)] * frac_[std::size_t(r)];
+  for (int c : coupled_)
+    for (int r : coupled_)
+      if (r != c) af_other_[std::size_t(c)] += acoef_[std::size_t(r)] * frac_[std::size_t(r)];
   const auto& s = m.shape();
   m.with_layout([&](auto tag) {
     for (int id : m.local_leaves()) {
@@ -736,11 +737,8 @@ void Diffusion::couple_before(mesh::Mesh& m, double dt) {
         const auto [eta, D] = coupling_terms(u, i, j, k);
         for (int c : coupled_) {
           const auto cc = std::size_t(c);
-          double other = 0.0;
-          for (int r : coupled_)
-            if (r != c) other += acoef_[std::size_t(r)] * frac_[std::size_t(r)];
           // (One species: 1, not 1 + eta * 0, which is NaN where eta is infinite.)
-          const double keep = coupled_.size() > 1 ? 1.0 + eta * other : 1.0;
+          const double keep = coupled_.size() > 1 ? 1.0 + eta * af_other_[cc] : 1.0;
           w(sig_.vars[cc], i, j, k) = acoef_[cc] * keep / D;
           const double emit = acoef_[cc] * frac_[cc] / D;
           w(b_.vars[cc], i, j, k) += emit * arad_ * T * T * T * T;

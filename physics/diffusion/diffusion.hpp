@@ -112,6 +112,10 @@ class Diffusion final : public physics::Unit {
   /// eta / D, the species' cross term -A_s f_s (eta / D) sum_{r != s} A_r E_r (only with
   /// several coupled species: they share the gas).
   std::vector<double> kappa_a_, frac_, acoef_;
+  /// This step's sum_r A_r f_r and, per species s, sum_{r != s} A_r f_r (zone-independent:
+  /// formed once a step in couple_before).
+  double af_sum_ = 0.0;
+  std::vector<double> af_other_;
   double arad_ = 0.0;
   std::vector<int> coupled_;
   bool sig_on_ = false;  ///< sig_ holds this step's coupling
