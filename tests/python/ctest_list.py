@@ -1,5 +1,5 @@
 """The CTest entries of the Python system tests, for tests/CMakeLists.txt (run at configure
-time): one line per test function, `file;function;processors;serial`.
+time): which functions run together, on how many processors, and which alone.
 
 `ctest -j2` (make test) runs two tests at once on this project's 2-core machines. A test
 that starts tessera on several ranks, directly or through a module fixture or helper it
@@ -13,7 +13,19 @@ such as `(1, 2, 4)`, or mpirun itself (but not the mpirun of a helper that takes
 argument: that helper is multi-rank only where a caller passes ranks >= 2, which the
 caller's text shows). A fixture that is a shared run (runner.shared_run:
 made once per build, under a lock, then only read) does not count: the one test that makes
-it may share the cores with another test for that run."""
+it may share the cores with another test for that run.
+
+One pytest process per test function costs 0.6-0.9 s of interpreter, pytest, numpy and
+tessera imports before the test runs (yt 2.7 s more, pynucastro 3.6 s): 231 functions
+spent about 3 minutes of CPU starting. So a function that takes at least SOLO seconds
+(tests/ctest_costs.txt, measured with `ctest -j2` here) is a CTest test of its own,
+`<file>.<function>`, and the others of a file run in one pytest process per kind
+(processors, serial or not): `<file>.others_1rank`, `<file>.others_2ranks`,
+`<file>.others_1rank_serial`... (one pytest session: the same functions, the same assertions; a
+failure names its function). A group over GROUP_MAX seconds is split in order
+(`..._2`, `..._3`). A function with no measured cost counts as fast.
+
+Output, one line per CTest test: `name|file|func,func,...|processors|serial|cost`."""
 import ast
 import re
 import sys
@@ -79,7 +91,50 @@ def entries(path):
         yield f"{stem}|{name}|{procs}|{int(is_serial)}"
 
 
+SOLO = 4.0        # seconds: a function at least this long is a CTest test of its own
+GROUP_MAX = 25.0  # seconds: a group longer than this is split
+DEFAULT_COST = 1.0
+
+
+def costs(path):
+    """Measured seconds per CTest test name (tests/ctest_costs.txt: `name seconds`)."""
+    out = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            parts = line.split()
+            if len(parts) == 2 and not line.startswith("#"):
+                out[parts[0]] = float(parts[1])
+    return out
+
+
+def groups(path, cost):
+    stem = path.stem
+    kinds = {}  # (procs, serial) -> [(func, seconds)]
+    for line in entries(path):
+        _, func, procs, serial = line.split("|")
+        c = cost.get(f"{stem}.{func}", DEFAULT_COST)
+        if c >= SOLO:
+            yield f"{stem}.{func}|{stem}|{func}|{procs}|{serial}|{c:.1f}"
+        else:
+            kinds.setdefault((procs, serial), []).append((func, c))
+    for (procs, serial), funcs in kinds.items():
+        base = f"{stem}.others_" + ("1rank" if procs == "1" else f"{procs}ranks") + (
+            "_serial" if serial == "1" else "")
+        chunks, cur, t = [], [], 0.0
+        for func, c in funcs:
+            if cur and t + c > GROUP_MAX:
+                chunks.append((cur, t))
+                cur, t = [], 0.0
+            cur.append(func)
+            t += c
+        chunks.append((cur, t))
+        for n, (names, t) in enumerate(chunks):
+            name = base if n == 0 else f"{base}_{n + 1}"
+            yield f"{name}|{stem}|{','.join(names)}|{procs}|{serial}|{t:.1f}"
+
+
 if __name__ == "__main__":
+    cost = costs(Path(__file__).resolve().parent.parent / "ctest_costs.txt")
     for arg in sys.argv[1:]:
-        for line in entries(Path(arg)):
+        for line in groups(Path(arg), cost):
             print(line)
