@@ -11,6 +11,7 @@
 #include <string>
 
 #include "base/error.hpp"
+#include "parallel/comm.hpp"
 #include "physics/eos/helmholtz/helmholtz.hpp"
 #include "physics/eos/helmholtz/invert_check.hpp"
 
@@ -159,8 +160,7 @@ int invert_check_command(const EosOptions& opt) {
   const auto r = eos::helmholtz::invert_check(eos, static_cast<std::size_t>(opt.invert_check),
                                               static_cast<std::uint64_t>(opt.seed));
   const bool pass = r.scalar_failed == 0 && r.vector_failed == 0 && r.disagree == 0;
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int rank = parallel::world_rank();
   if (rank == 0) {
     nlohmann::json j = {{"states", r.states},
                         {"in_table", r.in_table},
@@ -237,8 +237,7 @@ int eos_command(const EosOptions& opt) {
   }
   const eos::Helmholtz eos(opt.table, static_cast<double>(opt.coulomb), opt.abar, opt.zbar);
   const FullState s = eos.evaluate(mode, in);  // throws on a failure, naming it
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int rank = parallel::world_rank();
   if (rank == 0) {
     if (opt.json) {
       std::cout << to_json(eos, mode_name, s).dump(2) << "\n";

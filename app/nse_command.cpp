@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "parallel/comm.hpp"
 #include "physics/burn/nse_table.hpp"
 #include "physics/burn/three_stage.hpp"
 #include "physics/composition/nuclides.hpp"
@@ -199,8 +200,7 @@ int burn_zone(const NseOptions& opt) {
 }  // namespace
 
 int nse_command(const NseOptions& opt) {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int rank = parallel::world_rank();
   if (opt.burn) return rank == 0 ? burn_zone(opt) : 0;
   const bool isobaric = std::isfinite(opt.pres) || std::isfinite(opt.hmq);
   if (isobaric ? !(opt.pres > 0.0) || !std::isfinite(opt.ye) || !std::isfinite(opt.hmq)

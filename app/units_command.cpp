@@ -10,6 +10,7 @@
 #include "base/params.hpp"
 #include "driver/simulation.hpp"
 #include "driver/units.hpp"
+#include "parallel/comm.hpp"
 
 namespace tessera::app {
 
@@ -97,8 +98,7 @@ nlohmann::json describe_units(const std::string& file, const std::vector<std::st
 
 int units_command(const std::string& file, const std::vector<std::string>& overrides, bool json) {
   const auto all = describe_units(file, overrides);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int rank = parallel::world_rank();
   if (rank != 0) return 0;
   if (json) {
     std::cout << all.dump(2) << "\n";

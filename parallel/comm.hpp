@@ -16,6 +16,14 @@ inline int rank(MPI_Comm c) {
   MPI_Comm_rank(c, &r);
   return r;
 }
+/// This process's rank in MPI_COMM_WORLD; 0 where MPI was not started (tessera's serial
+/// commands, eos, nse, units, params, simd and check, run without MPI unless an MPI
+/// launcher started them: app/main.cpp).
+inline int world_rank() {
+  int on = 0;
+  MPI_Initialized(&on);
+  return on != 0 ? rank(MPI_COMM_WORLD) : 0;
+}
 inline int size(MPI_Comm c) {
   int s = 1;
   MPI_Comm_size(c, &s);
