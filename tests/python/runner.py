@@ -2,8 +2,9 @@
 (TESSERA_EXE, set by ctest, or build/bin/tessera), one run of a shipped problem on 1..N
 ranks, its summary.json, and shared runs that several tests read (module fixtures).
 
-ctest runs every test function as a test of its own (tests/CMakeLists.txt), each in a new
-pytest process: a module fixture would then run once per test. With TESSERA_TEST_CACHE
+ctest runs the test functions of a file in several pytest processes (tests/CMakeLists.txt,
+tests/python/ctest_list.py: a slow function alone, the others together per kind): a module
+fixture would then run once per process. With TESSERA_TEST_CACHE
 set (ctest sets it under the build directory), shared_run keeps each fixture's run there,
 keyed by the executable (its size and modification time), the problem file's text, the
 overrides and the rank count, and reuses it while the key holds; a run that did not
