@@ -91,8 +91,8 @@ def entries(path):
         yield f"{stem}|{name}|{procs}|{int(is_serial)}"
 
 
-SOLO = 4.0        # seconds: a function at least this long is a CTest test of its own
-GROUP_MAX = 25.0  # seconds: a group longer than this is split
+SOLO = 8.0        # seconds: a function at least this long is a CTest test of its own
+GROUP_MAX = 30.0  # seconds: a group longer than this is split
 DEFAULT_COST = 1.0
 
 
