@@ -17,7 +17,7 @@ it may share the cores with another test for that run.
 
 One pytest process per test function costs 0.6-0.9 s of interpreter, pytest, numpy and
 tessera imports before the test runs (yt 2.7 s more, pynucastro 3.6 s): 231 functions
-spent about 3 minutes of CPU starting. So a function that takes at least SOLO seconds
+spent 2 to 3 minutes of CPU starting. So a function that takes at least SOLO seconds
 (tests/ctest_costs.txt, measured with `ctest -j2` here) is a CTest test of its own,
 `<file>.<function>`, and the others of a file run in one pytest process per kind
 (processors, serial or not): `<file>.others_1rank`, `<file>.others_2ranks`,
@@ -51,6 +51,7 @@ SERIAL = {
 
 
 def entries(path):
+    """(function, processors, runs alone) for each test function of the file."""
     src = path.read_text()
     tree = ast.parse(src)
     funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
@@ -88,7 +89,7 @@ def entries(path):
             continue
         procs = 2 if MULTI.search(text(name, set())) else 1
         is_serial = serial is None or name in serial
-        yield f"{stem}|{name}|{procs}|{int(is_serial)}"
+        yield name, procs, is_serial
 
 
 SOLO = 8.0        # seconds: a function at least this long is a CTest test of its own
@@ -110,16 +111,15 @@ def costs(path):
 def groups(path, cost):
     stem = path.stem
     kinds = {}  # (procs, serial) -> [(func, seconds)]
-    for line in entries(path):
-        _, func, procs, serial = line.split("|")
+    for func, procs, serial in entries(path):
         c = cost.get(f"{stem}.{func}", DEFAULT_COST)
         if c >= SOLO:
-            yield f"{stem}.{func}|{stem}|{func}|{procs}|{serial}|{c:.1f}"
+            yield f"{stem}.{func}|{stem}|{func}|{procs}|{int(serial)}|{c:.1f}"
         else:
             kinds.setdefault((procs, serial), []).append((func, c))
     for (procs, serial), funcs in kinds.items():
-        base = f"{stem}.others_" + ("1rank" if procs == "1" else f"{procs}ranks") + (
-            "_serial" if serial == "1" else "")
+        base = f"{stem}.others_" + ("1rank" if procs == 1 else f"{procs}ranks") + (
+            "_serial" if serial else "")
         chunks, cur, t = [], [], 0.0
         for func, c in funcs:
             if cur and t + c > GROUP_MAX:
@@ -130,7 +130,7 @@ def groups(path, cost):
         chunks.append((cur, t))
         for n, (names, t) in enumerate(chunks):
             name = base if n == 0 else f"{base}_{n + 1}"
-            yield f"{name}|{stem}|{','.join(names)}|{procs}|{serial}|{t:.1f}"
+            yield f"{name}|{stem}|{','.join(names)}|{procs}|{int(serial)}|{t:.1f}"
 
 
 if __name__ == "__main__":
