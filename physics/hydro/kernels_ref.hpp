@@ -90,17 +90,18 @@ inline void hancock_row(const double* __restrict W, std::size_t N, std::size_t r
   const double f0 = f[0], f1 = f[1], f2 = f[2];
   for (int i = i0; i < i1; ++i) {
     const double gc = UG ? ugc : gcw[i];
+    const double ir = 1.0 / r[i];  // one division for the nd pressure-gradient terms
     double hr = 0.0, hx = 0.0, hy = 0.0, hz = 0.0, hp = 0.0;
     // Axis a adds A_a(W) dW_a; its pressure gradient enters only the velocity along a.
     hr += f0 * (vx[i] * a0r[i] + r[i] * a0x[i]);
-    hx += f0 * (vx[i] * a0x[i] + a0p[i] / r[i]);
+    hx += f0 * (vx[i] * a0x[i] + a0p[i] * ir);
     hy += f0 * (vx[i] * a0y[i] + 0.0);
     hz += f0 * (vx[i] * a0z[i] + 0.0);
     hp += f0 * (vx[i] * a0p[i] + gc * p[i] * a0x[i]);
     if constexpr (ND > 1) {
       hr += f1 * (vy[i] * a1r[i] + r[i] * a1y[i]);
       hx += f1 * (vy[i] * a1x[i] + 0.0);
-      hy += f1 * (vy[i] * a1y[i] + a1p[i] / r[i]);
+      hy += f1 * (vy[i] * a1y[i] + a1p[i] * ir);
       hz += f1 * (vy[i] * a1z[i] + 0.0);
       hp += f1 * (vy[i] * a1p[i] + gc * p[i] * a1y[i]);
     }
@@ -108,7 +109,7 @@ inline void hancock_row(const double* __restrict W, std::size_t N, std::size_t r
       hr += f2 * (vz[i] * a2r[i] + r[i] * a2z[i]);
       hx += f2 * (vz[i] * a2x[i] + 0.0);
       hy += f2 * (vz[i] * a2y[i] + 0.0);
-      hz += f2 * (vz[i] * a2z[i] + a2p[i] / r[i]);
+      hz += f2 * (vz[i] * a2z[i] + a2p[i] * ir);
       hp += f2 * (vz[i] * a2p[i] + gc * p[i] * a2z[i]);
     }
     h_r[i] = r[i] - hr;
@@ -194,7 +195,8 @@ inline void fallback_scalar_row(double* __restrict sx, const double* __restrict 
 // Step 5: fluxes through n faces from left states l and right states r (rho, vn, vt1,
 // vt2, p) into f, with each side's zone Gamma1 (lgc, rgc: c^2 = gamc p / rho) and energy
 // factor (lge, rge = 1 / (game - 1): rho eps = p lge). Branch-free per face (riemann.hpp),
-// so the loop vectorises.
+// so the loop vectorises. The sound speeds and Roe weights take one division
+// (face_speeds), HLLC's two more quotients one more.
 // UG: a uniform Gamma1 ugc and energy factor uge for both sides instead of the arrays.
 template <bool HLLC, bool UG>
 inline void riemann_faces(int n, const double* __restrict ld, const double* __restrict lu,
@@ -210,11 +212,13 @@ inline void riemann_faces(int n, const double* __restrict ld, const double* __re
   for (int t = 0; t < n; ++t) {
     const double lg = UG ? ugc : lgc[t], rg = UG ? ugc : rgc[t];
     const double le = UG ? uge : lge[t], re = UG ? uge : rge[t];
-    const FaceState L{
-        ld[t], lu[t], lt1[t], lt2[t], lp[t], lp[t] * le, std::sqrt(lg * lp[t] / ld[t])};
-    const FaceState R{
-        rd[t], ru[t], rt1[t], rt2[t], rp[t], rp[t] * re, std::sqrt(rg * rp[t] / rd[t])};
-    const Flux x = HLLC ? hllc(L, R) : hlle(L, R);
+    double cl, cr;
+    RoeWeights w;
+    face_speeds(ld[t], rd[t], lg * lp[t], rg * rp[t], cl, cr, w);
+    const FaceState L{ld[t], lu[t], lt1[t], lt2[t], lp[t], lp[t] * le, cl};
+    const FaceState R{rd[t], ru[t], rt1[t], rt2[t], rp[t], rp[t] * re, cr};
+    const SignalSpeeds s = signal_speeds(L, R, w);
+    const Flux x = HLLC ? hllc_from_speeds(L, R, s) : hlle_from_speeds(L, R, s);
     fd[t] = x.d;
     fn[t] = x.mn;
     ft1[t] = x.mt1;

@@ -11,7 +11,8 @@
 // (ForRow; a row shorter than a vector, and the in-place fallback, use one partial vector
 // whose lanes past the row are loaded as zeros and never stored: Ld and St below): no
 // scalar remainder loop, so every zone gets the same instructions. The lanes past the row may
-// compute 0/0; nothing traps on it and nothing of it is stored.
+// compute 0/0; nothing traps on it and nothing of it is stored. The Riemann solvers end a row
+// with a narrower vector instead (RiemannRowT): the same instructions on fewer lanes.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "physics/hydro/kernels_simd.cpp"
 #include "physics/hydro/kernels_simd.hpp"
@@ -34,8 +35,8 @@ using V = hn::Vec<D>;
 // neither fault nor need alignment (AVX-512, SVE: HWY_MEM_OPS_MIGHT_FAULT 0); elsewhere
 // (SSE4's masked load is an aligned load of the whole vector; AVX2, NEON) it goes through a
 // zero-filled aligned buffer, so nothing past the row is read or written.
-template <bool kFull>
-HWY_INLINE V Ld(D d, int count, const double* HWY_RESTRICT p) {
+template <bool kFull, class DD>
+HWY_INLINE hn::Vec<DD> Ld(DD d, int count, const double* HWY_RESTRICT p) {
   if constexpr (kFull) {
     (void)count;
     return hn::LoadU(d, p);
@@ -49,8 +50,8 @@ HWY_INLINE V Ld(D d, int count, const double* HWY_RESTRICT p) {
 #endif
   }
 }
-template <bool kFull>
-HWY_INLINE void St(D d, int count, V v, double* HWY_RESTRICT p) {
+template <bool kFull, class DD>
+HWY_INLINE void St(DD d, int count, hn::Vec<DD> v, double* HWY_RESTRICT p) {
   if constexpr (kFull) {
     (void)count;
     hn::StoreU(v, d, p);
@@ -96,14 +97,18 @@ HWY_INLINE void ForRowInPlace(D d, int i0, int i1, Body&& body) {
 // physical_flux), on vectors of faces.
 
 // E = rhoe + d (un^2 + ut1^2 + ut2^2) / 2 (total_energy).
-HWY_INLINE V TotalEnergy(D d, V rho, V un, V ut1, V ut2, V rhoe) {
-  const V half = hn::Set(d, 0.5);
-  const V q = hn::Add(hn::Add(hn::Mul(un, un), hn::Mul(ut1, ut1)), hn::Mul(ut2, ut2));
+template <class DD, class VV = hn::Vec<DD>>
+HWY_INLINE VV TotalEnergy(DD d, VV rho, VV un, VV ut1, VV ut2, VV rhoe) {
+  const VV half = hn::Set(d, 0.5);
+  const VV q = hn::Add(hn::Add(hn::Mul(un, un), hn::Mul(ut1, ut1)), hn::Mul(ut2, ut2));
   return hn::Add(rhoe, hn::Mul(hn::Mul(half, rho), q));
 }
 
-template <bool kHllc, bool kUniform, bool kFull>
-HWY_INLINE void RiemannFaces(D d, int m, int t, const RiemannRow& a) {
+// The faces [t, t + Lanes(d)) of the row (kFull), or the first m of them, on vectors of the tag
+// DD: the row's D, or a narrower one for the faces left after its whole vectors.
+template <bool kHllc, bool kUniform, bool kFull, class DD>
+HWY_INLINE void RiemannFaces(DD d, int m, int t, const RiemannRow& a) {
+  using V = hn::Vec<DD>;
   const V zero = hn::Zero(d), half = hn::Set(d, 0.5), one = hn::Set(d, 1.0);
   const V ld = Ld<kFull>(d, m, a.ld + t), lu = Ld<kFull>(d, m, a.lu + t);
   const V lt1 = Ld<kFull>(d, m, a.lt1 + t), lt2 = Ld<kFull>(d, m, a.lt2 + t);
@@ -116,41 +121,46 @@ HWY_INLINE void RiemannFaces(D d, int m, int t, const RiemannRow& a) {
   const V le = kUniform ? hn::Set(d, a.uge) : Ld<kFull>(d, m, a.lge + t);
   const V re = kUniform ? hn::Set(d, a.uge) : Ld<kFull>(d, m, a.rge + t);
   const V lrhoe = hn::Mul(lp, le), rrhoe = hn::Mul(rp, re);
-  const V lc = hn::Sqrt(hn::Div(hn::Mul(lg, lp), ld));
-  const V rc = hn::Sqrt(hn::Div(hn::Mul(rg, rp), rd));
+  // face_speeds: the sound speeds and Roe weights from one division.
+  const V sw = hn::Sqrt(hn::Mul(ld, rd));
+  const V mw = hn::Add(ld, sw);
+  const V q = hn::Div(one, hn::Mul(hn::Mul(ld, rd), mw));
+  const V lc = hn::Sqrt(hn::Mul(hn::Mul(lg, lp), hn::Mul(hn::Mul(rd, mw), q)));
+  const V rc = hn::Sqrt(hn::Mul(hn::Mul(rg, rp), hn::Mul(hn::Mul(ld, mw), q)));
+  const V inv_m = hn::Mul(hn::Mul(ld, rd), q);
 
   // signal_speeds: Einfeldt / Davis bounds.
-  const V wl = hn::Sqrt(ld), wr = hn::Sqrt(rd);
-  const V inv_w = hn::Div(one, hn::Add(wl, wr));
-  const V u_avg = hn::Mul(hn::Add(hn::Mul(wl, lu), hn::Mul(wr, ru)), inv_w);
+  const V u_avg = hn::Mul(hn::Add(hn::Mul(ld, lu), hn::Mul(sw, ru)), inv_m);
   const V du = hn::Sub(ru, lu);
-  const V eta2 = hn::Mul(hn::Mul(hn::Mul(hn::Mul(half, wl), wr), inv_w), inv_w);
-  const V c2 = hn::Mul(hn::Add(hn::Mul(hn::Mul(wl, lc), lc), hn::Mul(hn::Mul(wr, rc), rc)), inv_w);
+  const V eta2 = hn::Mul(hn::Mul(hn::Mul(hn::Mul(half, sw), ld), inv_m), inv_m);
+  const V c2 = hn::Mul(hn::Add(hn::Mul(hn::Mul(ld, lc), lc), hn::Mul(hn::Mul(sw, rc), rc)), inv_m);
   const V c_avg = hn::Sqrt(hn::Add(c2, hn::Mul(hn::Mul(eta2, du), du)));
   const V s_l = hn::Min(hn::Min(hn::Sub(lu, lc), hn::Sub(ru, rc)), hn::Sub(u_avg, c_avg));
   const V s_r = hn::Max(hn::Max(hn::Add(lu, lc), hn::Add(ru, rc)), hn::Add(u_avg, c_avg));
 
   if constexpr (kHllc) {
-    // Step 2: S* - uL and S* - uR (riemann.hpp, hllc).
+    // Step 2: A = aL - aR and the numerators n_K of S* - u_K (riemann.hpp, hllc).
     const V al = hn::Mul(ld, hn::Sub(s_l, lu));
     const V ar = hn::Mul(rd, hn::Sub(s_r, ru));
     const V dp = hn::Sub(rp, lp);
-    const V inv_a = hn::Div(one, hn::Sub(al, ar));
-    const V ds_l = hn::Mul(hn::Sub(dp, hn::Mul(ar, du)), inv_a);
-    const V ds_r = hn::Mul(hn::Sub(dp, hn::Mul(al, du)), inv_a);
-    const V s_star = hn::Mul(half, hn::Add(hn::Add(lu, ds_l), hn::Add(ru, ds_r)));
-    // Step 3: the side K of the contact the face lies on.
-    const auto left = hn::Ge(s_star, zero);
+    const V av = hn::Sub(al, ar);
+    const V n_l = hn::Sub(dp, hn::Mul(ar, du));
+    const V n_r = hn::Sub(dp, hn::Mul(al, du));
+    // Step 3: the side K of the contact the face lies on: (uL + uR) A + n_L + n_R <= 0.
+    const auto left = hn::Le(hn::Add(hn::Mul(hn::Add(lu, ru), av), hn::Add(n_l, n_r)), zero);
     const V kd = hn::IfThenElse(left, ld, rd), kun = hn::IfThenElse(left, lu, ru);
     const V kt1 = hn::IfThenElse(left, lt1, rt1), kt2 = hn::IfThenElse(left, lt2, rt2);
     const V kp = hn::IfThenElse(left, lp, rp), krhoe = hn::IfThenElse(left, lrhoe, rrhoe);
     const V sk = hn::IfThenElse(left, s_l, s_r);
     const V sk_face = hn::IfThenElse(left, hn::Min(s_l, zero), hn::Max(s_r, zero));
-    const V ds = hn::IfThenElse(left, ds_l, ds_r);
-    const V sstar_k = hn::Add(kun, ds);
-    // Step 4: U*_K - U_K.
+    const V n_k = hn::IfThenElse(left, n_l, n_r);
+    // Step 4: U*_K - U_K, 1/A and 1/(S_K - S*) from one division.
     const V sku = hn::Sub(sk, kun);
-    const V inv_b = hn::Div(one, hn::Sub(sku, ds));
+    const V x = hn::Sub(hn::Mul(sku, av), n_k);
+    const V qb = hn::Div(one, hn::Mul(av, x));
+    const V ds = hn::Mul(n_k, hn::Mul(x, qb));
+    const V inv_b = hn::Mul(hn::Mul(av, av), qb);
+    const V sstar_k = hn::Add(kun, ds);
     const V d_star = hn::Mul(hn::Mul(kd, sku), inv_b);
     const V dd = hn::Mul(hn::Mul(kd, ds), inv_b);
     const V e_k = TotalEnergy(d, kd, kun, kt1, kt2, krhoe);
@@ -187,13 +197,36 @@ HWY_INLINE void RiemannFaces(D d, int m, int t, const RiemannRow& a) {
   }
 }
 
+// The faces are done in whole vectors, except the first r = a.n mod Lanes(d): those by one
+// vector of the narrowest width of at least two lanes that holds them (CappedTag), issued
+// first so that its long chain of square roots and divisions overlaps the whole vectors that
+// follow. On AVX2 the 17 faces of an x-row of a 16-zone block are one vector of 2 and four
+// of 4, instead of a fifth of 4 overlapping the fourth; on AVX-512 one of 2 and two of 8,
+// instead of three of 8. Square roots and divisions cost per lane whatever the width, and
+// an overlapping vector last in the row made the 17th face cost about as much as four.
+// Every width runs the same code (RiemannFaces). A row shorter than a vector is one partial
+// vector.
 template <bool kHllc, bool kUniform>
 HWY_NOINLINE void RiemannRowT(const RiemannRow& row) {
   const D d;
   const RiemannRow a = row;  // a local copy: its pointers stay in registers
-  ForRow(d, 0, a.n, [&](auto full, int t, auto m) {
-    RiemannFaces<kHllc, kUniform, decltype(full)::value>(d, m, t, a);
-  });
+  const int n = int(hn::Lanes(d));
+  if (a.n < n) {
+    if (a.n > 0) RiemannFaces<kHllc, kUniform, false>(d, a.n, 0, a);
+    return;
+  }
+  const int r = a.n % n;
+  if (r > 0) {
+    const hn::CappedTag<double, 2> d2;
+    const hn::CappedTag<double, 4> d4;
+    if (r <= 2 && int(hn::Lanes(d2)) < n)
+      RiemannFaces<kHllc, kUniform, true>(d2, 2, 0, a);
+    else if (r <= 4 && int(hn::Lanes(d4)) < n)
+      RiemannFaces<kHllc, kUniform, true>(d4, 4, 0, a);
+    else
+      RiemannFaces<kHllc, kUniform, true>(d, n, 0, a);
+  }
+  for (int t = r; t < a.n; t += n) RiemannFaces<kHllc, kUniform, true>(d, n, t, a);
 }
 
 void Riemann(bool hllc, bool uniform, const RiemannRow& a) {
@@ -276,17 +309,18 @@ HWY_NOINLINE void HancockT(const double* HWY_RESTRICT W, std::size_t N, std::siz
     const V zi = Ld<F>(d, m, vz + i), pi = Ld<F>(d, m, p + i);
     const V gc = kUniform ? hn::Set(d, ugc) : Ld<F>(d, m, gcw + i);
     const V gp = hn::Mul(gc, pi);
+    const V ir = hn::Div(hn::Set(d, 1.0), ri);
     const V zero = hn::Zero(d);
     // Axis 0 (the reference adds each axis's term to 0.0 first: the same bits).
     V hr = hn::Mul(f0, hn::Add(hn::Mul(xi, s(0, 0)), hn::Mul(ri, s(0, 1))));
-    V hx = hn::Mul(f0, hn::Add(hn::Mul(xi, s(0, 1)), hn::Div(s(0, 4), ri)));
+    V hx = hn::Mul(f0, hn::Add(hn::Mul(xi, s(0, 1)), hn::Mul(s(0, 4), ir)));
     V hy = hn::Mul(f0, hn::Add(hn::Mul(xi, s(0, 2)), zero));
     V hz = hn::Mul(f0, hn::Add(hn::Mul(xi, s(0, 3)), zero));
     V hp = hn::Mul(f0, hn::Add(hn::Mul(xi, s(0, 4)), hn::Mul(gp, s(0, 1))));
     if constexpr (kNd > 1) {
       hr = hn::Add(hr, hn::Mul(f1, hn::Add(hn::Mul(yi, s(1, 0)), hn::Mul(ri, s(1, 2)))));
       hx = hn::Add(hx, hn::Mul(f1, hn::Add(hn::Mul(yi, s(1, 1)), zero)));
-      hy = hn::Add(hy, hn::Mul(f1, hn::Add(hn::Mul(yi, s(1, 2)), hn::Div(s(1, 4), ri))));
+      hy = hn::Add(hy, hn::Mul(f1, hn::Add(hn::Mul(yi, s(1, 2)), hn::Mul(s(1, 4), ir))));
       hz = hn::Add(hz, hn::Mul(f1, hn::Add(hn::Mul(yi, s(1, 3)), zero)));
       hp = hn::Add(hp, hn::Mul(f1, hn::Add(hn::Mul(yi, s(1, 4)), hn::Mul(gp, s(1, 2)))));
     }
@@ -294,7 +328,7 @@ HWY_NOINLINE void HancockT(const double* HWY_RESTRICT W, std::size_t N, std::siz
       hr = hn::Add(hr, hn::Mul(f2, hn::Add(hn::Mul(zi, s(2, 0)), hn::Mul(ri, s(2, 3)))));
       hx = hn::Add(hx, hn::Mul(f2, hn::Add(hn::Mul(zi, s(2, 1)), zero)));
       hy = hn::Add(hy, hn::Mul(f2, hn::Add(hn::Mul(zi, s(2, 2)), zero)));
-      hz = hn::Add(hz, hn::Mul(f2, hn::Add(hn::Mul(zi, s(2, 3)), hn::Div(s(2, 4), ri))));
+      hz = hn::Add(hz, hn::Mul(f2, hn::Add(hn::Mul(zi, s(2, 3)), hn::Mul(s(2, 4), ir))));
       hp = hn::Add(hp, hn::Mul(f2, hn::Add(hn::Mul(zi, s(2, 4)), hn::Mul(gp, s(2, 3)))));
     }
     St<F>(d, m, hn::Sub(ri, hr), H + i);

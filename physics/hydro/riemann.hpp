@@ -57,66 +57,101 @@ inline Flux physical_flux(const FaceState& s) {
   return {m, m * s.un + s.p, m * s.ut1, m * s.ut2, (total_energy(s) + s.p) * s.un};
 }
 
+/// The Roe-type weights of a face, written so that they cost one square root:
+/// s = sqrt(ρL ρR) and inv_m = 1/(ρL + s). With w_K = sqrt(ρ_K) the weights
+/// w_L/(w_L + w_R) and w_R/(w_L + w_R) are ρL inv_m and s inv_m, and
+/// w_L w_R/(w_L + w_R)^2 = s ρL inv_m^2 (w_L + w_R = (ρL + s)/w_L).
+struct RoeWeights {
+  double s, inv_m;
+};
+
+inline RoeWeights roe_weights(double dl, double dr) {
+  const double s = std::sqrt(dl * dr);
+  return {s, 1.0 / (dl + s)};
+}
+
+/// A face's sound speeds c_K = sqrt(gp_K / ρ_K) (gp_K = Γ1 p_K) and Roe weights from one
+/// division, q = 1/(ρL ρR m) with m = ρL + s: 1/ρL = ρR m q, 1/ρR = ρL m q, 1/m = ρL ρR q.
+/// What the row kernels use (kernels_ref.hpp, kernels_simd.cpp): three divisions of the
+/// straightforward form were a third of the divider's time per face. ρL ρR m ~ ρ^3 must
+/// stay inside the double range: densities between 1e-100 and 1e100 in the code's units.
+inline void face_speeds(double dl, double dr, double gpl, double gpr, double& cl, double& cr,
+                        RoeWeights& w) {
+  const double s = std::sqrt(dl * dr);
+  const double m = dl + s;
+  const double q = 1.0 / (dl * dr * m);
+  cl = std::sqrt(gpl * (dr * m * q));
+  cr = std::sqrt(gpr * (dl * m * q));
+  w = {s, dl * dr * q};
+}
+
 /// Einfeldt (1988, §5) speed bounds widened by Davis's (1988): S_L = min(uL - cL,
 /// uR - cR, ū - d̄), S_R = max(uL + cL, uR + cR, ū + d̄), with ū the sqrt(rho)-weighted
 /// velocity and d̄^2 = (sqrt(ρL) cL^2 + sqrt(ρR) cR^2)/(sqrt(ρL) + sqrt(ρR))
 /// + η2 (uR - uL)^2, η2 = sqrt(ρL ρR) / (2 (sqrt(ρL) + sqrt(ρR))^2). d̄ needs only c,
 /// not the EOS, and bounds the Roe-averaged sound speed of a gamma law for γ <= 2.
-inline SignalSpeeds signal_speeds(const FaceState& L, const FaceState& R) {
-  const double wl = std::sqrt(L.d);
-  const double wr = std::sqrt(R.d);
-  const double inv_w = 1.0 / (wl + wr);
-  const double u_avg = (wl * L.un + wr * R.un) * inv_w;
+/// The weights w (roe_weights) are those of L.d and R.d.
+inline SignalSpeeds signal_speeds(const FaceState& L, const FaceState& R, const RoeWeights& w) {
+  const double u_avg = (L.d * L.un + w.s * R.un) * w.inv_m;
   const double du = R.un - L.un;
-  const double eta2 = 0.5 * wl * wr * inv_w * inv_w;
-  const double c_avg = std::sqrt((wl * L.c * L.c + wr * R.c * R.c) * inv_w + eta2 * du * du);
+  const double eta2 = 0.5 * w.s * L.d * w.inv_m * w.inv_m;
+  const double c_avg = std::sqrt((L.d * L.c * L.c + w.s * R.c * R.c) * w.inv_m + eta2 * du * du);
   // The Davis terms for both sides guarantee S_L <= u_K - c_K and S_R >= u_K + c_K for
   // K = L, R, which is what makes S_L < S* < S_R in hllc() (see Step 2 there).
   return {std::min(std::min(L.un - L.c, R.un - R.c), u_avg - c_avg),
           std::max(std::max(L.un + L.c, R.un + R.c), u_avg + c_avg)};
 }
 
-/// HLLC flux (Toro 2009, §10.4) with Batten et al. (1997) / Einfeldt wave speeds.
-/// Exactly F(L) when L == R or S_L >= 0, exactly F(R) when S_R <= 0; exactly zero mass
-/// flux through a contact at rest; shear waves and moving contacts are upwinded.
-inline Flux hllc(const FaceState& L, const FaceState& R) {
-  // Step 1: wave-speed estimates S_L, S_R (Einfeldt 1988; Batten et al. 1997).
-  const SignalSpeeds s = signal_speeds(L, R);
+inline SignalSpeeds signal_speeds(const FaceState& L, const FaceState& R) {
+  return signal_speeds(L, R, roe_weights(L.d, R.d));
+}
 
+/// HLLC flux (Toro 2009, §10.4) with Batten et al. (1997) / Einfeldt wave speeds s
+/// (signal_speeds). Exactly F(L) when L == R or S_L >= 0, exactly F(R) when S_R <= 0;
+/// exactly zero mass flux through a contact at rest; shear waves and moving contacts are
+/// upwinded.
+inline Flux hllc_from_speeds(const FaceState& L, const FaceState& R, const SignalSpeeds& s) {
   // Step 2: contact speed S* (Toro eq. 10.37). With a_K = ρ_K (S_K - u_K) it is
-  //   S* = (pR - pL + aL uL - aR uR) / (aL - aR);
-  // we form S* - uL and S* - uR directly, so that both are exactly zero when the states
-  // agree (then U*_K == U_K and the flux is exactly F(L)), and exactly zero across a
-  // contact at rest (then the mass flux is exactly zero). aL < 0 < aR, so no division
-  // by zero; and S* - S_L > 0 because ρ_K c_K^2 >= p_K and S_L <= u_K - c_K.
+  //   S* = (pR - pL + aL uL - aR uR) / (aL - aR) = u_K + n_K / A,
+  //   A = aL - aR, n_L = Δp - aR Δu, n_R = Δp - aL Δu;
+  // S* - u_K is formed as n_K / A, so that it is exactly zero when the states agree
+  // (then U*_K == U_K and the flux is exactly F(L)) and across a contact at rest (then
+  // the mass flux is exactly zero). aL < 0 < aR, so A < 0; and S* - S_L > 0 because
+  // ρ_K c_K^2 >= p_K and S_L <= u_K - c_K.
   const double al = L.d * (s.left - L.un);
   const double ar = R.d * (s.right - R.un);
   const double dp = R.p - L.p;
   const double du = R.un - L.un;
-  const double inv_a = 1.0 / (al - ar);
-  const double ds_l = (dp - ar * du) * inv_a;  // S* - uL
-  const double ds_r = (dp - al * du) * inv_a;  // S* - uR
-  const double s_star = 0.5 * ((L.un + ds_l) + (R.un + ds_r));
+  const double a = al - ar;
+  const double n_l = dp - ar * du;
+  const double n_r = dp - al * du;
 
   // Step 3: take the side K of the contact that the face lies on, by value (selects,
-  // not branches). The outer-wave speed is clipped so that a face outside the fan
+  // not branches): S* >= 0, i.e. 2 S* A = (uL + uR) A + n_L + n_R <= 0 (A < 0), decided
+  // before any division. The outer-wave speed is clipped so that a face outside the fan
   // (S_L >= 0 or S_R <= 0) gets F_K + 0 * (U*_K - U_K) = F_K.
-  const bool left = s_star >= 0.0;
+  const bool left = (L.un + R.un) * a + (n_l + n_r) <= 0.0;
   const FaceState k{left ? L.d : R.d,     left ? L.un : R.un, left ? L.ut1 : R.ut1,
                     left ? L.ut2 : R.ut2, left ? L.p : R.p,   left ? L.rhoe : R.rhoe,
                     left ? L.c : R.c};
   const double sk = left ? s.left : s.right;
   const double sk_face = left ? std::min(s.left, 0.0) : std::max(s.right, 0.0);
-  const double ds = left ? ds_l : ds_r;  // S* - u_K
-  const double sstar_k = k.un + ds;
+  const double n_k = left ? n_l : n_r;
 
   // Step 4: U*_K - U_K from the star state (Toro eq. 10.39), every component written
-  // as a multiple of (S* - u_K):
-  //   ρ*_K = ρ_K (S_K - u_K)/(S_K - S*),        Δρ  = ρ_K (S* - u_K)/(S_K - S*),
-  //   Δ(ρu_n) = ρ*_K (S* - u_K) + u_K Δρ,       Δ(ρu_t) = u_t Δρ,
-  //   ΔE = (S* - u_K) [(E_K + p_K)/(S_K - S*) + ρ*_K S*].
-  const double inv_b = 1.0 / ((sk - k.un) - ds);  // 1/(S_K - S*)
-  const double d_star = k.d * (sk - k.un) * inv_b;
+  // as a multiple of ds = S* - u_K:
+  //   ρ*_K = ρ_K (S_K - u_K)/(S_K - S*),        Δρ  = ρ_K ds/(S_K - S*),
+  //   Δ(ρu_n) = ρ*_K ds + u_K Δρ,               Δ(ρu_t) = u_t Δρ,
+  //   ΔE = ds [(E_K + p_K)/(S_K - S*) + ρ*_K S*].
+  // One division for 1/A and 1/(S_K - S*): S_K - S* = X / A with X = (S_K - u_K) A - n_K,
+  // so with q = 1/(A X): 1/A = X q and 1/(S_K - S*) = A^2 q.
+  const double sku = sk - k.un;
+  const double x = sku * a - n_k;
+  const double q = 1.0 / (a * x);
+  const double ds = n_k * (x * q);  // S* - u_K
+  const double inv_b = a * a * q;   // 1/(S_K - S*)
+  const double sstar_k = k.un + ds;
+  const double d_star = k.d * sku * inv_b;
   const double dd = k.d * ds * inv_b;
   const double e_k = total_energy(k);
   const double dmn = d_star * ds + k.un * dd;
@@ -128,13 +163,18 @@ inline Flux hllc(const FaceState& L, const FaceState& R) {
           f.mt2 + sk_face * (k.ut2 * dd), f.e + sk_face * de};
 }
 
-/// HLLE flux (Einfeldt 1988; Toro 2009, §10.3) with the Einfeldt/Davis speed bounds.
+/// hllc_from_speeds with the speeds of signal_speeds(L, R).
+inline Flux hllc(const FaceState& L, const FaceState& R) {
+  return hllc_from_speeds(L, R, signal_speeds(L, R));
+}
+
+/// HLLE flux (Einfeldt 1988; Toro 2009, §10.3) with the Einfeldt/Davis speed bounds s.
 /// Exactly F(L) when L == R or S_L >= 0, F(R) to round-off when S_R <= 0; positivity
 /// preserving; diffuses contacts and shear waves.
-inline Flux hlle(const FaceState& L, const FaceState& R) {
-  // Step 1: wave-speed estimates, clipped to the face: b- = min(S_L, 0),
-  // b+ = max(S_R, 0), which folds the supersonic cases into the one formula.
-  const SignalSpeeds s = signal_speeds(L, R);
+inline Flux hlle_from_speeds(const FaceState& L, const FaceState& R, const SignalSpeeds& s) {
+  // Step 1: the wave-speed estimates s (signal_speeds), clipped to the face:
+  // b- = min(S_L, 0), b+ = max(S_R, 0), which folds the supersonic cases into the one
+  // formula.
   const double bm = std::min(s.left, 0.0);
   const double bp = std::max(s.right, 0.0);
 
@@ -150,6 +190,11 @@ inline Flux hlle(const FaceState& L, const FaceState& R) {
           fl.mt1 + w * (bp * (R.d * R.ut1 - L.d * L.ut1) - (fr.mt1 - fl.mt1)),
           fl.mt2 + w * (bp * (R.d * R.ut2 - L.d * L.ut2) - (fr.mt2 - fl.mt2)),
           fl.e + w * (bp * (total_energy(R) - total_energy(L)) - (fr.e - fl.e))};
+}
+
+/// hlle_from_speeds with the speeds of signal_speeds(L, R).
+inline Flux hlle(const FaceState& L, const FaceState& R) {
+  return hlle_from_speeds(L, R, signal_speeds(L, R));
 }
 
 }  // namespace tessera::hydro

@@ -139,9 +139,44 @@ TEST(HydroSimd, RiemannFluxesMatchTheReferenceOnEveryTarget) {
     simd::force(t);
     for (bool hllc : {true, false})
       for (bool uniform : {true, false})
-        // 37 faces: whole vectors and an overlapping last one; 3: shorter than one
-        // vector of AVX2 and wider (a partial vector).
-        for (int n : {37, 3}) riemann_case(hllc, uniform, t, n);
+        // 37, 17 and 12 faces: whole vectors after one narrower vector of 2 or 4 lanes, or
+        // a whole one overlapping the next (which, depends on the target's width); 3:
+        // shorter than one vector of AVX2 and wider (a partial vector).
+        for (int n : {37, 17, 12, 3}) riemann_case(hllc, uniform, t, n);
+  }
+}
+
+// The Riemann kernels start a row with a narrower vector for the faces a whole vector
+// does not take (kernels_simd.cpp, RiemannRowT): a face's flux must not depend on the
+// width of the vector it fell in. Faces 1..16 of a row of 17 and faces 0..15 of the same
+// states as a row of 16 land in different vectors: the fluxes are the same bits.
+TEST(HydroSimd, RiemannFluxOfAFaceDoesNotDependOnItsPlaceInTheRow) {
+  ForceGuard guard;
+  const FaceRow f(17, 11);
+  for (const auto& t : highway_targets()) {
+    simd::force(t);
+    for (bool hllc : {true, false}) {
+      std::vector<double> a(5 * 17), b(5 * 16);
+      for (int shift : {0, 1}) {
+        const int n = 17 - shift;
+        double* o = shift ? b.data() : a.data();
+        hs::RiemannRow r;
+        r.n = n;
+        r.ld = f.s[0].data() + shift, r.lu = f.s[1].data() + shift;
+        r.lt1 = f.s[2].data() + shift, r.lt2 = f.s[3].data() + shift;
+        r.lp = f.s[4].data() + shift;
+        r.rd = f.s[5].data() + shift, r.ru = f.s[6].data() + shift;
+        r.rt1 = f.s[7].data() + shift, r.rt2 = f.s[8].data() + shift;
+        r.rp = f.s[9].data() + shift;
+        r.fd = o, r.fn = o + n, r.ft1 = o + 2 * n, r.ft2 = o + 3 * n, r.fe = o + 4 * n;
+        r.ugc = 1.4, r.uge = 2.5;
+        hs::riemann(hllc, true, r);
+      }
+      for (int v = 0; v < 5; ++v)
+        for (int i = 0; i < 16; ++i)
+          ASSERT_EQ(a[v * 17 + 1 + i], b[v * 16 + i])
+              << t << (hllc ? " HLLC" : " HLLE") << " component " << v << " face " << i + 1;
+    }
   }
 }
 
