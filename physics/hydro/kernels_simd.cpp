@@ -96,104 +96,197 @@ HWY_INLINE void ForRowInPlace(D d, int i0, int i1, Body&& body) {
 // ---- Riemann solvers (riemann.hpp: signal_speeds, hllc, hlle, total_energy,
 // physical_flux), on vectors of faces.
 
+// The Riemann solvers run on one vector of faces or on two in lockstep (Pair). A face's
+// chain of square roots and divisions is long (about 200 cycles); two independent chains
+// in one instruction stream keep the divider and the FMA units busy where one leaves them
+// waiting, if the registers hold both: on AVX-512 (32 registers) the Riemann kernel's
+// share of a sedov_3d_uniform step fell from 2.6 to 2.0 times that of the slopes (perf
+// samples), on AVX2 (16 registers, spills) it rose from 2.05 to 2.4, so only the AVX3
+// targets use pairs (SVE cannot: its vectors have no size to put two in a struct). pk
+// holds the operations for both: Highway's for one vector, the same operation on each of
+// the two for a Pair; the per-face formulas are written once, on pk.
+template <class DD>
+struct Pair {
+  DD d;
+};
+template <class DD>
+struct PairV {
+  hn::Vec<DD> a, b;
+};
+template <class DD>
+struct PairM {
+  hn::Mask<DD> a, b;
+};
+
+namespace pk {
+template <class DD>
+HWY_INLINE hn::Vec<DD> Set(DD d, double x) {
+  return hn::Set(d, x);
+}
+template <class DD>
+HWY_INLINE PairV<DD> Set(Pair<DD> p, double x) {
+  const hn::Vec<DD> v = hn::Set(p.d, x);
+  return {v, v};
+}
+template <bool kFull, class DD>
+HWY_INLINE hn::Vec<DD> Load(DD d, int count, const double* HWY_RESTRICT p) {
+  return Ld<kFull>(d, count, p);
+}
+template <bool kFull, class DD>
+HWY_INLINE PairV<DD> Load(Pair<DD> q, int /*count: whole vectors*/, const double* HWY_RESTRICT p) {
+  return {hn::LoadU(q.d, p), hn::LoadU(q.d, p + hn::Lanes(q.d))};
+}
+template <bool kFull, class DD>
+HWY_INLINE void Store(DD d, int count, hn::Vec<DD> v, double* HWY_RESTRICT p) {
+  St<kFull>(d, count, v, p);
+}
+template <bool kFull, class DD>
+HWY_INLINE void Store(Pair<DD> q, int /*count*/, PairV<DD> v, double* HWY_RESTRICT p) {
+  hn::StoreU(v.a, q.d, p);
+  hn::StoreU(v.b, q.d, p + hn::Lanes(q.d));
+}
+#define TESSERA_PK_BINARY(OP)                         \
+  template <class V>                                  \
+  HWY_INLINE V OP(V x, V y) {                         \
+    return hn::OP(x, y);                              \
+  }                                                   \
+  template <class DD>                                 \
+  HWY_INLINE PairV<DD> OP(PairV<DD> x, PairV<DD> y) { \
+    return {hn::OP(x.a, y.a), hn::OP(x.b, y.b)};      \
+  }
+TESSERA_PK_BINARY(Add)
+TESSERA_PK_BINARY(Sub)
+TESSERA_PK_BINARY(Mul)
+TESSERA_PK_BINARY(Div)
+TESSERA_PK_BINARY(Min)
+TESSERA_PK_BINARY(Max)
+#undef TESSERA_PK_BINARY
+template <class V>
+HWY_INLINE V Sqrt(V x) {
+  return hn::Sqrt(x);
+}
+template <class DD>
+HWY_INLINE PairV<DD> Sqrt(PairV<DD> x) {
+  return {hn::Sqrt(x.a), hn::Sqrt(x.b)};
+}
+template <class V>
+HWY_INLINE auto Le(V x, V y) {
+  return hn::Le(x, y);
+}
+template <class DD>
+HWY_INLINE PairM<DD> Le(PairV<DD> x, PairV<DD> y) {
+  return {hn::Le(x.a, y.a), hn::Le(x.b, y.b)};
+}
+template <class M, class V>
+HWY_INLINE V IfThenElse(M m, V x, V y) {
+  return hn::IfThenElse(m, x, y);
+}
+template <class DD>
+HWY_INLINE PairV<DD> IfThenElse(PairM<DD> m, PairV<DD> x, PairV<DD> y) {
+  return {hn::IfThenElse(m.a, x.a, y.a), hn::IfThenElse(m.b, x.b, y.b)};
+}
+}  // namespace pk
+
 // E = rhoe + d (un^2 + ut1^2 + ut2^2) / 2 (total_energy).
-template <class DD, class VV = hn::Vec<DD>>
-HWY_INLINE VV TotalEnergy(DD d, VV rho, VV un, VV ut1, VV ut2, VV rhoe) {
-  const VV half = hn::Set(d, 0.5);
-  const VV q = hn::Add(hn::Add(hn::Mul(un, un), hn::Mul(ut1, ut1)), hn::Mul(ut2, ut2));
-  return hn::Add(rhoe, hn::Mul(hn::Mul(half, rho), q));
+template <class T, class VV>
+HWY_INLINE VV TotalEnergy(T d, VV rho, VV un, VV ut1, VV ut2, VV rhoe) {
+  const VV half = pk::Set(d, 0.5);
+  const VV q = pk::Add(pk::Add(pk::Mul(un, un), pk::Mul(ut1, ut1)), pk::Mul(ut2, ut2));
+  return pk::Add(rhoe, pk::Mul(pk::Mul(half, rho), q));
 }
 
-// The faces [t, t + Lanes(d)) of the row (kFull), or the first m of them, on vectors of the tag
-// DD: the row's D, or a narrower one for the faces left after its whole vectors.
-template <bool kHllc, bool kUniform, bool kFull, class DD>
-HWY_INLINE void RiemannFaces(DD d, int m, int t, const RiemannRow& a) {
-  using V = hn::Vec<DD>;
-  const V zero = hn::Zero(d), half = hn::Set(d, 0.5), one = hn::Set(d, 1.0);
-  const V ld = Ld<kFull>(d, m, a.ld + t), lu = Ld<kFull>(d, m, a.lu + t);
-  const V lt1 = Ld<kFull>(d, m, a.lt1 + t), lt2 = Ld<kFull>(d, m, a.lt2 + t);
-  const V lp = Ld<kFull>(d, m, a.lp + t);
-  const V rd = Ld<kFull>(d, m, a.rd + t), ru = Ld<kFull>(d, m, a.ru + t);
-  const V rt1 = Ld<kFull>(d, m, a.rt1 + t), rt2 = Ld<kFull>(d, m, a.rt2 + t);
-  const V rp = Ld<kFull>(d, m, a.rp + t);
-  const V lg = kUniform ? hn::Set(d, a.ugc) : Ld<kFull>(d, m, a.lgc + t);
-  const V rg = kUniform ? hn::Set(d, a.ugc) : Ld<kFull>(d, m, a.rgc + t);
-  const V le = kUniform ? hn::Set(d, a.uge) : Ld<kFull>(d, m, a.lge + t);
-  const V re = kUniform ? hn::Set(d, a.uge) : Ld<kFull>(d, m, a.rge + t);
-  const V lrhoe = hn::Mul(lp, le), rrhoe = hn::Mul(rp, re);
+// The faces [t, t + width) of the row (kFull), or the first m of them, where the tag T is
+// the row's D, a narrower one (the faces left after the whole vectors), or a Pair of D.
+template <bool kHllc, bool kUniform, bool kFull, class T>
+HWY_INLINE void RiemannFaces(T d, int m, int t, const RiemannRow& a) {
+  using V = decltype(pk::Set(d, 0.0));
+  const V zero = pk::Set(d, 0.0), half = pk::Set(d, 0.5), one = pk::Set(d, 1.0);
+  const V ld = pk::Load<kFull>(d, m, a.ld + t), lu = pk::Load<kFull>(d, m, a.lu + t);
+  const V lt1 = pk::Load<kFull>(d, m, a.lt1 + t), lt2 = pk::Load<kFull>(d, m, a.lt2 + t);
+  const V lp = pk::Load<kFull>(d, m, a.lp + t);
+  const V rd = pk::Load<kFull>(d, m, a.rd + t), ru = pk::Load<kFull>(d, m, a.ru + t);
+  const V rt1 = pk::Load<kFull>(d, m, a.rt1 + t), rt2 = pk::Load<kFull>(d, m, a.rt2 + t);
+  const V rp = pk::Load<kFull>(d, m, a.rp + t);
+  const V lg = kUniform ? pk::Set(d, a.ugc) : pk::Load<kFull>(d, m, a.lgc + t);
+  const V rg = kUniform ? pk::Set(d, a.ugc) : pk::Load<kFull>(d, m, a.rgc + t);
+  const V le = kUniform ? pk::Set(d, a.uge) : pk::Load<kFull>(d, m, a.lge + t);
+  const V re = kUniform ? pk::Set(d, a.uge) : pk::Load<kFull>(d, m, a.rge + t);
+  const V lrhoe = pk::Mul(lp, le), rrhoe = pk::Mul(rp, re);
   // face_speeds: the sound speeds and Roe weights from one division.
-  const V sw = hn::Sqrt(hn::Mul(ld, rd));
-  const V mw = hn::Add(ld, sw);
-  const V q = hn::Div(one, hn::Mul(hn::Mul(ld, rd), mw));
-  const V lc = hn::Sqrt(hn::Mul(hn::Mul(lg, lp), hn::Mul(hn::Mul(rd, mw), q)));
-  const V rc = hn::Sqrt(hn::Mul(hn::Mul(rg, rp), hn::Mul(hn::Mul(ld, mw), q)));
-  const V inv_m = hn::Mul(hn::Mul(ld, rd), q);
+  const V sw = pk::Sqrt(pk::Mul(ld, rd));
+  const V mw = pk::Add(ld, sw);
+  const V q = pk::Div(one, pk::Mul(pk::Mul(ld, rd), mw));
+  const V lc = pk::Sqrt(pk::Mul(pk::Mul(lg, lp), pk::Mul(pk::Mul(rd, mw), q)));
+  const V rc = pk::Sqrt(pk::Mul(pk::Mul(rg, rp), pk::Mul(pk::Mul(ld, mw), q)));
+  const V inv_m = pk::Mul(pk::Mul(ld, rd), q);
 
   // signal_speeds: Einfeldt / Davis bounds.
-  const V u_avg = hn::Mul(hn::Add(hn::Mul(ld, lu), hn::Mul(sw, ru)), inv_m);
-  const V du = hn::Sub(ru, lu);
-  const V eta2 = hn::Mul(hn::Mul(hn::Mul(hn::Mul(half, sw), ld), inv_m), inv_m);
-  const V c2 = hn::Mul(hn::Add(hn::Mul(hn::Mul(ld, lc), lc), hn::Mul(hn::Mul(sw, rc), rc)), inv_m);
-  const V c_avg = hn::Sqrt(hn::Add(c2, hn::Mul(hn::Mul(eta2, du), du)));
-  const V s_l = hn::Min(hn::Min(hn::Sub(lu, lc), hn::Sub(ru, rc)), hn::Sub(u_avg, c_avg));
-  const V s_r = hn::Max(hn::Max(hn::Add(lu, lc), hn::Add(ru, rc)), hn::Add(u_avg, c_avg));
+  const V u_avg = pk::Mul(pk::Add(pk::Mul(ld, lu), pk::Mul(sw, ru)), inv_m);
+  const V du = pk::Sub(ru, lu);
+  const V eta2 = pk::Mul(pk::Mul(pk::Mul(pk::Mul(half, sw), ld), inv_m), inv_m);
+  const V c2 = pk::Mul(pk::Add(pk::Mul(pk::Mul(ld, lc), lc), pk::Mul(pk::Mul(sw, rc), rc)), inv_m);
+  const V c_avg = pk::Sqrt(pk::Add(c2, pk::Mul(pk::Mul(eta2, du), du)));
+  const V s_l = pk::Min(pk::Min(pk::Sub(lu, lc), pk::Sub(ru, rc)), pk::Sub(u_avg, c_avg));
+  const V s_r = pk::Max(pk::Max(pk::Add(lu, lc), pk::Add(ru, rc)), pk::Add(u_avg, c_avg));
 
   if constexpr (kHllc) {
     // Step 2: A = aL - aR and the numerators n_K of S* - u_K (riemann.hpp, hllc).
-    const V al = hn::Mul(ld, hn::Sub(s_l, lu));
-    const V ar = hn::Mul(rd, hn::Sub(s_r, ru));
-    const V dp = hn::Sub(rp, lp);
-    const V av = hn::Sub(al, ar);
-    const V n_l = hn::Sub(dp, hn::Mul(ar, du));
-    const V n_r = hn::Sub(dp, hn::Mul(al, du));
+    const V al = pk::Mul(ld, pk::Sub(s_l, lu));
+    const V ar = pk::Mul(rd, pk::Sub(s_r, ru));
+    const V dp = pk::Sub(rp, lp);
+    const V av = pk::Sub(al, ar);
+    const V n_l = pk::Sub(dp, pk::Mul(ar, du));
+    const V n_r = pk::Sub(dp, pk::Mul(al, du));
     // Step 3: the side K of the contact the face lies on: (uL + uR) A + n_L + n_R <= 0.
-    const auto left = hn::Le(hn::Add(hn::Mul(hn::Add(lu, ru), av), hn::Add(n_l, n_r)), zero);
-    const V kd = hn::IfThenElse(left, ld, rd), kun = hn::IfThenElse(left, lu, ru);
-    const V kt1 = hn::IfThenElse(left, lt1, rt1), kt2 = hn::IfThenElse(left, lt2, rt2);
-    const V kp = hn::IfThenElse(left, lp, rp), krhoe = hn::IfThenElse(left, lrhoe, rrhoe);
-    const V sk = hn::IfThenElse(left, s_l, s_r);
-    const V sk_face = hn::IfThenElse(left, hn::Min(s_l, zero), hn::Max(s_r, zero));
-    const V n_k = hn::IfThenElse(left, n_l, n_r);
+    const auto left = pk::Le(pk::Add(pk::Mul(pk::Add(lu, ru), av), pk::Add(n_l, n_r)), zero);
+    const V kd = pk::IfThenElse(left, ld, rd), kun = pk::IfThenElse(left, lu, ru);
+    const V kt1 = pk::IfThenElse(left, lt1, rt1), kt2 = pk::IfThenElse(left, lt2, rt2);
+    const V kp = pk::IfThenElse(left, lp, rp), krhoe = pk::IfThenElse(left, lrhoe, rrhoe);
+    const V sk = pk::IfThenElse(left, s_l, s_r);
+    const V sk_face = pk::IfThenElse(left, pk::Min(s_l, zero), pk::Max(s_r, zero));
+    const V n_k = pk::IfThenElse(left, n_l, n_r);
     // Step 4: U*_K - U_K, 1/A and 1/(S_K - S*) from one division.
-    const V sku = hn::Sub(sk, kun);
-    const V x = hn::Sub(hn::Mul(sku, av), n_k);
-    const V qb = hn::Div(one, hn::Mul(av, x));
-    const V ds = hn::Mul(n_k, hn::Mul(x, qb));
-    const V inv_b = hn::Mul(hn::Mul(av, av), qb);
-    const V sstar_k = hn::Add(kun, ds);
-    const V d_star = hn::Mul(hn::Mul(kd, sku), inv_b);
-    const V dd = hn::Mul(hn::Mul(kd, ds), inv_b);
+    const V sku = pk::Sub(sk, kun);
+    const V x = pk::Sub(pk::Mul(sku, av), n_k);
+    const V qb = pk::Div(one, pk::Mul(av, x));
+    const V ds = pk::Mul(n_k, pk::Mul(x, qb));
+    const V inv_b = pk::Mul(pk::Mul(av, av), qb);
+    const V sstar_k = pk::Add(kun, ds);
+    const V d_star = pk::Mul(pk::Mul(kd, sku), inv_b);
+    const V dd = pk::Mul(pk::Mul(kd, ds), inv_b);
     const V e_k = TotalEnergy(d, kd, kun, kt1, kt2, krhoe);
-    const V dmn = hn::Add(hn::Mul(d_star, ds), hn::Mul(kun, dd));
-    const V de = hn::Mul(ds, hn::Add(hn::Mul(hn::Add(e_k, kp), inv_b), hn::Mul(d_star, sstar_k)));
+    const V dmn = pk::Add(pk::Mul(d_star, ds), pk::Mul(kun, dd));
+    const V de = pk::Mul(ds, pk::Add(pk::Mul(pk::Add(e_k, kp), inv_b), pk::Mul(d_star, sstar_k)));
     // Step 5: F*_K = F_K + S_K (U*_K - U_K).
-    const V mk = hn::Mul(kd, kun);
-    St<kFull>(d, m, hn::Add(mk, hn::Mul(sk_face, dd)), a.fd + t);
-    St<kFull>(d, m, hn::Add(hn::Add(hn::Mul(mk, kun), kp), hn::Mul(sk_face, dmn)), a.fn + t);
-    St<kFull>(d, m, hn::Add(hn::Mul(mk, kt1), hn::Mul(sk_face, hn::Mul(kt1, dd))), a.ft1 + t);
-    St<kFull>(d, m, hn::Add(hn::Mul(mk, kt2), hn::Mul(sk_face, hn::Mul(kt2, dd))), a.ft2 + t);
-    St<kFull>(d, m, hn::Add(hn::Mul(hn::Add(e_k, kp), kun), hn::Mul(sk_face, de)), a.fe + t);
+    const V mk = pk::Mul(kd, kun);
+    pk::Store<kFull>(d, m, pk::Add(mk, pk::Mul(sk_face, dd)), a.fd + t);
+    pk::Store<kFull>(d, m, pk::Add(pk::Add(pk::Mul(mk, kun), kp), pk::Mul(sk_face, dmn)), a.fn + t);
+    pk::Store<kFull>(d, m, pk::Add(pk::Mul(mk, kt1), pk::Mul(sk_face, pk::Mul(kt1, dd))),
+                     a.ft1 + t);
+    pk::Store<kFull>(d, m, pk::Add(pk::Mul(mk, kt2), pk::Mul(sk_face, pk::Mul(kt2, dd))),
+                     a.ft2 + t);
+    pk::Store<kFull>(d, m, pk::Add(pk::Mul(pk::Add(e_k, kp), kun), pk::Mul(sk_face, de)), a.fe + t);
   } else {
     // HLLE: F = F_L + b- [b+ dU - dF] / (b+ - b-).
-    const V bm = hn::Min(s_l, zero), bp = hn::Max(s_r, zero);
-    const V mnl = hn::Mul(ld, lu), mnr = hn::Mul(rd, ru);
+    const V bm = pk::Min(s_l, zero), bp = pk::Max(s_r, zero);
+    const V mnl = pk::Mul(ld, lu), mnr = pk::Mul(rd, ru);
     const V el = TotalEnergy(d, ld, lu, lt1, lt2, lrhoe);
     const V er = TotalEnergy(d, rd, ru, rt1, rt2, rrhoe);
     // Physical fluxes (physical_flux).
     const V fl_d = mnl, fr_d = mnr;
-    const V fl_mn = hn::Add(hn::Mul(mnl, lu), lp), fr_mn = hn::Add(hn::Mul(mnr, ru), rp);
-    const V fl_t1 = hn::Mul(mnl, lt1), fr_t1 = hn::Mul(mnr, rt1);
-    const V fl_t2 = hn::Mul(mnl, lt2), fr_t2 = hn::Mul(mnr, rt2);
-    const V fl_e = hn::Mul(hn::Add(el, lp), lu), fr_e = hn::Mul(hn::Add(er, rp), ru);
-    const V w = hn::Div(bm, hn::Sub(bp, bm));
+    const V fl_mn = pk::Add(pk::Mul(mnl, lu), lp), fr_mn = pk::Add(pk::Mul(mnr, ru), rp);
+    const V fl_t1 = pk::Mul(mnl, lt1), fr_t1 = pk::Mul(mnr, rt1);
+    const V fl_t2 = pk::Mul(mnl, lt2), fr_t2 = pk::Mul(mnr, rt2);
+    const V fl_e = pk::Mul(pk::Add(el, lp), lu), fr_e = pk::Mul(pk::Add(er, rp), ru);
+    const V w = pk::Div(bm, pk::Sub(bp, bm));
     auto hll = [&](V fl, V fr, V ul, V ur) {
-      return hn::Add(fl, hn::Mul(w, hn::Sub(hn::Mul(bp, hn::Sub(ur, ul)), hn::Sub(fr, fl))));
+      return pk::Add(fl, pk::Mul(w, pk::Sub(pk::Mul(bp, pk::Sub(ur, ul)), pk::Sub(fr, fl))));
     };
-    St<kFull>(d, m, hll(fl_d, fr_d, ld, rd), a.fd + t);
-    St<kFull>(d, m, hll(fl_mn, fr_mn, mnl, mnr), a.fn + t);
-    St<kFull>(d, m, hll(fl_t1, fr_t1, hn::Mul(ld, lt1), hn::Mul(rd, rt1)), a.ft1 + t);
-    St<kFull>(d, m, hll(fl_t2, fr_t2, hn::Mul(ld, lt2), hn::Mul(rd, rt2)), a.ft2 + t);
-    St<kFull>(d, m, hll(fl_e, fr_e, el, er), a.fe + t);
+    pk::Store<kFull>(d, m, hll(fl_d, fr_d, ld, rd), a.fd + t);
+    pk::Store<kFull>(d, m, hll(fl_mn, fr_mn, mnl, mnr), a.fn + t);
+    pk::Store<kFull>(d, m, hll(fl_t1, fr_t1, pk::Mul(ld, lt1), pk::Mul(rd, rt1)), a.ft1 + t);
+    pk::Store<kFull>(d, m, hll(fl_t2, fr_t2, pk::Mul(ld, lt2), pk::Mul(rd, rt2)), a.ft2 + t);
+    pk::Store<kFull>(d, m, hll(fl_e, fr_e, el, er), a.fe + t);
   }
 }
 
@@ -204,8 +297,9 @@ HWY_INLINE void RiemannFaces(DD d, int m, int t, const RiemannRow& a) {
 // of 4, instead of a fifth of 4 overlapping the fourth; on AVX-512 one of 2 and two of 8,
 // instead of three of 8. Square roots and divisions cost per lane whatever the width, and
 // an overlapping vector last in the row made the 17th face cost about as much as four.
-// Every width runs the same code (RiemannFaces). A row shorter than a vector is one partial
-// vector.
+// Every width runs the same code (RiemannFaces). On AVX3 the whole vectors go two at a time
+// (Pair).
+// A row shorter than a vector is one partial vector.
 template <bool kHllc, bool kUniform>
 HWY_NOINLINE void RiemannRowT(const RiemannRow& row) {
   const D d;
@@ -226,7 +320,11 @@ HWY_NOINLINE void RiemannRowT(const RiemannRow& row) {
     else
       RiemannFaces<kHllc, kUniform, true>(d, n, 0, a);
   }
-  for (int t = r; t < a.n; t += n) RiemannFaces<kHllc, kUniform, true>(d, n, t, a);
+  int t = r;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  for (; t + 2 * n <= a.n; t += 2 * n) RiemannFaces<kHllc, kUniform, true>(Pair<D>{d}, n, t, a);
+#endif
+  for (; t < a.n; t += n) RiemannFaces<kHllc, kUniform, true>(d, n, t, a);
 }
 
 void Riemann(bool hllc, bool uniform, const RiemannRow& a) {
