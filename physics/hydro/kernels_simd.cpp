@@ -99,10 +99,11 @@ HWY_INLINE void ForRowInPlace(D d, int i0, int i1, Body&& body) {
 // The Riemann solvers run on one vector of faces or on two in lockstep (Pair). A face's
 // chain of square roots and divisions is long (about 200 cycles); two independent chains
 // in one instruction stream keep the divider and the FMA units busy where one leaves them
-// waiting, if the registers hold both: on AVX-512 (32 registers) the Riemann kernel's
-// share of a sedov_3d_uniform step fell from 2.6 to 2.0 times that of the slopes (perf
-// samples), on AVX2 (16 registers, spills) it rose from 2.05 to 2.4, so only the AVX3
-// targets use pairs (SVE cannot: its vectors have no size to put two in a struct). pk
+// waiting. On this AVX-512 VM the Riemann kernel's share of a sedov_3d_uniform step fell
+// from 3.1-3.6 times that of the slopes to 1.8 (perf samples; AVX2 code of the native
+// build 2.44-2.57 -> 2.29-2.46), and llvm-mca's Zen 2 model of the portable build's loops
+// gives 220 -> 189 cycles per vector for AVX2 and 208 -> 166 for SSE4. Every target with
+// sized vectors uses pairs; SVE cannot (a sizeless vector cannot be a struct member). pk
 // holds the operations for both: Highway's for one vector, the same operation on each of
 // the two for a Pair; the per-face formulas are written once, on pk.
 template <class DD>
@@ -297,8 +298,8 @@ HWY_INLINE void RiemannFaces(T d, int m, int t, const RiemannRow& a) {
 // of 4, instead of a fifth of 4 overlapping the fourth; on AVX-512 one of 2 and two of 8,
 // instead of three of 8. Square roots and divisions cost per lane whatever the width, and
 // an overlapping vector last in the row made the 17th face cost about as much as four.
-// Every width runs the same code (RiemannFaces). On AVX3 the whole vectors go two at a time
-// (Pair).
+// Every width runs the same code (RiemannFaces). The whole vectors go two at a time (Pair)
+// where vectors have a size.
 // A row shorter than a vector is one partial vector.
 template <bool kHllc, bool kUniform>
 HWY_NOINLINE void RiemannRowT(const RiemannRow& row) {
@@ -321,7 +322,7 @@ HWY_NOINLINE void RiemannRowT(const RiemannRow& row) {
       RiemannFaces<kHllc, kUniform, true>(d, n, 0, a);
   }
   int t = r;
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#if !HWY_HAVE_SCALABLE
   for (; t + 2 * n <= a.n; t += 2 * n) RiemannFaces<kHllc, kUniform, true>(Pair<D>{d}, n, t, a);
 #endif
   for (; t < a.n; t += n) RiemannFaces<kHllc, kUniform, true>(d, n, t, a);
