@@ -44,7 +44,8 @@ struct Hydro::Scratch {
   double* hi_y = nullptr;        // high-face states along y of rows j-1 and j [2][NR][n0]
   double* hi_z = nullptr;        // high-face states along z of planes k-1 and k [2][n1][NR][n0]
   double* flux = nullptr;        // fluxes through one row of faces [NR][fn]
-  double* row = nullptr;         // time-step rate: a row of interior zones per variable [7][n0]
+  double* row = nullptr;         // a row of interior zones per variable [7][n0]: the time-step
+                                 // rate; zone-major's update (update_block_n)
   double* gz = nullptr;          // guard-zone EOS pencil [6][ngz]: dens eint temp pres gamc game
   double* geo = nullptr;         // curvilinear radial factors [3][n0]: dt A-/V, dt A+/V, alpha dr/r
   std::vector<int> guard_cells;  // cell numbers of the guard zones (EOS evaluated there)
@@ -626,6 +627,35 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
   double* H = S.half;
   double* lo = S.lo;
   double* hi_x = S.hi;
+  // Step 6 on the interior zones of row (j, k), every channel: kind 0 the x-flux
+  // difference, 1 adds and 2 subtracts a y or z flux (add_divergence, add_flux, sub_flux).
+  // The Highway kernel takes contiguous rows: var-major's own, zone-major's copied through
+  // a row buffer (S.row), so that both layouts run the same arithmetic.
+  auto update = [&](int kind, int j, int k, double c) {
+    if (ref) {
+      for (int v = 0; v < nr; ++v) {
+        const auto q = u.row(uv[v], j, k) + ng;
+        if (kind == 0)
+          add_divergence(q, Fv[v], nx, c);
+        else if (kind == 1)
+          add_flux(q, Fv[v], nx, c);
+        else
+          sub_flux(q, Fv[v], nx, c);
+      }
+    } else if constexpr (L == Layout::var_major) {
+      double* q[64];
+      for (int v = 0; v < nr; ++v) q[v] = u.row(uv[v], j, k) + ng;
+      simd::update_rows(kind, nr, q, Fv, nx, c);
+    } else {
+      double* buf = S.row;
+      for (int v = 0; v < nr; ++v) {
+        const auto q = u.row(uv[v], j, k) + ng;
+        for (int t = 0; t < nx; ++t) buf[t] = q[t];
+        simd::update_rows(kind, 1, &buf, Fv + v, nx, c);
+        for (int t = 0; t < nx; ++t) q[t] = buf[t];
+      }
+    }
+  };
   for (int k = k0; k < k1; ++k)
     for (int j = j0; j < j1; ++j) {
       const bool do_x = inside(1, j) && inside(2, k);
@@ -694,12 +724,13 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
         riemann(nx + 1, hi_x + (ng - 1), lo + ng, 0, rb + (ng - 1), rb + ng);
         const std::size_t fo =
             std::size_t(nd > 2 ? k - ng : 0) * t2n + std::size_t(nd > 1 ? j - ng : 0);
-        for (int v = 0; v < nr; ++v) {
-          if (curved)
+        if (curved)
+          for (int v = 0; v < nr; ++v)
             add_divergence_geo(u.row(uv[v], j, k) + ng, Fv[v], nx, glo + ng, ghi + ng,
                                v == 1 ? B + 4 * bs + ng : nullptr);
-          else
-            add_divergence(u.row(uv[v], j, k) + ng, Fv[v], nx, c_dt[0]);
+        else
+          update(0, j, k, c_dt[0]);
+        for (int v = 0; v < nr; ++v) {
           out.face[0][v * out.per_var + fo] = Fv[v][0];
           out.face[1][v * out.per_var + fo] = Fv[v][nx];
         }
@@ -714,9 +745,9 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
         riemann(nx, hi_prev + ng, lo + ng, a, below, rb + ng);
         const int jl = a == 1 ? j - 1 : j, kl = a == 2 ? k - 1 : k;
         const int other = a == 1 ? (nd > 2 ? k - ng : 0) : j - ng;  // flux register t2
+        if (m > ng) update(2, jl, kl, c_dt[a]);
+        if (m < ng + nx) update(1, j, k, c_dt[a]);
         for (int v = 0; v < nr; ++v) {
-          if (m > ng) sub_flux(u.row(uv[v], jl, kl) + ng, Fv[v], nx, c_dt[a]);
-          if (m < ng + nx) add_flux(u.row(uv[v], j, k) + ng, Fv[v], nx, c_dt[a]);
           if (m == ng || m == ng + nx) {
             double* dst =
                 out.face[2 * a + (m == ng ? 0 : 1)] + v * out.per_var + std::size_t(other) * nx;

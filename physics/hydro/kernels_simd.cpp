@@ -549,6 +549,37 @@ double MaxRate(const MaxRateRow& a) {
   return a.uniform ? MaxRateT<true>(a) : MaxRateT<false>(a);
 }
 
+// ---- The conservative update of rows (hydro.cpp, step 6: add_divergence, add_flux,
+// sub_flux): q_v[t] += c (F_v[t] - F_v[t+1]) (kKind 0), += c F_v[t] (1), -= c F_v[t] (2),
+// in place, so whole vectors then one partial one. MulAdd and NegMulAdd are what GCC
+// contracts the reference's statements to where the target has FMA: the same bits.
+template <int kKind>
+HWY_NOINLINE void UpdateRowsT(int nv, double* const* q, const double* const* F, int n, double c) {
+  const D d;
+  const V cv = hn::Set(d, c);
+  for (int v = 0; v < nv; ++v) {
+    double* HWY_RESTRICT qv = q[v];
+    const double* HWY_RESTRICT f = F[v];
+    ForRowInPlace(d, 0, n, [&](auto full, int i, auto m) {
+      constexpr bool Fu = decltype(full)::value;
+      const V x = Ld<Fu>(d, m, qv + i);
+      if constexpr (kKind == 0)
+        St<Fu>(d, m, hn::MulAdd(cv, hn::Sub(Ld<Fu>(d, m, f + i), Ld<Fu>(d, m, f + i + 1)), x),
+               qv + i);
+      else if constexpr (kKind == 1)
+        St<Fu>(d, m, hn::MulAdd(cv, Ld<Fu>(d, m, f + i), x), qv + i);
+      else
+        St<Fu>(d, m, hn::NegMulAdd(cv, Ld<Fu>(d, m, f + i), x), qv + i);
+    });
+  }
+}
+
+void UpdateRows(int kind, int nv, double* const* q, const double* const* F, int n, double c) {
+  if (kind == 0) return UpdateRowsT<0>(nv, q, F, n, c);
+  if (kind == 1) return UpdateRowsT<1>(nv, q, F, n, c);
+  UpdateRowsT<2>(nv, q, F, n, c);
+}
+
 void Fallback(double* s0, double* s1, double* s2, double* s3, double* s4, const double* w0,
               const double* w1, const double* w2, const double* w3, const double* w4, int i0,
               int i1, double smalld, double smallp) {
@@ -579,6 +610,7 @@ HWY_EXPORT(Hancock);
 HWY_EXPORT(Fallback);
 HWY_EXPORT(PlmFaces);
 HWY_EXPORT(MaxRate);
+HWY_EXPORT(UpdateRows);
 
 void riemann(bool hllc, bool uniform, const RiemannRow& r) {
   HWY_DYNAMIC_DISPATCH(Riemann)(hllc, uniform, r);
@@ -598,6 +630,9 @@ void plm_faces(const double* B, std::size_t bs, const double* d, const double* W
 }
 double max_rate(const MaxRateRow& a) {
   return HWY_DYNAMIC_DISPATCH(MaxRate)(a);
+}
+void update_rows(int kind, int nv, double* const* q, const double* const* F, int n, double c) {
+  HWY_DYNAMIC_DISPATCH(UpdateRows)(kind, nv, q, F, n, c);
 }
 void fallback(double* s0, double* s1, double* s2, double* s3, double* s4, const double* w0,
               const double* w1, const double* w2, const double* w3, const double* w4, int i0,

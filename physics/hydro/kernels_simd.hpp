@@ -54,6 +54,11 @@ struct MaxRateRow {
 /// the conserved variables (uniform: (game - 1) rho e) or unk's (max_rate in hydro.cpp).
 double max_rate(const MaxRateRow& r);
 
+/// The conservative update of nv rows of n zones in place (hydro.cpp, step 6): kind 0
+/// q_v[t] += c (F_v[t] - F_v[t+1]) (add_divergence), 1 q_v[t] += c F_v[t] (add_flux), 2
+/// q_v[t] -= c F_v[t] (sub_flux), t in [0, n), v in [0, nv).
+void update_rows(int kind, int nv, double* const* q, const double* const* F, int n, double c);
+
 /// First order where a face state's density or pressure is not positive (fallback_row):
 /// s0..s4 become w0..w4 there.
 void fallback(double* s0, double* s1, double* s2, double* s3, double* s4, const double* w0,
