@@ -93,6 +93,33 @@ HWY_INLINE void ForRowInPlace(D d, int i0, int i1, Body&& body) {
   if (i < i1) body(std::false_type(), i, i1 - i);
 }
 
+// ForRow for bodies written for any tag, body(dd, full, i, count): whole vectors of D, then
+// the zones they leave by one narrower vector (4 or 2 lanes) ending at i1 where one holds
+// them, else a whole vector overlapping the one before, as ForRow. On AVX-512 a 2-D or 3-D
+// row of 20 zones (16 and two guard zones either side) is two vectors of 8 and one of 4
+// instead of three of 8. Every width runs the same code, so a zone's bits do not depend on
+// the vector it fell in.
+template <class Body>
+HWY_INLINE void ForRowNarrowTail(D d, int i0, int i1, Body&& body) {
+  const int n = int(hn::Lanes(d));
+  if (i1 - i0 < n) {
+    if (i1 > i0) body(d, std::false_type(), i0, i1 - i0);
+    return;
+  }
+  int i = i0;
+  for (; i + n <= i1; i += n) body(d, std::true_type(), i, n);
+  const int left = i1 - i;
+  if (left == 0) return;
+  const hn::CappedTag<double, 2> d2;
+  const hn::CappedTag<double, 4> d4;
+  if (left <= 2 && int(hn::Lanes(d2)) < n)
+    body(d2, std::true_type(), i1 - 2, 2);
+  else if (left <= 4 && int(hn::Lanes(d4)) < n)
+    body(d4, std::true_type(), i1 - 4, 4);
+  else
+    body(d, std::true_type(), i1 - n, n);
+}
+
 // ---- Riemann solvers (riemann.hpp: signal_speeds, hllc, hlle, total_energy,
 // physical_flux), on vectors of faces.
 
@@ -337,9 +364,9 @@ void Riemann(bool hllc, bool uniform, const RiemannRow& a) {
 
 // ---- Reconstruction (reconstruct.hpp: limited_slope).
 
-template <int kLimiter>
-HWY_INLINE V LimitedSlope(D d, V qm, V q0, V qp) {
-  const V dl = hn::Sub(q0, qm), dr = hn::Sub(qp, q0);
+template <int kLimiter, class DD, class VV = hn::Vec<DD>>
+HWY_INLINE VV LimitedSlope(DD d, VV qm, VV q0, VV qp) {
+  const VV dl = hn::Sub(q0, qm), dr = hn::Sub(qp, q0);
   const auto monotone = hn::Gt(hn::Mul(dl, dr), hn::Zero(d));
   if constexpr (kLimiter == 0) {  // minmod
     return hn::IfThenElseZero(monotone, hn::CopySign(hn::Min(hn::Abs(dl), hn::Abs(dr)), dl));
@@ -347,8 +374,8 @@ HWY_INLINE V LimitedSlope(D d, V qm, V q0, V qp) {
     return hn::IfThenElseZero(monotone,
                               hn::Div(hn::Mul(hn::Mul(hn::Set(d, 2.0), dl), dr), hn::Add(dl, dr)));
   } else {  // MC
-    const V lim = hn::Min(hn::Mul(hn::Set(d, 2.0), hn::Min(hn::Abs(dl), hn::Abs(dr))),
-                          hn::Mul(hn::Set(d, 0.5), hn::Abs(hn::Add(dl, dr))));
+    const VV lim = hn::Min(hn::Mul(hn::Set(d, 2.0), hn::Min(hn::Abs(dl), hn::Abs(dr))),
+                           hn::Mul(hn::Set(d, 0.5), hn::Abs(hn::Add(dl, dr))));
     return hn::IfThenElseZero(monotone, hn::CopySign(lim, dl));
   }
 }
@@ -364,11 +391,11 @@ HWY_NOINLINE void SlopesT(const double* HWY_RESTRICT W, std::size_t N, std::size
   for (int v = 0; v < nr; ++v) {
     const double* HWY_RESTRICT q = W + std::size_t(v) * N + rb;
     double* HWY_RESTRICT dv = out + std::size_t(v) * n0;
-    ForRow(d, i0, i1, [&](auto full, int i, auto m) {
+    ForRowNarrowTail(d, i0, i1, [&](auto dd, auto full, int i, auto m) {
       constexpr bool F = decltype(full)::value;
-      const V s = LimitedSlope<kLimiter>(d, Ld<F>(d, m, q + i - st), Ld<F>(d, m, q + i),
-                                         Ld<F>(d, m, q + i + st));
-      St<F>(d, m, s, dv + i);
+      const auto s = LimitedSlope<kLimiter>(dd, Ld<F>(dd, m, q + i - st), Ld<F>(dd, m, q + i),
+                                            Ld<F>(dd, m, q + i + st));
+      St<F>(dd, m, s, dv + i);
     });
   }
 }
@@ -399,17 +426,18 @@ HWY_NOINLINE void HancockT(const double* HWY_RESTRICT W, std::size_t N, std::siz
   const double* HWY_RESTRICT vz = W + 3 * N + rb;
   const double* HWY_RESTRICT p = W + 4 * N + rb;
   const std::size_t R = std::size_t(nr) * n0;
-  const V f0 = hn::Set(d, f[0]), f1 = hn::Set(d, f[1]), f2 = hn::Set(d, f[2]);
-  ForRow(d, i0, i1, [&](auto full, int i, auto m) {
+  ForRowNarrowTail(d, i0, i1, [&](auto dd, auto full, int i, auto m) {
     constexpr bool F = decltype(full)::value;
+    using V = hn::Vec<decltype(dd)>;
+    const V f0 = hn::Set(dd, f[0]), f1 = hn::Set(dd, f[1]), f2 = hn::Set(dd, f[2]);
     // Slopes a<axis><variable> at zone i: sl[axis][variable][i].
-    auto s = [&](int a, int v) { return Ld<F>(d, m, sl + a * R + std::size_t(v) * n0 + i); };
-    const V ri = Ld<F>(d, m, r + i), xi = Ld<F>(d, m, vx + i), yi = Ld<F>(d, m, vy + i);
-    const V zi = Ld<F>(d, m, vz + i), pi = Ld<F>(d, m, p + i);
-    const V gc = kUniform ? hn::Set(d, ugc) : Ld<F>(d, m, gcw + i);
+    auto s = [&](int a, int v) { return Ld<F>(dd, m, sl + a * R + std::size_t(v) * n0 + i); };
+    const V ri = Ld<F>(dd, m, r + i), xi = Ld<F>(dd, m, vx + i), yi = Ld<F>(dd, m, vy + i);
+    const V zi = Ld<F>(dd, m, vz + i), pi = Ld<F>(dd, m, p + i);
+    const V gc = kUniform ? hn::Set(dd, ugc) : Ld<F>(dd, m, gcw + i);
     const V gp = hn::Mul(gc, pi);
-    const V ir = hn::Div(hn::Set(d, 1.0), ri);
-    const V zero = hn::Zero(d);
+    const V ir = hn::Div(hn::Set(dd, 1.0), ri);
+    const V zero = hn::Zero(dd);
     // Axis 0 (the reference adds each axis's term to 0.0 first: the same bits).
     V hr = hn::Mul(f0, hn::Add(hn::Mul(xi, s(0, 0)), hn::Mul(ri, s(0, 1))));
     V hx = hn::Mul(f0, hn::Add(hn::Mul(xi, s(0, 1)), hn::Mul(s(0, 4), ir)));
@@ -430,16 +458,17 @@ HWY_NOINLINE void HancockT(const double* HWY_RESTRICT W, std::size_t N, std::siz
       hz = hn::Add(hz, hn::Mul(f2, hn::Add(hn::Mul(zi, s(2, 3)), hn::Mul(s(2, 4), ir))));
       hp = hn::Add(hp, hn::Mul(f2, hn::Add(hn::Mul(zi, s(2, 4)), hn::Mul(gp, s(2, 3)))));
     }
-    St<F>(d, m, hn::Sub(ri, hr), H + i);
-    St<F>(d, m, hn::Sub(xi, hx), H + n0 + i);
-    St<F>(d, m, hn::Sub(yi, hy), H + 2 * n0 + i);
-    St<F>(d, m, hn::Sub(zi, hz), H + 3 * n0 + i);
-    St<F>(d, m, hn::Sub(pi, hp), H + 4 * n0 + i);
+    St<F>(dd, m, hn::Sub(ri, hr), H + i);
+    St<F>(dd, m, hn::Sub(xi, hx), H + n0 + i);
+    St<F>(dd, m, hn::Sub(yi, hy), H + 2 * n0 + i);
+    St<F>(dd, m, hn::Sub(zi, hz), H + 3 * n0 + i);
+    St<F>(dd, m, hn::Sub(pi, hp), H + 4 * n0 + i);
   });
   // Mass scalars: dX/dt + v . grad X = 0.
   for (int q = 5; q < nr; ++q) {
     const double* HWY_RESTRICT x = W + std::size_t(q) * N + rb;
     double* HWY_RESTRICT h = H + std::size_t(q) * n0;
+    const V f0 = hn::Set(d, f[0]), f1 = hn::Set(d, f[1]), f2 = hn::Set(d, f[2]);
     ForRow(d, i0, i1, [&](auto full, int i, auto m) {
       constexpr bool F = decltype(full)::value;
       V hq = hn::Mul(f0, hn::Mul(Ld<F>(d, m, vx + i), Ld<F>(d, m, sl + q * n0 + i)));
@@ -479,21 +508,22 @@ HWY_NOINLINE void PlmFacesT(const double* HWY_RESTRICT B, std::size_t bs,
                             double smallp, double* HWY_RESTRICT lo, double* HWY_RESTRICT hi) {
   const D d;
   const int nr = kNr > 0 ? kNr : nr_;
-  const V half = hn::Set(d, 0.5), sd = hn::Set(d, smalld), sp = hn::Set(d, smallp);
-  ForRow(d, i0, i1, [&](auto full, int i, auto m) {
+  ForRowNarrowTail(d, i0, i1, [&](auto dd, auto full, int i, auto m) {
     constexpr bool F = decltype(full)::value;
+    using V = hn::Vec<decltype(dd)>;
+    const V half = hn::Set(dd, 0.5), sd = hn::Set(dd, smalld), sp = hn::Set(dd, smallp);
     auto face = [&](int v, V sign) {
-      return hn::MulAdd(sign, hn::Mul(half, Ld<F>(d, m, dsl + std::size_t(v) * n0 + i)),
-                        Ld<F>(d, m, B + std::size_t(v) * bs + i));
+      return hn::MulAdd(sign, hn::Mul(half, Ld<F>(dd, m, dsl + std::size_t(v) * n0 + i)),
+                        Ld<F>(dd, m, B + std::size_t(v) * bs + i));
     };
     // b -/+ d/2: a multiply by -1 or +1 and an add are exact, so fusing them is too.
-    const V minus = hn::Set(d, -1.0), plus = hn::Set(d, 1.0);
+    const V minus = hn::Set(dd, -1.0), plus = hn::Set(dd, 1.0);
     const auto ok_lo = hn::And(hn::Gt(face(0, minus), sd), hn::Gt(face(4, minus), sp));
     const auto ok_hi = hn::And(hn::Gt(face(0, plus), sd), hn::Gt(face(4, plus), sp));
     for (int v = 0; v < nr; ++v) {
-      const V w = Ld<F>(d, m, W + std::size_t(v) * N + i);
-      St<F>(d, m, hn::IfThenElse(ok_lo, face(v, minus), w), lo + std::size_t(v) * n0 + i);
-      St<F>(d, m, hn::IfThenElse(ok_hi, face(v, plus), w), hi + std::size_t(v) * n0 + i);
+      const V w = Ld<F>(dd, m, W + std::size_t(v) * N + i);
+      St<F>(dd, m, hn::IfThenElse(ok_lo, face(v, minus), w), lo + std::size_t(v) * n0 + i);
+      St<F>(dd, m, hn::IfThenElse(ok_hi, face(v, plus), w), hi + std::size_t(v) * n0 + i);
     }
   });
 }
