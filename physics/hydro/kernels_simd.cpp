@@ -11,8 +11,10 @@
 // (ForRow; a row shorter than a vector, and the in-place fallback, use one partial vector
 // whose lanes past the row are loaded as zeros and never stored: Ld and St below): no
 // scalar remainder loop, so every zone gets the same instructions. The lanes past the row may
-// compute 0/0; nothing traps on it and nothing of it is stored. The Riemann solvers end a row
-// with a narrower vector instead (RiemannRowT): the same instructions on fewer lanes.
+// compute 0/0; nothing traps on it and nothing of it is stored. The slopes, the half step and
+// the face states end a row with a narrower vector instead where one holds the zones left
+// (ForRowNarrowTail), the Riemann solvers start it with one (RiemannRowT): the same
+// instructions on fewer lanes.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "physics/hydro/kernels_simd.cpp"
 #include "physics/hydro/kernels_simd.hpp"
@@ -93,12 +95,29 @@ HWY_INLINE void ForRowInPlace(D d, int i0, int i1, Body&& body) {
   if (i < i1) body(std::false_type(), i, i1 - i);
 }
 
+// f(tag, width) with the narrowest tag of at least two lanes that holds `count` zones and
+// is narrower than D (CappedTag: 2 or 4 lanes), else with D itself: the vector for the zones
+// a row's whole vectors leave (ForRowNarrowTail, RiemannRowT). On SVE the capped tags are
+// predicated whole vectors: no saving, the same results.
+template <class F>
+HWY_INLINE void WithNarrowTag(D d, int count, F&& f) {
+  const int n = int(hn::Lanes(d));
+  const hn::CappedTag<double, 2> d2;
+  const hn::CappedTag<double, 4> d4;
+  if (count <= 2 && int(hn::Lanes(d2)) < n)
+    f(d2, 2);
+  else if (count <= 4 && int(hn::Lanes(d4)) < n)
+    f(d4, 4);
+  else
+    f(d, n);
+}
+
 // ForRow for bodies written for any tag, body(dd, full, i, count): whole vectors of D, then
-// the zones they leave by one narrower vector (4 or 2 lanes) ending at i1 where one holds
-// them, else a whole vector overlapping the one before, as ForRow. On AVX-512 a 2-D or 3-D
-// row of 20 zones (16 and two guard zones either side) is two vectors of 8 and one of 4
-// instead of three of 8. Every width runs the same code, so a zone's bits do not depend on
-// the vector it fell in.
+// the zones they leave by one vector ending at i1 (WithNarrowTag: 2 or 4 lanes where one
+// holds them, else a whole vector overlapping the one before, as ForRow). On AVX-512 a 2-D
+// or 3-D row of 20 zones (16 and two guard zones either side) is two vectors of 8 and one
+// of 4 instead of three of 8. Every width runs the same code, so a zone's bits do not
+// depend on the vector it fell in.
 template <class Body>
 HWY_INLINE void ForRowNarrowTail(D d, int i0, int i1, Body&& body) {
   const int n = int(hn::Lanes(d));
@@ -108,23 +127,17 @@ HWY_INLINE void ForRowNarrowTail(D d, int i0, int i1, Body&& body) {
   }
   int i = i0;
   for (; i + n <= i1; i += n) body(d, std::true_type(), i, n);
-  const int left = i1 - i;
-  if (left == 0) return;
-  const hn::CappedTag<double, 2> d2;
-  const hn::CappedTag<double, 4> d4;
-  if (left <= 2 && int(hn::Lanes(d2)) < n)
-    body(d2, std::true_type(), i1 - 2, 2);
-  else if (left <= 4 && int(hn::Lanes(d4)) < n)
-    body(d4, std::true_type(), i1 - 4, 4);
-  else
-    body(d, std::true_type(), i1 - n, n);
+  if (i < i1)
+    WithNarrowTag(d, i1 - i, [&](auto dd, int w) { body(dd, std::true_type(), i1 - w, w); });
 }
 
 // ---- Riemann solvers (riemann.hpp: signal_speeds, hllc, hlle, total_energy,
 // physical_flux), on vectors of faces.
 
 // The Riemann solvers run on one vector of faces or on two in lockstep (Pair). A face's
-// chain of square roots and divisions is long (about 200 cycles); two independent chains
+// chain of dependent operations is long (three square roots and a division in series before
+// HLLC's division; perf puts the samples on the instruction after that division); two
+// independent chains
 // in one instruction stream keep the divider and the FMA units busy where one leaves them
 // waiting. On this AVX-512 VM the Riemann kernel's share of a sedov_3d_uniform step fell
 // from 3.1-3.6 times that of the slopes to 1.8 (perf samples; AVX2 code of the native
@@ -162,6 +175,7 @@ HWY_INLINE hn::Vec<DD> Load(DD d, int count, const double* HWY_RESTRICT p) {
 }
 template <bool kFull, class DD>
 HWY_INLINE PairV<DD> Load(Pair<DD> q, int /*count: whole vectors*/, const double* HWY_RESTRICT p) {
+  static_assert(kFull, "a Pair is two whole vectors");
   return {hn::LoadU(q.d, p), hn::LoadU(q.d, p + hn::Lanes(q.d))};
 }
 template <bool kFull, class DD>
@@ -170,6 +184,7 @@ HWY_INLINE void Store(DD d, int count, hn::Vec<DD> v, double* HWY_RESTRICT p) {
 }
 template <bool kFull, class DD>
 HWY_INLINE void Store(Pair<DD> q, int /*count*/, PairV<DD> v, double* HWY_RESTRICT p) {
+  static_assert(kFull, "a Pair is two whole vectors");
   hn::StoreU(v.a, q.d, p);
   hn::StoreU(v.b, q.d, p + hn::Lanes(q.d));
 }
@@ -323,8 +338,9 @@ HWY_INLINE void RiemannFaces(T d, int m, int t, const RiemannRow& a) {
 // first so that its long chain of square roots and divisions overlaps the whole vectors that
 // follow. On AVX2 the 17 faces of an x-row of a 16-zone block are one vector of 2 and four
 // of 4, instead of a fifth of 4 overlapping the fourth; on AVX-512 one of 2 and two of 8,
-// instead of three of 8. Square roots and divisions cost per lane whatever the width, and
-// an overlapping vector last in the row made the 17th face cost about as much as four.
+// instead of three of 8. Square roots and divisions cost per lane whatever the width; with an
+// overlapping vector last, a row of 17 faces took 1.5-1.8x the time of a row of 16
+// (tessera_kernel_bench on this project's AVX-512 VM, noisy).
 // Every width runs the same code (RiemannFaces). The whole vectors go two at a time (Pair)
 // where vectors have a size.
 // A row shorter than a vector is one partial vector.
@@ -338,16 +354,8 @@ HWY_NOINLINE void RiemannRowT(const RiemannRow& row) {
     return;
   }
   const int r = a.n % n;
-  if (r > 0) {
-    const hn::CappedTag<double, 2> d2;
-    const hn::CappedTag<double, 4> d4;
-    if (r <= 2 && int(hn::Lanes(d2)) < n)
-      RiemannFaces<kHllc, kUniform, true>(d2, 2, 0, a);
-    else if (r <= 4 && int(hn::Lanes(d4)) < n)
-      RiemannFaces<kHllc, kUniform, true>(d4, 4, 0, a);
-    else
-      RiemannFaces<kHllc, kUniform, true>(d, n, 0, a);
-  }
+  if (r > 0)
+    WithNarrowTag(d, r, [&](auto dd, int w) { RiemannFaces<kHllc, kUniform, true>(dd, w, 0, a); });
   int t = r;
 #if !HWY_HAVE_SCALABLE
   for (; t + 2 * n <= a.n; t += 2 * n) RiemannFaces<kHllc, kUniform, true>(Pair<D>{d}, n, t, a);
@@ -465,10 +473,10 @@ HWY_NOINLINE void HancockT(const double* HWY_RESTRICT W, std::size_t N, std::siz
     St<F>(dd, m, hn::Sub(pi, hp), H + 4 * n0 + i);
   });
   // Mass scalars: dX/dt + v . grad X = 0.
+  const V f0 = hn::Set(d, f[0]), f1 = hn::Set(d, f[1]), f2 = hn::Set(d, f[2]);
   for (int q = 5; q < nr; ++q) {
     const double* HWY_RESTRICT x = W + std::size_t(q) * N + rb;
     double* HWY_RESTRICT h = H + std::size_t(q) * n0;
-    const V f0 = hn::Set(d, f[0]), f1 = hn::Set(d, f[1]), f2 = hn::Set(d, f[2]);
     ForRow(d, i0, i1, [&](auto full, int i, auto m) {
       constexpr bool F = decltype(full)::value;
       V hq = hn::Mul(f0, hn::Mul(Ld<F>(d, m, vx + i), Ld<F>(d, m, sl + q * n0 + i)));

@@ -72,9 +72,9 @@ inline RoeWeights roe_weights(double dl, double dr) {
 
 /// A face's sound speeds c_K = sqrt(gp_K / ρ_K) (gp_K = Γ1 p_K) and Roe weights from one
 /// division, q = 1/(ρL ρR m) with m = ρL + s: 1/ρL = ρR m q, 1/ρR = ρL m q, 1/m = ρL ρR q.
-/// What the row kernels use (kernels_ref.hpp, kernels_simd.cpp): three divisions of the
-/// straightforward form were a third of the divider's time per face. ρL ρR m ~ ρ^3 must
-/// stay inside the double range: densities between 1e-100 and 1e100 in the code's units.
+/// What the row kernels use (kernels_ref.hpp, kernels_simd.cpp) in place of the three
+/// divisions of the straightforward form (gp/ρ on each side, 1/m). ρL ρR m ~ ρ^3 must stay
+/// inside the double range: densities between 1e-100 and 1e100 in the code's units.
 inline void face_speeds(double dl, double dr, double gpl, double gpr, double& cl, double& cr,
                         RoeWeights& w) {
   const double s = std::sqrt(dl * dr);
@@ -144,7 +144,8 @@ inline Flux hllc_from_speeds(const FaceState& L, const FaceState& R, const Signa
   //   Δ(ρu_n) = ρ*_K ds + u_K Δρ,               Δ(ρu_t) = u_t Δρ,
   //   ΔE = ds [(E_K + p_K)/(S_K - S*) + ρ*_K S*].
   // One division for 1/A and 1/(S_K - S*): S_K - S* = X / A with X = (S_K - u_K) A - n_K,
-  // so with q = 1/(A X): 1/A = X q and 1/(S_K - S*) = A^2 q.
+  // so with q = 1/(A X): 1/A = X q and 1/(S_K - S*) = A^2 q. A X ~ ρ^2 c^3 must stay in
+  // the double range (ρ 1e9 and c 1e9 in cgs: 1e45).
   const double sku = sk - k.un;
   const double x = sku * a - n_k;
   const double q = 1.0 / (a * x);

@@ -180,6 +180,47 @@ TEST(HydroSimd, RiemannFluxOfAFaceDoesNotDependOnItsPlaceInTheRow) {
   }
 }
 
+// The conservative update of rows (update_rows; hydro.cpp step 6, whose reference loops
+// are add_divergence, add_flux and sub_flux), written here from its definition: every
+// target within round-off of it, rows whole vectors long, with a partial vector and shorter
+// than one; nothing past a row changes.
+TEST(HydroSimd, UpdateRowsAddTheFluxDifferencesOnEveryTarget) {
+  ForceGuard guard;
+  std::mt19937_64 rng(9);
+  std::uniform_real_distribution<double> val(-2.0, 2.0);
+  const double c = 0.37;
+  for (int n : {16, 13, 3}) {
+    std::vector<double> q0(2 * (n + 8)), f(2 * (n + 1));
+    for (auto& x : q0) x = val(rng);
+    for (auto& x : f) x = val(rng);
+    for (int kind : {0, 1, 2}) {
+      std::vector<double> want = q0;
+      for (int v = 0; v < 2; ++v)
+        for (int t = 0; t < n; ++t) {
+          const double* F = f.data() + v * (n + 1);
+          double& x = want[v * (n + 8) + t];
+          x += kind == 0 ? c * (F[t] - F[t + 1]) : (kind == 1 ? c * F[t] : -c * F[t]);
+        }
+      for (const auto& t : highway_targets()) {
+        simd::force(t);
+        std::vector<double> got = q0;
+        double* q[2] = {got.data(), got.data() + n + 8};
+        const double* F[2] = {f.data(), f.data() + n + 1};
+        hs::update_rows(kind, 2, q, F, n, c);
+        for (int v = 0; v < 2; ++v)
+          for (int i = 0; i < n + 8; ++i) {
+            const std::size_t at = std::size_t(v) * (n + 8) + i;
+            if (i < n)
+              EXPECT_NEAR(got[at], want[at], 1e-14 * 6.0)
+                  << t << " kind " << kind << ", " << n << " zones, row " << v << " zone " << i;
+            else
+              ASSERT_EQ(got[at], q0[at]) << t << ": wrote past the row at " << i;
+          }
+      }
+    }
+  }
+}
+
 // The time-step rate of a row: the largest sum over axes of (|u_a| + c) / dx_a, c =
 // sqrt(Gamma1 p / rho), written here from its definition (hydro.hpp, max_dt).
 TEST(HydroSimd, MaxRateIsTheLargestSignalSpeedOverDxOnEveryTarget) {
