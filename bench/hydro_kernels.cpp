@@ -6,10 +6,14 @@
 // (interrupted batches left out); the table is the median (and least) of R repeats
 // alternating between targets, so that machine noise hits every target alike. The
 // whole-step rates are bench/simd_targets.py's; this isolates one kernel when changing it.
+// A second table: ns per zone of the PPM face states with their positivity fallback
+// (ref::ppm_states_row + fallback_row, simd::ppm_faces) along x, y and z of a 16^3 block
+// with PPM's 3 guard zones (22^3 cells), every row of the block's interior.
 //
 //   tessera_kernel_bench [--repeats R] [--targets avx3,avx2,sse4,scalar] [--faces 17]
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -127,6 +131,72 @@ int main(int argc, char** argv) {
       std::printf("  %6.3f (%6.3f)", median(t[k][x]), least(t[k][x]));
     std::printf("\n");
   }
+  // PPM: W [5][22^3] of smooth-plus-noise positive states (a few extrema per row, so both
+  // sides of every select occur), faces of one axis for all interior rows.
+  const int ng = 3, nx = 16, m0 = nx + 2 * ng;
+  const std::size_t N = std::size_t(m0) * m0 * m0;
+  std::vector<double> W(5 * N), lo(5 * m0), hi(5 * m0), ds(5 * (m0 + 2));
+  {
+    std::mt19937_64 g(7);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (std::size_t c = 0; c < N; ++c) {
+      const double x = double(c % m0) / m0, y = double((c / m0) % m0) / m0,
+                   z = double(c / (m0 * m0)) / m0;
+      const double smooth = std::sin(6.0 * x + 4.0 * y - 5.0 * z);
+      W[c] = 2.0 + smooth + 0.3 * u(g);
+      for (int v = 1; v < 4; ++v) W[v * N + c] = smooth * v * 0.3 + 0.2 * u(g);
+      W[4 * N + c] = 3.0 - smooth + 0.3 * u(g);
+    }
+  }
+  const std::ptrdiff_t stride[3] = {1, m0, std::ptrdiff_t(m0) * m0};
+  std::vector<std::vector<std::vector<double>>> tp(3, std::vector<std::vector<double>>(ts.size()));
+  double psum = 0;
+  for (int rep = 0; rep < repeats; ++rep)
+    for (std::size_t x = 0; x < ts.size(); ++x) {
+      simd::force(ts[x]);
+      const bool ref = simd::reference();
+      for (int a = 0; a < 3; ++a) {
+        const int i0 = a == 0 ? ng - 1 : ng, i1 = a == 0 ? ng + nx + 1 : ng + nx;
+        double best = 1e300;
+        for (int s = 0; s < 40; ++s) {
+          const auto t0 = std::chrono::steady_clock::now();
+          for (int k = ng; k < ng + nx; ++k)
+            for (int j = ng; j < ng + nx; ++j) {
+              const std::size_t rb = (std::size_t(k) * m0 + j) * m0;
+              if (ref) {
+                hydro::ref::ppm_states_row(W.data(), N, rb, stride[a], i0, i1, m0, 5, lo.data(),
+                                           hi.data());
+                for (double* f : {lo.data(), hi.data()})
+                  hydro::ref::fallback_row(f, f + m0, f + 2 * m0, f + 3 * m0, f + 4 * m0,
+                                           W.data() + rb, W.data() + N + rb, W.data() + 2 * N + rb,
+                                           W.data() + 3 * N + rb, W.data() + 4 * N + rb, i0, i1,
+                                           1e-30, 1e-30);
+              } else {
+                hydro::simd::ppm_faces(W.data(), N, rb, stride[a], i0, i1, m0, 5, 1e-30, 1e-30,
+                                       ds.data(), lo.data(), hi.data());
+              }
+              psum += lo[i0] + hi[i1 - 1];
+            }
+          const double dt =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          best = std::min(best, dt);
+        }
+        tp[a][x].push_back(1e9 * best / (double(nx) * nx * (i1 - i0)));
+      }
+    }
+  simd::force("auto");
+  std::printf("PPM face states + fallback, ns per zone, median (least) of %d repeats, 16^3 block\n",
+              repeats);
+  std::printf("%-8s", "axis");
+  for (auto& n : ts) std::printf(" %16s", n.c_str());
+  std::printf("\n");
+  for (int a = 0; a < 3; ++a) {
+    std::printf("%-8s", a == 0 ? "x" : (a == 1 ? "y" : "z"));
+    for (std::size_t x = 0; x < ts.size(); ++x)
+      std::printf("  %6.3f (%6.3f)", median(tp[a][x]), least(tp[a][x]));
+    std::printf("\n");
+  }
+  std::printf("ppm checksum %.6e\n", psum);
   double checksum = 0;
   for (double v : rows.f) checksum += v;
   std::printf("checksum %.6e\n", checksum);

@@ -37,7 +37,7 @@ struct Hydro::Scratch {
   memory::Arena arena;
   double* w = nullptr;           // primitives [NR + 2][N]: rho, vx, vy, vz, p, X..., gamc,
                                  // 1/(game-1)
-  double* slope = nullptr;       // this row's limited slopes [3 axes][NR][n0]
+  double* slope = nullptr;       // this row's limited slopes [3 axes][NR][n0] (PPM: [NR][n0 + 2])
   double* half = nullptr;        // this row's Hancock half-step state [NR][n0]
   double* lo = nullptr;          // this row's low-face states along one axis [NR][n0]
   double* hi = nullptr;          // this row's high-face states along x [NR][n0]
@@ -187,6 +187,7 @@ using ref::fallback_row;
 using ref::fallback_scalar_row;
 using ref::hancock_row;
 using ref::plm_states_row;
+using ref::ppm_states_row;
 using ref::slopes_row;
 
 // Where a block's boundary fluxes go (FluxRegister::face: [v][t2][t1] per face).
@@ -357,25 +358,6 @@ void primitives(const BlockView<L>& u, const BlockShape& s, const Indices& at, d
     const auto x = u.row(at.scalars[q], 0, 0);
     double* __restrict wq = W + (5 + q) * N;
     for (std::size_t c = 0; c < N; ++c) wq[c] = x[c] / wr[c];
-  }
-}
-
-// Step 4a (PPM): the CW84 parabola's edge values along the axis of stride st.
-void ppm_states_row(const double* __restrict W, std::size_t N, std::size_t rb, std::ptrdiff_t st,
-                    int i0, int i1, int n0, int nr, double* __restrict lo, double* __restrict hi) {
-  for (int v = 0; v < 5; ++v) {
-    const double* __restrict q = W + v * N + rb;
-    double* __restrict m = lo + v * n0;
-    double* __restrict p = hi + v * n0;
-    for (int i = i0; i < i1; ++i)
-      ppm_faces(q[i - 2 * st], q[i - st], q[i], q[i + st], q[i + 2 * st], m[i], p[i]);
-  }
-  for (int v = 5; v < nr; ++v) {
-    const double* __restrict q = W + v * N + rb;
-    double* __restrict m = lo + v * n0;
-    double* __restrict p = hi + v * n0;
-    for (int i = i0; i < i1; ++i)
-      ppm_faces(q[i - 2 * st], q[i - st], q[i], q[i + st], q[i + 2 * st], m[i], p[i]);
   }
 }
 
@@ -704,7 +686,12 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
       // Steps 4-6 per axis: face states of this row into lo and `hi` (kept for the faces
       // above where the next row or plane needs them), fluxes, update.
       auto states = [&](int a, int a0, int a1, double* hi) {
-        if (!ppm && !ref) {
+        if (!ref && ppm) {
+          // The x-row's faces need zones [ng - 1, ng + nx + 1) only (PLM's slopes need the
+          // whole row for the half step; PPM has none).
+          simd::ppm_faces(W, N, rb, stride[a], std::max(a0, ng - 1), std::min(a1, ng + nx + 1), n0,
+                          nr, smalld, smallp, sl, lo, hi);
+        } else if (!ref) {
           simd::plm_faces(B, bs, sl + a * R, W + rb, N, a0, a1, n0, nr, smalld, smallp, lo, hi);
         } else {
           if (ppm)

@@ -160,6 +160,28 @@ inline void plm_states_row(const double* __restrict B, std::size_t bs, const dou
   }
 }
 
+// Step 4a (PPM): the CW84 parabola's edge values (ppm_faces) of channels [0, nr) of W
+// ([nr][N], the row from cell rb) along the axis of stride st, zones [i0, i1), into lo and
+// hi ([nr][n0]).
+inline void ppm_states_row(const double* __restrict W, std::size_t N, std::size_t rb,
+                           std::ptrdiff_t st, int i0, int i1, int n0, int nr, double* __restrict lo,
+                           double* __restrict hi) {
+  for (int v = 0; v < 5; ++v) {
+    const double* __restrict q = W + v * N + rb;
+    double* __restrict m = lo + v * n0;
+    double* __restrict p = hi + v * n0;
+    for (int i = i0; i < i1; ++i)
+      ppm_faces(q[i - 2 * st], q[i - st], q[i], q[i + st], q[i + 2 * st], m[i], p[i]);
+  }
+  for (int v = 5; v < nr; ++v) {
+    const double* __restrict q = W + v * N + rb;
+    double* __restrict m = lo + v * n0;
+    double* __restrict p = hi + v * n0;
+    for (int i = i0; i < i1; ++i)
+      ppm_faces(q[i - 2 * st], q[i - st], q[i], q[i + st], q[i + 2 * st], m[i], p[i]);
+  }
+}
+
 // Step 4b: first order on a side whose density or pressure is not positive: the state s
 // becomes the zone average w. GCC 12 vectorises this loop only out of line, with
 // restrict-qualified parameters and the loads hoisted (otherwise "no vectype").

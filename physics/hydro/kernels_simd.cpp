@@ -543,6 +543,99 @@ void PlmFaces(const double* B, std::size_t bs, const double* dsl, const double* 
   PlmFacesT<0>(B, bs, dsl, W, N, i0, i1, n0, nr, smalld, smallp, lo, hi);
 }
 
+// ---- PPM face states (reconstruct.hpp: ppm_faces; kernels_ref.hpp: ppm_states_row), then
+// the positivity fallback as in PlmFacesT.
+
+// The CW84 edge values of one vector of zones (ppm_faces, step for step) from the zone
+// averages qm, q0, qp and the MC slopes dm, d0, dp of zones -1, 0, +1.
+template <class DD, class VV = hn::Vec<DD>>
+HWY_INLINE void PpmEdges(DD d, VV qm, VV q0, VV qp, VV dm, VV d0, VV dp, VV& q_left, VV& q_right) {
+  const VV half = hn::Set(d, 0.5), sixth = hn::Set(d, 1.0 / 6.0);
+  const VV al = hn::Sub(hn::Mul(half, hn::Add(qm, q0)), hn::Mul(sixth, hn::Sub(d0, dm)));
+  const VV ar = hn::Sub(hn::Mul(half, hn::Add(q0, qp)), hn::Mul(sixth, hn::Sub(dp, d0)));
+  const auto extremum = hn::Le(hn::Mul(hn::Sub(ar, q0), hn::Sub(q0, al)), hn::Zero(d));
+  const VV al1 = hn::IfThenElse(extremum, q0, al);
+  const VV ar1 = hn::IfThenElse(extremum, q0, ar);
+  const VV da = hn::Sub(ar1, al1);
+  const VV a6 = hn::Mul(hn::Set(d, 6.0), hn::Sub(q0, hn::Mul(half, hn::Add(al1, ar1))));
+  const VV three = hn::Set(d, 3.0), two = hn::Set(d, 2.0);
+  q_left = hn::IfThenElse(hn::Gt(hn::Mul(da, a6), hn::Mul(da, da)),
+                          hn::Sub(hn::Mul(three, q0), hn::Mul(two, ar1)), al1);
+  q_right = hn::IfThenElse(hn::Gt(hn::Mul(hn::Neg(da), da), hn::Mul(da, a6)),
+                           hn::Sub(hn::Mul(three, q0), hn::Mul(two, al1)), ar1);
+}
+
+// Every channel's PPM faces along stride st, then both faces back to the zone average where
+// the face's density or pressure is not positive (ppm_states_row, fallback_scalar_row and
+// fallback_row in one pass), density and pressure first: theirs decide the fallback. Along x
+// (st = 1) the MC slopes of zones [i0 - 1, i1 + 1) go first into ds ([nr] rows of n0 + 2,
+// zone i at i + 1), each computed once: ppm_faces computes a zone's slope three times, as
+// dm, d0 and dp of its neighbours (the same bits). Along y and z the neighbours' slopes are
+// those of other rows, computed in place.
+template <int kNr>
+HWY_NOINLINE void PpmFacesT(const double* HWY_RESTRICT W, std::size_t N, std::size_t rb,
+                            std::ptrdiff_t st, int i0, int i1, int n0, int nr_, double smalld,
+                            double smallp, double* HWY_RESTRICT ds, double* HWY_RESTRICT lo,
+                            double* HWY_RESTRICT hi) {
+  const D d;
+  const int nr = kNr > 0 ? kNr : nr_;
+  const std::size_t ns = std::size_t(n0) + 2;
+  const bool along_x = st == 1;
+  if (along_x)
+    for (int v = 0; v < nr; ++v) {
+      const double* HWY_RESTRICT q = W + std::size_t(v) * N + rb;
+      double* HWY_RESTRICT dv = ds + std::size_t(v) * ns + 1;
+      ForRowNarrowTail(d, i0 - 1, i1 + 1, [&](auto dd, auto full, int i, auto m) {
+        constexpr bool F = decltype(full)::value;
+        St<F>(dd, m,
+              LimitedSlope<2>(dd, Ld<F>(dd, m, q + i - 1), Ld<F>(dd, m, q + i),
+                              Ld<F>(dd, m, q + i + 1)),
+              dv + i);
+      });
+    }
+  ForRowNarrowTail(d, i0, i1, [&](auto dd, auto full, int i, auto m) {
+    constexpr bool F = decltype(full)::value;
+    using VV = hn::Vec<decltype(dd)>;
+    auto edges = [&](int v, VV& l, VV& r) {
+      const double* HWY_RESTRICT q = W + std::size_t(v) * N + rb + i;
+      const VV qm = Ld<F>(dd, m, q - st), q0 = Ld<F>(dd, m, q), qp = Ld<F>(dd, m, q + st);
+      if (along_x) {
+        const double* HWY_RESTRICT s = ds + std::size_t(v) * ns + 1 + i;
+        PpmEdges(dd, qm, q0, qp, Ld<F>(dd, m, s - 1), Ld<F>(dd, m, s), Ld<F>(dd, m, s + 1), l, r);
+      } else {
+        const VV qmm = Ld<F>(dd, m, q - 2 * st), qpp = Ld<F>(dd, m, q + 2 * st);
+        PpmEdges(dd, qm, q0, qp, LimitedSlope<2>(dd, qmm, qm, q0), LimitedSlope<2>(dd, qm, q0, qp),
+                 LimitedSlope<2>(dd, q0, qp, qpp), l, r);
+      }
+    };
+    VV l0, r0, l4, r4;
+    edges(0, l0, r0);
+    edges(4, l4, r4);
+    const VV sd = hn::Set(dd, smalld), sp = hn::Set(dd, smallp);
+    const auto ok_lo = hn::And(hn::Gt(l0, sd), hn::Gt(l4, sp));
+    const auto ok_hi = hn::And(hn::Gt(r0, sd), hn::Gt(r4, sp));
+    auto put = [&](int v, VV l, VV r) {
+      const VV w = Ld<F>(dd, m, W + std::size_t(v) * N + rb + i);
+      St<F>(dd, m, hn::IfThenElse(ok_lo, l, w), lo + std::size_t(v) * n0 + i);
+      St<F>(dd, m, hn::IfThenElse(ok_hi, r, w), hi + std::size_t(v) * n0 + i);
+    };
+    put(0, l0, r0);
+    put(4, l4, r4);
+    for (int v = 1; v < nr; ++v) {
+      if (v == 4) continue;
+      VV l, r;
+      edges(v, l, r);
+      put(v, l, r);
+    }
+  });
+}
+
+void PpmFaces(const double* W, std::size_t N, std::size_t rb, std::ptrdiff_t st, int i0, int i1,
+              int n0, int nr, double smalld, double smallp, double* ds, double* lo, double* hi) {
+  if (nr == 5) return PpmFacesT<5>(W, N, rb, st, i0, i1, n0, nr, smalld, smallp, ds, lo, hi);
+  PpmFacesT<0>(W, N, rb, st, i0, i1, n0, nr, smalld, smallp, ds, lo, hi);
+}
+
 // ---- The time-step rate (hydro.cpp: max_rate) of one row.
 
 template <bool kUniform>
@@ -647,6 +740,7 @@ HWY_EXPORT(Slopes);
 HWY_EXPORT(Hancock);
 HWY_EXPORT(Fallback);
 HWY_EXPORT(PlmFaces);
+HWY_EXPORT(PpmFaces);
 HWY_EXPORT(MaxRate);
 HWY_EXPORT(UpdateRows);
 
@@ -665,6 +759,10 @@ void plm_faces(const double* B, std::size_t bs, const double* d, const double* W
                int i0, int i1, int n0, int nr, double smalld, double smallp, double* lo,
                double* hi) {
   HWY_DYNAMIC_DISPATCH(PlmFaces)(B, bs, d, W, N, i0, i1, n0, nr, smalld, smallp, lo, hi);
+}
+void ppm_faces(const double* W, std::size_t N, std::size_t rb, std::ptrdiff_t st, int i0, int i1,
+               int n0, int nr, double smalld, double smallp, double* ds, double* lo, double* hi) {
+  HWY_DYNAMIC_DISPATCH(PpmFaces)(W, N, rb, st, i0, i1, n0, nr, smalld, smallp, ds, lo, hi);
 }
 double max_rate(const MaxRateRow& a) {
   return HWY_DYNAMIC_DISPATCH(MaxRate)(a);

@@ -38,6 +38,14 @@ void plm_faces(const double* B, std::size_t bs, const double* d, const double* W
                int i0, int i1, int n0, int nr, double smalld, double smallp, double* lo,
                double* hi);
 
+/// PPM face states (ppm_faces, CW84) of channels [0, nr) of W ([nr][N], the row from cell rb)
+/// along stride st, zones [i0, i1), into lo and hi ([nr][n0]), then the fallback of both
+/// faces to the zone average where the face's density or pressure is not positive, every
+/// channel: ppm_states_row, fallback_scalar_row and fallback_row in one call. ds: scratch of
+/// nr (n0 + 2) doubles (along x, st = 1: the slopes of zones [i0 - 1, i1 + 1)).
+void ppm_faces(const double* W, std::size_t N, std::size_t rb, std::ptrdiff_t st, int i0, int i1,
+               int n0, int nr, double smalld, double smallp, double* ds, double* lo, double* hi);
+
 /// One interior row for max_rate(): n zones of the conserved variables (and, not uniform,
 /// the EOS's pres and gamc), contiguous; 1/dx per axis, or per zone in rad for the radial
 /// axis of curvilinear geometry.

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/error.hpp"
@@ -392,6 +393,63 @@ TEST(HydroSimd, SlopesHalfStepFaceStatesAndFallbackMatchTheReference) {
         EXPECT_GT(fell, 0) << "no face fell back: the case tests nothing";
         EXPECT_EQ(la, lb) << t << ": fused low-face states differ";
         EXPECT_EQ(pa, pb) << t << ": fused high-face states differ";
+      }
+    }
+}
+
+// PPM face states with the fallback (ppm_faces) against ppm_states_row, fallback_scalar_row
+// and fallback_row, along each axis, on every target. smalld and smallp of 1 (densities and
+// pressures are 0.1-10) make about half of the faces fall back.
+TEST(HydroSimd, PpmFaceStatesWithTheFallbackMatchTheReference) {
+  ForceGuard guard;
+  const Prims P(12);
+  const int n0 = P.n0, nr = P.nr;
+  const std::size_t R = std::size_t(nr) * n0;
+  // The middle of the 5 planes and of the 6 rows: two neighbours on each side on every axis.
+  const std::size_t rb = (std::size_t(2) * P.n1 + 2) * n0;
+  const std::ptrdiff_t st[3] = {1, n0, std::ptrdiff_t(n0) * P.n1};
+  const double small = 1.0;
+  for (const auto& [i0, i1] : {std::pair{2, n0 - 2}, std::pair{2, 4}, std::pair{3, 16}})
+    for (int ax = 0; ax < 3; ++ax) {
+      std::vector<double> lb(R + 16, kCanary), hb(R + 16, kCanary);
+      ref::ppm_states_row(P.w.data(), P.N, rb, st[ax], i0, i1, n0, nr, lb.data(), hb.data());
+      const double* w = P.w.data() + rb;
+      int fell = 0;
+      for (auto* s : {&lb, &hb}) {
+        for (int i = i0; i < i1; ++i) fell += !((*s)[i] > small && (*s)[4 * n0 + i] > small);
+        for (int q = 5; q < nr; ++q)
+          ref::fallback_scalar_row(s->data() + q * n0, w + q * P.N, s->data(), s->data() + 4 * n0,
+                                   i0, i1, small, small);
+        ref::fallback_row(s->data(), s->data() + n0, s->data() + 2 * n0, s->data() + 3 * n0,
+                          s->data() + 4 * n0, w, w + P.N, w + 2 * P.N, w + 3 * P.N, w + 4 * P.N, i0,
+                          i1, small, small);
+      }
+      if (i1 - i0 > 10) {
+        EXPECT_GT(fell, 0) << "no face fell back: the case tests nothing";
+      }
+      for (const auto& t : highway_targets()) {
+        simd::force(t);
+        std::vector<double> la(R + 16, kCanary), ha(R + 16, kCanary),
+            ds(std::size_t(nr) * (n0 + 2));
+        hs::ppm_faces(P.w.data(), P.N, rb, st[ax], i0, i1, n0, nr, small, small, ds.data(),
+                      la.data(), ha.data());
+        for (int v = 0; v < nr; ++v)
+          for (const auto& [a, b, side] :
+               {std::tuple{&la, &lb, "low"}, std::tuple{&ha, &hb, "high"}}) {
+            std::vector<double> x(a->begin() + v * n0 + i0, a->begin() + v * n0 + i1);
+            std::vector<double> y(b->begin() + v * n0 + i0, b->begin() + v * n0 + i1);
+            expect_close(x, y, i1 - i0,
+                         t + " PPM " + side + " faces, axis " + std::to_string(ax) + " channel " +
+                             std::to_string(v) + ", zones " + std::to_string(i0) + "-" +
+                             std::to_string(i1));
+          }
+        for (const auto* a : {&la, &ha})
+          for (std::size_t c = 0; c < a->size(); ++c) {
+            const int i = int(c % std::size_t(n0));
+            if (c >= a->size() - 16 || i < i0 || i >= i1) {
+              ASSERT_EQ((*a)[c], kCanary) << t << " PPM: wrote outside the row at " << c;
+            }
+          }
       }
     }
 }
