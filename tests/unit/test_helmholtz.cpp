@@ -5,11 +5,14 @@
 // The EOS tests read the table `make test` generates (helmholtz::default_table_path). A
 // missing table fails them, unless TESSERA_ALLOW_NO_HELM_TABLE is set: then they skip.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -138,6 +141,59 @@ TEST(HelmholtzTable, GivenTheGeneratedTable_HasTimmesGridAndRecordsItsSha256) {
   const Helmholtz eos(t, 1.0);
   EXPECT_EQ(eos.table_sha256(), t->sha256());
   EXPECT_STREQ(eos.name(), "helmholtz");
+}
+
+TEST(HelmholtzTable, GivenItsBinaryCopy_LoadsTheSameTableAndIgnoresAStaleOrBrokenCopy) {
+  HELM_TABLE_OR_SKIP(t);
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("tessera_helm_cache_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string text = (dir / "helm_table.dat").string();
+  fs::copy_file(h::default_table_path, text);
+  const std::string bin = h::HelmTable::binary_cache_path(text);
+  const std::size_t nodes = std::size_t(h::HelmTable::imax) * h::HelmTable::jmax;
+  const std::size_t fbytes = nodes * h::HelmTable::nf * sizeof(double);
+  const std::size_t data = nodes * (h::HelmTable::nf + h::HelmTable::nc) * sizeof(double);
+  auto same = [&](const h::HelmTable& a, const std::string& what) {
+    EXPECT_EQ(a.sha256(), t->sha256()) << what;
+    EXPECT_EQ(0, std::memcmp(a.f_data(), t->f_data(), fbytes)) << what;
+    EXPECT_EQ(0, std::memcmp(a.c_data(), t->c_data(), data - fbytes)) << what;
+    EXPECT_EQ(a.dens(7), t->dens(7)) << what;
+    EXPECT_EQ(a.dt()[5], t->dt()[5]) << what;
+  };
+  // The first load parses the text and writes the copy; the second reads the copy.
+  ASSERT_FALSE(fs::exists(bin));
+  same(*h::HelmTable::load(text), "parsed");
+  ASSERT_TRUE(fs::exists(bin));
+  const std::size_t header = fs::file_size(bin) - data;
+  EXPECT_GT(header, 100u);
+  EXPECT_LT(header, 200u);
+  same(*h::HelmTable::load(text), "from the copy");
+  // A value changed in the copy is what a load gives while the text is unchanged: the
+  // copy, not the text, was read ...
+  auto poke = [&](double v) {
+    std::fstream f(bin, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(std::streamoff(header));
+    f.write(reinterpret_cast<const char*>(&v), sizeof v);
+  };
+  poke(12345.0);
+  EXPECT_EQ(h::HelmTable::load(text)->f_data()[0], 12345.0);
+  // ... and once the text's modification time moves, the copy is stale: parsed again and
+  // rewritten.
+  fs::last_write_time(text, fs::last_write_time(text) + std::chrono::seconds(1));
+  same(*h::HelmTable::load(text), "after the text changed");
+  same(*h::HelmTable::load(text), "from the rewritten copy");
+  // A truncated copy and one of another format are ignored.
+  fs::resize_file(bin, fs::file_size(bin) / 2);
+  same(*h::HelmTable::load(text), "with a truncated copy");
+  {
+    std::fstream f(bin, std::ios::in | std::ios::out | std::ios::binary);
+    f.write("tessera helm v0\n", 16);
+  }
+  same(*h::HelmTable::load(text), "with a copy of another version");
+  fs::remove_all(dir);
 }
 
 // ------------------------------------------------------------------------------------------

@@ -2,10 +2,14 @@
 #include "physics/eos/helmholtz/helm_table.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -149,11 +153,61 @@ std::shared_ptr<const HelmTable> HelmTable::parse(std::string_view text,
   return t;
 }
 
+std::string HelmTable::binary_cache_path(const std::string& path) {
+  return path + ".bin";
+}
+
+namespace {
+
+// The binary copy of a parsed table (HelmTable::load): this header, then the f and c
+// arrays as the machine's doubles. `one` (1.0) and the sizes refuse a copy of another
+// format or byte order; the text's size and modification time (ns) a stale one.
+struct CacheHeader {
+  char magic[16];
+  std::uint64_t text_size;
+  std::int64_t text_mtime_ns;
+  std::int32_t imax, jmax, nf, nc;
+  double one;
+  char sha256[64];
+};
+constexpr char kCacheMagic[16] = {'t', 'e', 's', 's', 'e', 'r', 'a', ' ',
+                                  'h', 'e', 'l', 'm', ' ', 'v', '1', '\n'};
+
+std::int64_t mtime_ns(const struct stat& st) {
+  return std::int64_t(st.st_mtim.tv_sec) * 1000000000 + std::int64_t(st.st_mtim.tv_nsec);
+}
+
+}  // namespace
+
 std::shared_ptr<const HelmTable> HelmTable::load(const std::string& path_in) {
   const std::string path = path_in.empty() ? std::string(default_table_path) : path_in;
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 && errno == ENOENT)
     throw Error("Helmholtz table '" + path + "' not found: build it with `make helm-table`");
+  const std::size_t nodes = static_cast<std::size_t>(imax) * jmax;
+  const std::string cache = binary_cache_path(path);
+  {
+    std::ifstream in(cache, std::ios::binary);
+    CacheHeader h{};
+    if (in && in.read(reinterpret_cast<char*>(&h), sizeof h) &&
+        std::memcmp(h.magic, kCacheMagic, sizeof h.magic) == 0 &&
+        h.text_size == std::uint64_t(st.st_size) && h.text_mtime_ns == mtime_ns(st) &&
+        h.imax == imax && h.jmax == jmax && h.nf == nf && h.nc == nc && h.one == 1.0) {
+      std::shared_ptr<HelmTable> t(new HelmTable());
+      t->path_ = path;
+      t->sha256_.assign(h.sha256, sizeof h.sha256);
+      t->f_.resize(nodes * nf);
+      t->c_.resize(nodes * nc);
+      in.read(reinterpret_cast<char*>(t->f_.data()),
+              static_cast<std::streamsize>(t->f_.size() * sizeof(double)));
+      in.read(reinterpret_cast<char*>(t->c_.data()),
+              static_cast<std::streamsize>(t->c_.size() * sizeof(double)));
+      if (in && in.peek() == std::char_traits<char>::eof()) {
+        t->build_grid();
+        return t;
+      }
+    }
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot read Helmholtz table '" + path + "': " + std::strerror(errno));
   std::string text;
@@ -165,7 +219,32 @@ std::shared_ptr<const HelmTable> HelmTable::load(const std::string& path_in) {
     in.read(text.data(), size);
   }
   if (!in) throw Error("cannot read Helmholtz table '" + path + "': read failed");
-  return parse(text, path);
+  auto t = parse(text, path);
+  // The binary copy, where the directory takes it (a read-only one keeps only the text).
+  CacheHeader h{};
+  std::memcpy(h.magic, kCacheMagic, sizeof h.magic);
+  h.text_size = std::uint64_t(st.st_size);
+  h.text_mtime_ns = mtime_ns(st);
+  h.imax = imax, h.jmax = jmax, h.nf = nf, h.nc = nc;
+  h.one = 1.0;
+  if (t->sha256_.size() == sizeof h.sha256) {
+    std::memcpy(h.sha256, t->sha256_.data(), sizeof h.sha256);
+    static std::atomic<unsigned> writes{0};  // two threads of a process: two names
+    const std::string tmp =
+        cache + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(writes++);
+    bool ok = false;
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      out.write(reinterpret_cast<const char*>(&h), sizeof h);
+      out.write(reinterpret_cast<const char*>(t->f_.data()),
+                static_cast<std::streamsize>(t->f_.size() * sizeof(double)));
+      out.write(reinterpret_cast<const char*>(t->c_.data()),
+                static_cast<std::streamsize>(t->c_.size() * sizeof(double)));
+      ok = bool(out.flush());
+    }
+    if (!ok || std::rename(tmp.c_str(), cache.c_str()) != 0) std::remove(tmp.c_str());
+  }
+  return t;
 }
 
 }  // namespace tessera::eos::helmholtz
