@@ -267,6 +267,10 @@ struct Prims {
   int n0 = 23, n1 = 6, nr = 6;
   std::size_t N = std::size_t(n0) * n1 * 5;
   std::vector<double> w;
+  // The row in the middle of the 5 planes and 6 rows (two neighbours on every side on every
+  // axis), and the strides along x, y, z.
+  std::size_t rb = (std::size_t(2) * n1 + 2) * n0;
+  std::ptrdiff_t st[3] = {1, n0, std::ptrdiff_t(n0) * n1};
   explicit Prims(unsigned seed) : w(std::size_t(nr + 2) * N) {
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> pos(0.1, 10.0), vel(-2.0, 2.0), x(0.0, 1.0),
@@ -288,8 +292,8 @@ TEST(HydroSimd, SlopesHalfStepFaceStatesAndFallbackMatchTheReference) {
   const int n0 = P.n0, nr = P.nr;
   const std::size_t R = std::size_t(nr) * n0;
   // A row in the middle plane; zones [1, n0 - 1) so that x-neighbours exist.
-  const std::size_t rb = (std::size_t(2) * P.n1 + 2) * n0;
-  const std::ptrdiff_t st[3] = {1, n0, std::ptrdiff_t(n0) * P.n1};
+  const std::size_t rb = P.rb;
+  const auto& st = P.st;
   // Zones [i0, i1): 21 (whole vectors and an overlapping last one) and 2 (shorter than a
   // vector of AVX2 and wider: one partial vector).
   for (const auto& [i0, i1] : {std::pair{1, n0 - 1}, std::pair{1, 3}})
@@ -405,9 +409,8 @@ TEST(HydroSimd, PpmFaceStatesWithTheFallbackMatchTheReference) {
   const Prims P(12);
   const int n0 = P.n0, nr = P.nr;
   const std::size_t R = std::size_t(nr) * n0;
-  // The middle of the 5 planes and of the 6 rows: two neighbours on each side on every axis.
-  const std::size_t rb = (std::size_t(2) * P.n1 + 2) * n0;
-  const std::ptrdiff_t st[3] = {1, n0, std::ptrdiff_t(n0) * P.n1};
+  const std::size_t rb = P.rb;
+  const auto& st = P.st;
   const double small = 1.0;
   for (const auto& [i0, i1] : {std::pair{2, n0 - 2}, std::pair{2, 4}, std::pair{3, 16}})
     for (int ax = 0; ax < 3; ++ax) {
