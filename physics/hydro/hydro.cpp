@@ -686,11 +686,11 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
       // Steps 4-6 per axis: face states of this row into lo and `hi` (kept for the faces
       // above where the next row or plane needs them), fluxes, update.
       auto states = [&](int a, int a0, int a1, double* hi) {
+        // The faces need zones [ng - 1, ng + nx + 1) only: PLM's slopes cover the whole x-row
+        // for the half step's transverse terms, PPM has no half step.
+        if (ppm) a0 = std::max(a0, ng - 1), a1 = std::min(a1, ng + nx + 1);
         if (!ref && ppm) {
-          // The x-row's faces need zones [ng - 1, ng + nx + 1) only (PLM's slopes need the
-          // whole row for the half step; PPM has none).
-          simd::ppm_faces(W, N, rb, stride[a], std::max(a0, ng - 1), std::min(a1, ng + nx + 1), n0,
-                          nr, smalld, smallp, sl, lo, hi);
+          simd::ppm_faces(W, N, rb, stride[a], a0, a1, n0, nr, smalld, smallp, sl, lo, hi);
         } else if (!ref) {
           simd::plm_faces(B, bs, sl + a * R, W + rb, N, a0, a1, n0, nr, smalld, smallp, lo, hi);
         } else {
