@@ -36,6 +36,7 @@
 #include "io/flash_file.hpp"
 #include "memory/planner.hpp"
 #include "parallel/comm.hpp"
+#include "parallel/singleton.hpp"
 
 namespace {
 
@@ -195,12 +196,6 @@ int plan(const std::string& file, const std::vector<std::string>& overrides, int
 
 /// Whether an MPI launcher (mpirun, mpiexec, srun) started this process: Open MPI, MPICH's
 /// Hydra and Slurm's PMI/PMIx set these in every rank's environment.
-bool launched_by_mpi() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK"})
-    if (std::getenv(v) != nullptr) return true;
-  return false;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -215,7 +210,9 @@ int main(int argc, char** argv) {
   auto start_mpi = [&] {
     int on = 0;
     MPI_Initialized(&on);
-    if (on == 0) MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    if (on != 0) return;
+    tessera::parallel::prepare_singleton();  // TESSERA_MPI_SINGLETON=isolated: no orted
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   };
   auto finish = [](int code) {
     int on = 0;
@@ -223,7 +220,7 @@ int main(int argc, char** argv) {
     if (on != 0) MPI_Finalize();
     return code;
   };
-  if (launched_by_mpi()) start_mpi();
+  if (tessera::parallel::launched_by_mpi()) start_mpi();
   const int rank = parallel::world_rank();
   CLI::App app{"Tessera: block-structured AMR hydrodynamics"};
   app.require_subcommand(1);
