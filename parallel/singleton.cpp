@@ -1,7 +1,10 @@
 #include "parallel/singleton.hpp"
 
+#include <signal.h>  // kill (POSIX)
 #include <stdlib.h>  // mkdtemp, setenv (POSIX)
+#include <unistd.h>  // getpid
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -19,6 +22,27 @@ void remove_session_base() {
   std::error_code ec;
   if (!session_base().empty()) std::filesystem::remove_all(session_base(), ec);
 }
+/// Removes the session directories under `base` of processes that no longer exist
+/// (tessera-mpi-<pid>-XXXXXX: a process killed, by SIGKILL say, could not remove its own).
+void remove_stale(const std::string& base) {
+  std::error_code ec;
+  const std::string prefix = "tessera-mpi-";
+  for (std::filesystem::directory_iterator it(base, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::size_t dash = name.find('-', prefix.size());
+    if (dash == std::string::npos) continue;
+    long pid = 0;
+    try {
+      pid = std::stol(name.substr(prefix.size(), dash - prefix.size()));
+    } catch (const std::exception&) {
+      continue;
+    }
+    std::error_code rm;
+    if (pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      std::filesystem::remove_all(it->path(), rm);
+  }
+}
 }  // namespace
 
 bool launched_by_mpi() {
@@ -32,8 +56,9 @@ std::string prepare_singleton() {
   if (want == nullptr || std::string(want) != "isolated" || launched_by_mpi()) return "";
   if (!session_base().empty()) return session_base();
   const char* tmp = std::getenv("TMPDIR");
-  std::string pattern =
-      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/tessera-mpi-XXXXXX";
+  const std::string base = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  remove_stale(base);
+  std::string pattern = base + "/tessera-mpi-" + std::to_string(getpid()) + "-XXXXXX";
   std::vector<char> name(pattern.begin(), pattern.end());
   name.push_back('\0');
   if (mkdtemp(name.data()) == nullptr) return "";
