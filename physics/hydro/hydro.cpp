@@ -300,8 +300,9 @@ double max_rate(const BlockView<L>& u, const BlockShape& s, const double idx[3],
 // guard zones. A uniform-gamma EOS (the gamma law) is cheaper to evaluate than to move:
 // p = (game - 1) rho e here. Mass scalars are rho*X in unk during advance(). The energy
 // gamma is kept as 1/(game-1), rho eps per unit p, so the Riemann solvers multiply.
-// The uniform-gamma part (restrict-qualified parameters: GCC 12 vectorises the loop only
-// so).
+// The Highway kernel simd::primitives computes it (the same operations in the same order),
+// the loops below are the reference (perf.simd = "scalar"). The uniform-gamma part
+// (restrict-qualified parameters: GCC 12 vectorises the loop only so).
 template <class Row>
 void primitives_uniform(std::size_t N, Row d, Row mx, Row my, Row mz, Row e, double* __restrict wr,
                         double* __restrict wx, double* __restrict wy, double* __restrict wz,
@@ -334,6 +335,50 @@ void primitives(const BlockView<L>& u, const BlockShape& s, const Indices& at, d
   double* __restrict wp = W + 4 * N;
   double* __restrict wgc = W + std::size_t(nr) * N;
   double* __restrict wge = W + std::size_t(nr + 1) * N;
+  if (!tessera::simd::reference()) {
+    // The Highway kernel (kernels_simd.hpp) on contiguous arrays: unk's own rows in a
+    // var-major block; in a zone-major one each variable gathered into the channel it
+    // becomes (the kernel works in place), so both layouts do the same arithmetic.
+    auto flat = [&](auto row, double* dst) -> const double* {
+      if constexpr (L == Layout::var_major) {
+        (void)dst;
+        return row;
+      } else {
+        for (std::size_t c = 0; c < N; ++c) dst[c] = row[c];
+        return dst;
+      }
+    };
+    simd::PrimitivesRow a;
+    a.n = N;
+    a.d = flat(d, wr);
+    a.mx = flat(mx, wx);
+    a.my = flat(my, wy);
+    a.mz = flat(mz, wz);
+    a.wr = wr;
+    a.wx = wx;
+    a.wy = wy;
+    a.wz = wz;
+    a.wp = wp;
+    a.uniform = at.uniform;
+    a.smalld = smalld;
+    a.smallp = smallp;
+    if (at.uniform) {
+      a.e = flat(e, wp);
+      a.gm1 = at.ugame - 1.0;
+    } else {
+      a.pres = flat(u.row(at.pres, 0, 0), wp);
+      a.gamc = flat(u.row(at.gamc, 0, 0), wgc);
+      a.game = flat(u.row(at.game, 0, 0), wge);
+      a.wgc = wgc;
+      a.wge = wge;
+    }
+    simd::primitives(a);
+    for (std::size_t q = 0; q < at.scalars.size(); ++q) {
+      double* wq = W + (5 + q) * N;
+      simd::divide(N, flat(u.row(at.scalars[q], 0, 0), wq), wr, wq);
+    }
+    return;
+  }
   if (at.uniform) {
     // p = (game - 1) rho e (game's definition), the values the EOS gives bit for bit;
     // gamc and 1/(game-1) are the kernels' constants (no channels).

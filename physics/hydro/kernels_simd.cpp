@@ -711,6 +711,56 @@ void UpdateRows(int kind, int nv, double* const* q, const double* const* F, int 
   UpdateRowsT<2>(nv, q, F, n, c);
 }
 
+// ---- Primitives of n zones (hydro.cpp, step 1: primitives_uniform and the EOS-state
+// branch). std::max(a, b) is a < b ? b : a, so a NaN in a stays (Highway's Max would give b).
+// The outputs may be the inputs (zone-major blocks are gathered into W first): every vector
+// is loaded before it is stored, whole vectors then a partial one.
+HWY_INLINE V MaxOf(V a, V b) {
+  return hn::IfThenElse(hn::Lt(a, b), b, a);
+}
+
+template <bool kUniform>
+HWY_NOINLINE void PrimitivesT(const PrimitivesRow& a) {
+  const D d;
+  const V sd = hn::Set(d, a.smalld), sp = hn::Set(d, a.smallp), one = hn::Set(d, 1.0);
+  const V half = hn::Set(d, 0.5), gm1 = hn::Set(d, a.gm1);
+  ForRowInPlace(d, 0, int(a.n), [&](auto full, int i, auto m) {
+    constexpr bool F = decltype(full)::value;
+    const V r = MaxOf(Ld<F>(d, m, a.d + i), sd);
+    const V mx = Ld<F>(d, m, a.mx + i), my = Ld<F>(d, m, a.my + i), mz = Ld<F>(d, m, a.mz + i);
+    const V ir = hn::Div(one, r);
+    const V vx = hn::Mul(mx, ir), vy = hn::Mul(my, ir), vz = hn::Mul(mz, ir);
+    if constexpr (kUniform) {
+      const V e = Ld<F>(d, m, a.e + i);
+      const V v2 = hn::Add(hn::Add(hn::Mul(vx, vx), hn::Mul(vy, vy)), hn::Mul(vz, vz));
+      const V ein = hn::Sub(hn::Mul(e, ir), hn::Mul(half, v2));
+      St<F>(d, m, MaxOf(hn::Mul(hn::Mul(gm1, r), ein), sp), a.wp + i);
+    } else {
+      const V pr = Ld<F>(d, m, a.pres + i), gc = Ld<F>(d, m, a.gamc + i);
+      const V ge = Ld<F>(d, m, a.game + i);
+      St<F>(d, m, MaxOf(pr, sp), a.wp + i);
+      St<F>(d, m, gc, a.wgc + i);
+      St<F>(d, m, hn::Div(one, hn::Sub(ge, one)), a.wge + i);
+    }
+    St<F>(d, m, r, a.wr + i);
+    St<F>(d, m, vx, a.wx + i);
+    St<F>(d, m, vy, a.wy + i);
+    St<F>(d, m, vz, a.wz + i);
+  });
+}
+
+void Primitives(const PrimitivesRow& a) {
+  return a.uniform ? PrimitivesT<true>(a) : PrimitivesT<false>(a);
+}
+
+void Divide(std::size_t n, const double* num, const double* den, double* out) {
+  const D d;
+  ForRowInPlace(d, 0, int(n), [&](auto full, int i, auto m) {
+    constexpr bool F = decltype(full)::value;
+    St<F>(d, m, hn::Div(Ld<F>(d, m, num + i), Ld<F>(d, m, den + i)), out + i);
+  });
+}
+
 void Fallback(double* s0, double* s1, double* s2, double* s3, double* s4, const double* w0,
               const double* w1, const double* w2, const double* w3, const double* w4, int i0,
               int i1, double smalld, double smallp) {
@@ -743,6 +793,8 @@ HWY_EXPORT(PlmFaces);
 HWY_EXPORT(PpmFaces);
 HWY_EXPORT(MaxRate);
 HWY_EXPORT(UpdateRows);
+HWY_EXPORT(Primitives);
+HWY_EXPORT(Divide);
 
 void riemann(bool hllc, bool uniform, const RiemannRow& r) {
   HWY_DYNAMIC_DISPATCH(Riemann)(hllc, uniform, r);
@@ -769,6 +821,12 @@ double max_rate(const MaxRateRow& a) {
 }
 void update_rows(int kind, int nv, double* const* q, const double* const* F, int n, double c) {
   HWY_DYNAMIC_DISPATCH(UpdateRows)(kind, nv, q, F, n, c);
+}
+void primitives(const PrimitivesRow& r) {
+  HWY_DYNAMIC_DISPATCH(Primitives)(r);
+}
+void divide(std::size_t n, const double* num, const double* den, double* out) {
+  HWY_DYNAMIC_DISPATCH(Divide)(n, num, den, out);
 }
 void fallback(double* s0, double* s1, double* s2, double* s3, double* s4, const double* w0,
               const double* w1, const double* w2, const double* w3, const double* w4, int i0,

@@ -67,6 +67,24 @@ double max_rate(const MaxRateRow& r);
 /// q_v[t] -= c F_v[t] (sub_flux), t in [0, n), v in [0, nv).
 void update_rows(int kind, int nv, double* const* q, const double* const* F, int n, double c);
 
+/// Step 1 of hydro.cpp over n zones, every array contiguous: rho = max(d, smalld), v = m / rho,
+/// and (uniform) p = max(gm1 rho (e / rho - |v|^2 / 2), smallp), or p = max(pres, smallp), gamc
+/// and 1 / (game - 1) from unk's EOS state (primitives in hydro.cpp). An output may be the
+/// array of its own input (wr of d, wx of mx, ..., wp of e or pres, wgc of gamc, wge of game).
+struct PrimitivesRow {
+  std::size_t n = 0;
+  const double *d = nullptr, *mx = nullptr, *my = nullptr, *mz = nullptr, *e = nullptr;
+  const double *pres = nullptr, *gamc = nullptr, *game = nullptr;  // not uniform
+  double *wr = nullptr, *wx = nullptr, *wy = nullptr, *wz = nullptr, *wp = nullptr;
+  double *wgc = nullptr, *wge = nullptr;  // not uniform
+  bool uniform = true;
+  double gm1 = 0, smalld = 0, smallp = 0;
+};
+void primitives(const PrimitivesRow& r);
+
+/// out[c] = num[c] / den[c] for c in [0, n) (mass fractions from rho X); out may be num.
+void divide(std::size_t n, const double* num, const double* den, double* out);
+
 /// First order where a face state's density or pressure is not positive (fallback_row):
 /// s0..s4 become w0..w4 there.
 void fallback(double* s0, double* s1, double* s2, double* s3, double* s4, const double* w0,
