@@ -194,8 +194,6 @@ int plan(const std::string& file, const std::vector<std::string>& overrides, int
   return 0;
 }
 
-/// Whether an MPI launcher (mpirun, mpiexec, srun) started this process: Open MPI, MPICH's
-/// Hydra and Slurm's PMI/PMIx set these in every rank's environment.
 }  // namespace
 
 int main(int argc, char** argv) {

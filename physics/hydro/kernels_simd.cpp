@@ -724,28 +724,33 @@ HWY_NOINLINE void PrimitivesT(const PrimitivesRow& a) {
   const D d;
   const V sd = hn::Set(d, a.smalld), sp = hn::Set(d, a.smallp), one = hn::Set(d, 1.0);
   const V half = hn::Set(d, 0.5), gm1 = hn::Set(d, a.gm1);
+  // The arrays in locals: the stores could alias the struct, so its fields would be read
+  // again in every iteration.
+  const double *dn = a.d, *px = a.mx, *py = a.my, *pz = a.mz, *en = a.e;
+  const double *pr_in = a.pres, *gc_in = a.gamc, *ge_in = a.game;
+  double *wr = a.wr, *wx = a.wx, *wy = a.wy, *wz = a.wz, *wp = a.wp, *wgc = a.wgc, *wge = a.wge;
   ForRowInPlace(d, 0, int(a.n), [&](auto full, int i, auto m) {
     constexpr bool F = decltype(full)::value;
-    const V r = MaxOf(Ld<F>(d, m, a.d + i), sd);
-    const V mx = Ld<F>(d, m, a.mx + i), my = Ld<F>(d, m, a.my + i), mz = Ld<F>(d, m, a.mz + i);
+    const V r = MaxOf(Ld<F>(d, m, dn + i), sd);
+    const V mx = Ld<F>(d, m, px + i), my = Ld<F>(d, m, py + i), mz = Ld<F>(d, m, pz + i);
     const V ir = hn::Div(one, r);
     const V vx = hn::Mul(mx, ir), vy = hn::Mul(my, ir), vz = hn::Mul(mz, ir);
     if constexpr (kUniform) {
-      const V e = Ld<F>(d, m, a.e + i);
+      const V e = Ld<F>(d, m, en + i);
       const V v2 = hn::Add(hn::Add(hn::Mul(vx, vx), hn::Mul(vy, vy)), hn::Mul(vz, vz));
       const V ein = hn::Sub(hn::Mul(e, ir), hn::Mul(half, v2));
-      St<F>(d, m, MaxOf(hn::Mul(hn::Mul(gm1, r), ein), sp), a.wp + i);
+      St<F>(d, m, MaxOf(hn::Mul(hn::Mul(gm1, r), ein), sp), wp + i);
     } else {
-      const V pr = Ld<F>(d, m, a.pres + i), gc = Ld<F>(d, m, a.gamc + i);
-      const V ge = Ld<F>(d, m, a.game + i);
-      St<F>(d, m, MaxOf(pr, sp), a.wp + i);
-      St<F>(d, m, gc, a.wgc + i);
-      St<F>(d, m, hn::Div(one, hn::Sub(ge, one)), a.wge + i);
+      const V pr = Ld<F>(d, m, pr_in + i), gc = Ld<F>(d, m, gc_in + i);
+      const V ge = Ld<F>(d, m, ge_in + i);
+      St<F>(d, m, MaxOf(pr, sp), wp + i);
+      St<F>(d, m, gc, wgc + i);
+      St<F>(d, m, hn::Div(one, hn::Sub(ge, one)), wge + i);
     }
-    St<F>(d, m, r, a.wr + i);
-    St<F>(d, m, vx, a.wx + i);
-    St<F>(d, m, vy, a.wy + i);
-    St<F>(d, m, vz, a.wz + i);
+    St<F>(d, m, r, wr + i);
+    St<F>(d, m, vx, wx + i);
+    St<F>(d, m, vy, wy + i);
+    St<F>(d, m, vz, wz + i);
   });
 }
 

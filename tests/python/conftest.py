@@ -1,5 +1,6 @@
 """pytest set-up shared by the system tests: Python's cyclic garbage collector tuned for
-short test processes (see pytest_configure)."""
+short test processes (see pytest_configure). TESSERA_TEST_GC=default leaves it as Python
+sets it, for comparisons (ctest passes the variable through)."""
 import gc
 import os
 
