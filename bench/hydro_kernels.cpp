@@ -8,7 +8,9 @@
 // whole-step rates are bench/simd_targets.py's; this isolates one kernel when changing it.
 // A second table: ns per zone of the PPM face states with their positivity fallback
 // (ref::ppm_states_row + fallback_row, simd::ppm_faces) along x, y and z of a 16^3 block
-// with PPM's 3 guard zones (22^3 cells), every row of the block's interior.
+// with PPM's 3 guard zones (22^3 cells), every row of the block's interior. A third: ns per
+// cell of the primitives (simd::primitives) of a 16^3 block with 2 guard zones, Highway
+// targets only.
 //
 //   tessera_kernel_bench [--repeats R] [--targets avx3,avx2,sse4,scalar] [--faces 17]
 #include <algorithm>
@@ -197,6 +199,56 @@ int main(int argc, char** argv) {
     std::printf("\n");
   }
   std::printf("ppm checksum %.6e\n", psum);
+
+  // Primitives (simd::primitives, uniform gamma) of a whole 16^3 block with 2 guard zones
+  // (20^3 cells) from conserved variables, out of place as a var-major block runs it. The
+  // reference is hydro.cpp's own loop, which the bench cannot call: Highway targets only.
+  const std::size_t NP = 20 * 20 * 20;
+  std::vector<double> U(5 * NP), WP(5 * NP);
+  {
+    std::mt19937_64 g(11);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    for (std::size_t c = 0; c < NP; ++c) {
+      const double d = std::pow(10.0, 2.0 * u(g) - 1.0), vx = u(g) - 0.5, vy = u(g) - 0.5,
+                   vz = u(g) - 0.5, p = std::pow(10.0, 2.0 * u(g) - 1.0);
+      U[c] = d, U[NP + c] = d * vx, U[2 * NP + c] = d * vy, U[3 * NP + c] = d * vz;
+      U[4 * NP + c] = p / 0.4 + 0.5 * d * (vx * vx + vy * vy + vz * vz);
+    }
+  }
+  std::vector<std::string> hw;
+  for (const auto& n : ts)
+    if (n != "scalar") hw.push_back(n);
+  std::vector<std::vector<double>> tq(hw.size());
+  double qsum = 0;
+  for (int rep = 0; rep < repeats; ++rep)
+    for (std::size_t x = 0; x < hw.size(); ++x) {
+      simd::force(hw[x]);
+      hydro::simd::PrimitivesRow a;
+      a.n = NP, a.uniform = true, a.gm1 = 0.4, a.smalld = 1e-30, a.smallp = 1e-30;
+      a.d = U.data(), a.mx = U.data() + NP, a.my = U.data() + 2 * NP, a.mz = U.data() + 3 * NP;
+      a.e = U.data() + 4 * NP;
+      a.wr = WP.data(), a.wx = WP.data() + NP, a.wy = WP.data() + 2 * NP;
+      a.wz = WP.data() + 3 * NP, a.wp = WP.data() + 4 * NP;
+      double best = 1e300;
+      for (int s = 0; s < 40; ++s) {
+        const auto t0 = std::chrono::steady_clock::now();
+        hydro::simd::primitives(a);
+        const double dt =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        best = std::min(best, dt);
+        qsum += WP[4 * NP + std::size_t(s)];
+      }
+      tq[x].push_back(1e9 * best / double(NP));
+    }
+  simd::force("auto");
+  std::printf("primitives, ns per cell, median (least) of %d repeats, 16^3 block + 2 guards\n",
+              repeats);
+  std::printf("%-8s", "");
+  for (auto& n : hw) std::printf(" %16s", n.c_str());
+  std::printf("\n%-8s", "uniform");
+  for (std::size_t x = 0; x < hw.size(); ++x)
+    std::printf("  %6.3f (%6.3f)", median(tq[x]), least(tq[x]));
+  std::printf("\nprimitives checksum %.6e\n", qsum);
   double checksum = 0;
   for (double v : rows.f) checksum += v;
   std::printf("checksum %.6e\n", checksum);
