@@ -10,10 +10,12 @@
 
 #include "base/error.hpp"
 #include "base/params.hpp"
+#include "base/simd.hpp"
 #include "memory/tier_runtime.hpp"
 #include "mesh/mesh.hpp"
 #include "perf/timers.hpp"
 #include "physics/pic/absorbing.hpp"
+#include "physics/pic/kernels_simd.hpp"
 #include "physics/pic/pic.hpp"
 #include "physics/pic/pulse.hpp"
 
@@ -674,6 +676,9 @@ void Pic::step(mesh::Mesh& m, double dt) {
       for (int q = q0; q < q0 + nq; ++q) rt->charge(a[std::size_t(q)] + b, n * sizeof(double), pt);
     };
     double gather_seconds = 0, gathered = 0;
+    // The Highway kernels (kernels_simd.hpp) unless perf.simd = "scalar" forces the
+    // reference's per-particle loops.
+    const bool vectorised = !tessera::simd::reference();
     dispatch(nd, order_, gather_ == "energy", [&]<int D, int P, GatherScheme S>() {
       for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
         const int id = blocks[bi];
@@ -703,14 +708,19 @@ void Pic::step(mesh::Mesh& m, double dt) {
           {
             TESSERA_REGION("gather");
             const auto t0 = std::chrono::steady_clock::now();
-            for (std::size_t p = 0; p < n; ++p) {
-              if (ahead > 0 && p + std::size_t(ahead) < n) {
-                const std::size_t r = b + p + std::size_t(ahead);
-                prefetch_fields<D>(f, g, {x[0][r], x[1][r], x[2][r]});
+            if (vectorised) {
+              const double* xs[3] = {x[0] + b, x[1] + b, x[2] + b};
+              simd::gather(D, P, S == GatherScheme::energy_conserving, f, g, n, xs, ahead, eb);
+            } else {
+              for (std::size_t p = 0; p < n; ++p) {
+                if (ahead > 0 && p + std::size_t(ahead) < n) {
+                  const std::size_t r = b + p + std::size_t(ahead);
+                  prefetch_fields<D>(f, g, {x[0][r], x[1][r], x[2][r]});
+                }
+                Vec3 E, B;
+                gather<D, P, S>(f, g, {x[0][b + p], x[1][b + p], x[2][b + p]}, E, B);
+                for (int c = 0; c < 3; ++c) eb[c * n + p] = E[c], eb[(3 + c) * n + p] = B[c];
               }
-              Vec3 E, B;
-              gather<D, P, S>(f, g, {x[0][b + p], x[1][b + p], x[2][b + p]}, E, B);
-              for (int c = 0; c < 3; ++c) eb[6 * p + c] = E[c], eb[6 * p + 3 + c] = B[c];
             }
             gather_seconds +=
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -723,14 +733,20 @@ void Pic::step(mesh::Mesh& m, double dt) {
           }
           {
             TESSERA_REGION("push");
-            for (std::size_t p = 0; p < n; ++p) {
-              Vec3 up{uu[0][b + p], uu[1][b + p], uu[2][b + p]};
-              boris_push(up, {eb[6 * p], eb[6 * p + 1], eb[6 * p + 2]},
-                         {eb[6 * p + 3], eb[6 * p + 4], eb[6 * p + 5]}, qm, dt);
-              Vec3 xp{x[0][b + p], x[1][b + p], x[2][b + p]};
-              for (int c = 0; c < 3; ++c) xo[3 * p + c] = xp[c];
-              push_position(xp, up, dt);
-              for (int c = 0; c < 3; ++c) uu[c][b + p] = up[c], x[c][b + p] = xp[c];
+            if (vectorised) {
+              double* us[3] = {uu[0] + b, uu[1] + b, uu[2] + b};
+              double* xs[3] = {x[0] + b, x[1] + b, x[2] + b};
+              simd::push(n, us, xs, eb, qm, dt, xo);
+            } else {
+              for (std::size_t p = 0; p < n; ++p) {
+                Vec3 up{uu[0][b + p], uu[1][b + p], uu[2][b + p]};
+                boris_push(up, {eb[p], eb[n + p], eb[2 * n + p]},
+                           {eb[3 * n + p], eb[4 * n + p], eb[5 * n + p]}, qm, dt);
+                Vec3 xp{x[0][b + p], x[1][b + p], x[2][b + p]};
+                for (int c = 0; c < 3; ++c) xo[c * n + p] = xp[c];
+                push_position(xp, up, dt);
+                for (int c = 0; c < 3; ++c) uu[c][b + p] = up[c], x[c][b + p] = xp[c];
+              }
             }
             if (rt != nullptr) {
               charge_props(particles::POSX, 6, b, n, memory::AccessPattern::sequential);
@@ -740,12 +756,18 @@ void Pic::step(mesh::Mesh& m, double dt) {
           }
           {
             TESSERA_REGION("deposit");
-            for (std::size_t p = 0; p < n; ++p) {
-              const Vec3 up{uu[0][b + p], uu[1][b + p], uu[2][b + p]};
-              const double ig = 1.0 / lorentz_gamma(up);
-              deposit_current<D, P>(J, g, {xo[3 * p], xo[3 * p + 1], xo[3 * p + 2]},
-                                    {x[0][b + p], x[1][b + p], x[2][b + p]},
-                                    {up[0] * ig, up[1] * ig, up[2] * ig}, q * w[b + p], dt);
+            if (vectorised) {
+              const double* us[3] = {uu[0] + b, uu[1] + b, uu[2] + b};
+              const double* xs[3] = {x[0] + b, x[1] + b, x[2] + b};
+              simd::deposit(D, P, J, g, n, xo, xs, us, w + b, q, dt);
+            } else {
+              for (std::size_t p = 0; p < n; ++p) {
+                const Vec3 up{uu[0][b + p], uu[1][b + p], uu[2][b + p]};
+                const double ig = 1.0 / lorentz_gamma(up);
+                deposit_current<D, P>(J, g, {xo[p], xo[n + p], xo[2 * n + p]},
+                                      {x[0][b + p], x[1][b + p], x[2][b + p]},
+                                      {up[0] * ig, up[1] * ig, up[2] * ig}, q * w[b + p], dt);
+              }
             }
             if (rt != nullptr) {
               // J is read and written where the particles fall: latency-bound either way.

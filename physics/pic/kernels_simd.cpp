@@ -1,0 +1,579 @@
+// The PIC particle kernels with Google Highway (kernels_simd.hpp). This file is compiled
+// once per target (foreach_target.h); HWY_DYNAMIC_DISPATCH picks the copy at run time.
+//
+// A vector holds consecutive particles of one species segment. The per-particle numerics
+// are those of shape.hpp, gather.hpp, boris.hpp and esirkepov.hpp written on vectors
+// (Highway's Add, Mul, Floor, IfThenElse in place of the operators, floor_int and the
+// ternaries: on SVE a vector is a sizeless type that takes no operators), term by term in
+// the reference's order. A shape's first index is kept as a double (an integer, exact).
+//
+// The last vector of a segment is a partial one: its lanes past the segment are loaded with
+// the segment's first particle (a position inside the block array, so the gather's indices
+// stay in it), computed and never stored or deposited.
+//
+// The gather computes the shapes in vectors and sums each particle's stencil from them. The
+// deposit computes a vector of particles' current
+// contributions (Esirkepov's prefix sums) into a buffer, then subtracts them from J
+// particle by particle in order: the same sums, in the same order, as the reference.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "physics/pic/kernels_simd.cpp"
+#include "physics/pic/kernels_simd.hpp"
+
+#include <hwy/aligned_allocator.h>
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <cstddef>
+#include <type_traits>
+
+#include "physics/pic/constants.hpp"
+#include "physics/pic/gather.hpp"
+
+HWY_BEFORE_NAMESPACE();
+namespace tessera::pic::simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+using DF = hn::ScalableTag<double>;
+using V = hn::Vec<DF>;
+
+// The lanes of particles [p, p + count) of a: a whole vector (kFull), or the first `count`
+// lanes of a partial one, the others holding a[0] (a particle of the segment).
+template <bool kFull>
+HWY_INLINE V Ld(DF d, std::size_t count, const double* HWY_RESTRICT a, std::size_t p) {
+  if constexpr (kFull) {
+    (void)count;
+    return hn::LoadU(d, a + p);
+  } else {
+    HWY_ALIGN double buf[HWY_MAX_BYTES / sizeof(double)];
+    for (std::size_t l = 0; l < hn::Lanes(d); ++l) buf[l] = l < count ? a[p + l] : a[0];
+    return hn::Load(d, buf);
+  }
+}
+template <bool kFull>
+HWY_INLINE void St(DF d, std::size_t count, V v, double* HWY_RESTRICT a, std::size_t p) {
+  if constexpr (kFull) {
+    (void)count;
+    hn::StoreU(v, d, a + p);
+  } else {
+    HWY_ALIGN double buf[HWY_MAX_BYTES / sizeof(double)];
+    hn::Store(v, d, buf);
+    for (std::size_t l = 0; l < count; ++l) a[p + l] = buf[l];
+  }
+}
+
+// body(full, p, count) for the vectors of particles [0, n): whole vectors (`full`
+// std::true_type, count = Lanes), then one partial vector of the count < Lanes left.
+template <class Body>
+HWY_INLINE void ForParticles(DF d, std::size_t n, Body&& body) {
+  const std::size_t L = hn::Lanes(d);
+  std::size_t p = 0;
+  for (; p + L <= n; p += L) body(std::true_type(), p, L);
+  if (p < n) body(std::false_type(), p, n - p);
+}
+
+// A small array of vectors. SVE's vectors are sizeless types, which cannot be elements
+// of an array or members of a struct: there the array is memory (a vector per row of
+// HWY_MAX_BYTES), which the loads and stores of L1 serve; elsewhere it holds the vectors.
+#if HWY_HAVE_SCALABLE
+template <int N>
+struct Vs {
+  HWY_ALIGN double m[N][HWY_MAX_BYTES / sizeof(double)];
+  HWY_INLINE V operator()(DF d, int i) const { return hn::Load(d, m[i]); }
+  HWY_INLINE void set(DF d, int i, V v) { hn::Store(v, d, m[i]); }
+};
+#else
+template <int N>
+struct Vs {
+  V m[N];
+  HWY_INLINE V operator()(DF, int i) const { return m[i]; }
+  HWY_INLINE void set(DF, int i, V v) { m[i] = v; }
+};
+#endif
+
+// Shape<P> (shape.hpp) on vectors: [0] the first point, [1 + m] the weight of point m.
+template <int P>
+struct ShapeV : Vs<P + 2> {};
+
+// shape<P>(s) into r, term by term (floor_int is Floor: exact for the array's indices).
+template <int P>
+HWY_INLINE void ShapeOf(DF d, V s, ShapeV<P>& r) {
+  const V half = hn::Set(d, 0.5), one = hn::Set(d, 1.0);
+  if constexpr (P == 0) {
+    r.set(d, 0, hn::Floor(hn::Add(s, half)));
+    r.set(d, 1, one);
+  } else if constexpr (P == 1) {
+    const V first = hn::Floor(s);
+    const V f = hn::Sub(s, first);
+    r.set(d, 0, first);
+    r.set(d, 1, hn::Sub(one, f));
+    r.set(d, 2, f);
+  } else if constexpr (P == 2) {
+    const V nearest = hn::Floor(hn::Add(s, half));
+    const V dd = hn::Sub(s, nearest);
+    r.set(d, 0, hn::Sub(nearest, one));
+    const V a = hn::Sub(half, dd), b = hn::Add(half, dd);
+    r.set(d, 1, hn::Mul(hn::Mul(half, a), a));
+    r.set(d, 2, hn::Sub(hn::Set(d, 0.75), hn::Mul(dd, dd)));
+    r.set(d, 3, hn::Mul(hn::Mul(half, b), b));
+  } else {
+    const V i = hn::Floor(s);
+    const V f = hn::Sub(s, i);
+    const V g = hn::Sub(one, f);
+    const V four = hn::Set(d, 4.0), six = hn::Set(d, 6.0), three = hn::Set(d, 3.0);
+    r.set(d, 0, hn::Sub(i, one));
+    r.set(d, 1, hn::Div(hn::Mul(hn::Mul(g, g), g), six));
+    r.set(d, 2,
+          hn::Div(hn::Add(hn::Sub(four, hn::Mul(hn::Mul(six, f), f)),
+                          hn::Mul(hn::Mul(hn::Mul(three, f), f), f)),
+                  six));
+    r.set(d, 3,
+          hn::Div(hn::Add(hn::Sub(four, hn::Mul(hn::Mul(six, g), g)),
+                          hn::Mul(hn::Mul(hn::Mul(three, g), g), g)),
+                  six));
+    r.set(d, 4, hn::Div(hn::Mul(hn::Mul(f, f), f), six));
+  }
+}
+
+// detail::axis_shape<Q, Active, Stag>(s) into r: order Q (staggered: at s - 1/2), or the
+// single point 0 of weight 1 along an inactive axis.
+template <int Q, bool Active, bool Stag>
+HWY_INLINE void AxisShape(DF d, V s, ShapeV<Active ? Q : 0>& r) {
+  if constexpr (!Active) {
+    r.set(d, 0, hn::Zero(d));
+    r.set(d, 1, hn::Set(d, 1.0));
+  } else if constexpr (Stag) {
+    ShapeOf<Q>(d, hn::Sub(s, hn::Set(d, 0.5)), r);
+  } else {
+    ShapeOf<Q>(d, s, r);
+  }
+}
+
+// Grid::cells: (x - x0) / dx.
+HWY_INLINE V Cells(DF d, const Grid& g, int a, V x) {
+  return hn::Div(hn::Sub(x, hn::Set(d, g.x0[a])), hn::Set(d, g.dx[a]));
+}
+
+// detail::interpolate for particle l of a vector: sum over the stencil of wx wy wz f. A
+// shape is stored as gather's buffer holds it, [0] the first point and [1 + m] the weight of
+// point m, each row of L lanes; kUnit: x is f's unit-stride axis (var-major).
+template <int PX, int PY, int PZ, bool kUnit>
+HWY_INLINE double InterpolateLane(const Field& f, const double* HWY_RESTRICT sx,
+                                  const double* HWY_RESTRICT sy, const double* HWY_RESTRICT sz,
+                                  std::size_t L, std::size_t l) {
+  const std::ptrdiff_t si = kUnit ? 1 : f.si;
+  const double* HWY_RESTRICT o = f.p + std::ptrdiff_t(sx[l]) * si + std::ptrdiff_t(sy[l]) * f.sj +
+                                 std::ptrdiff_t(sz[l]) * f.sk;
+  double v = 0;
+  for (int k = 0; k <= PZ; ++k) {
+    double vy = 0;
+    for (int j = 0; j <= PY; ++j) {
+      const double* HWY_RESTRICT row = o + j * f.sj + k * f.sk;
+      double vx = 0;
+      for (int i = 0; i <= PX; ++i) vx += sx[(1 + i) * L + l] * row[i * si];
+      vy += sy[(1 + j) * L + l] * vx;
+    }
+    v += sz[(1 + k) * L + l] * vy;
+  }
+  return v;
+}
+
+// The vector part of the gather is the shapes (cells, floors, weights: the arithmetic); the
+// stencil sums are per particle, from the shapes stored in a buffer, because their reads are
+// rows of 2 to 4 adjacent values at each particle's own place (Highway's GatherIndex of
+// those was measured slower than the reference on AVX2 and SSE4).
+template <int D, int P, bool kEnergy, bool kUnit>
+void GatherT(const EMFields& f, const Grid& g, std::size_t n, const double* const x[3], long ahead,
+             double* eb) {
+  const DF d;
+  constexpr bool ay = D > 1, az = D > 2;
+  constexpr int Q = kEnergy ? P - 1 : P;
+  constexpr int PY = ay ? P : 0, PZ = az ? P : 0, QY = ay ? Q : 0, QZ = az ? Q : 0;
+  const std::size_t L = hn::Lanes(d);
+  // Six shapes of up to 5 rows of L lanes: nodal x y z at rows 0, 5, 10, staggered 15, 20, 25.
+  auto buf = hwy::AllocateAligned<double>(30 * L);
+  double* HWY_RESTRICT sh = buf.get();
+  double* HWY_RESTRICT snx = sh;
+  double* HWY_RESTRICT sny = sh + 5 * L;
+  double* HWY_RESTRICT snz = sh + 10 * L;
+  double* HWY_RESTRICT shx = sh + 15 * L;
+  double* HWY_RESTRICT shy = sh + 20 * L;
+  double* HWY_RESTRICT shz = sh + 25 * L;
+  auto keep = [&](const auto& r, double* HWY_RESTRICT to, int rows) {
+    for (int m = 0; m < rows; ++m) hn::Store(r(d, m), d, to + std::size_t(m) * L);
+  };
+  ForParticles(d, n, [&](auto full, std::size_t p, std::size_t count) {
+    constexpr bool F = decltype(full)::value;
+    if (ahead > 0)
+      for (std::size_t l = 0; l < count; ++l) {
+        const std::size_t r = p + l + std::size_t(ahead);
+        if (r < n) prefetch_fields<D>(f, g, {x[0][r], x[1][r], x[2][r]});
+      }
+    const V s0 = Cells(d, g, 0, Ld<F>(d, count, x[0], p));
+    const V s1 = ay ? Cells(d, g, 1, Ld<F>(d, count, x[1], p)) : hn::Zero(d);
+    const V s2 = az ? Cells(d, g, 2, Ld<F>(d, count, x[2], p)) : hn::Zero(d);
+    // Step 1: nodal (order P) and staggered (order Q) shapes per axis.
+    {
+      ShapeV<P> nx;
+      ShapeV<PY> ny;
+      ShapeV<PZ> nz;
+      AxisShape<P, true, false>(d, s0, nx);
+      AxisShape<P, ay, false>(d, s1, ny);
+      AxisShape<P, az, false>(d, s2, nz);
+      keep(nx, snx, P + 2);
+      keep(ny, sny, PY + 2);
+      keep(nz, snz, PZ + 2);
+    }
+    {
+      ShapeV<Q> hx;
+      ShapeV<QY> hy;
+      ShapeV<QZ> hz;
+      AxisShape<Q, true, true>(d, s0, hx);
+      AxisShape<Q, ay, true>(d, s1, hy);
+      AxisShape<Q, az, true>(d, s2, hz);
+      keep(hx, shx, Q + 2);
+      keep(hy, shy, QY + 2);
+      keep(hz, shz, QZ + 2);
+    }
+    // Step 2: E staggered along its own axis, B along the other two.
+    for (std::size_t l = 0; l < count; ++l) {
+      double* HWY_RESTRICT e = eb + p + l;
+      e[0] = InterpolateLane<Q, PY, PZ, kUnit>(f.ex, shx, sny, snz, L, l);
+      e[n] = InterpolateLane<P, QY, PZ, kUnit>(f.ey, snx, shy, snz, L, l);
+      e[2 * n] = InterpolateLane<P, PY, QZ, kUnit>(f.ez, snx, sny, shz, L, l);
+      e[3 * n] = InterpolateLane<P, QY, QZ, kUnit>(f.bx, snx, shy, shz, L, l);
+      e[4 * n] = InterpolateLane<Q, PY, QZ, kUnit>(f.by, shx, sny, shz, L, l);
+      e[5 * n] = InterpolateLane<Q, QY, PZ, kUnit>(f.bz, shx, shy, snz, L, l);
+    }
+  });
+}
+
+void Gather(int D, int P, bool energy, const EMFields& f, const Grid& g, std::size_t n,
+            const double* const x[3], long ahead, double* eb) {
+  auto with_s = [&]<int DD, int PP>() {
+    const bool unit = f.ex.si == 1;  // the six share their strides (one block view)
+    if (energy && unit)
+      GatherT<DD, PP, true, true>(f, g, n, x, ahead, eb);
+    else if (energy)
+      GatherT<DD, PP, true, false>(f, g, n, x, ahead, eb);
+    else if (unit)
+      GatherT<DD, PP, false, true>(f, g, n, x, ahead, eb);
+    else
+      GatherT<DD, PP, false, false>(f, g, n, x, ahead, eb);
+  };
+  auto with_p = [&]<int DD>() {
+    if (P == 1)
+      with_s.template operator()<DD, 1>();
+    else if (P == 2)
+      with_s.template operator()<DD, 2>();
+    else
+      with_s.template operator()<DD, 3>();
+  };
+  if (D == 1)
+    with_p.template operator()<1>();
+  else if (D == 2)
+    with_p.template operator()<2>();
+  else
+    with_p.template operator()<3>();
+}
+
+// lorentz_gamma: sqrt(1 + |u|^2 / c^2).
+HWY_INLINE V Gamma(DF d, V u0, V u1, V u2) {
+  constexpr double inv_c2 = 1.0 / (constants::c * constants::c);
+  const V uu = hn::Add(hn::Add(hn::Mul(u0, u0), hn::Mul(u1, u1)), hn::Mul(u2, u2));
+  return hn::Sqrt(hn::Add(hn::Set(d, 1.0), hn::Mul(uu, hn::Set(d, inv_c2))));
+}
+
+void Push(std::size_t n, double* const u[3], double* const x[3], const double* eb, double qm,
+          double dt, double* xo) {
+  const DF d;
+  const double hs = 0.5 * qm * dt;
+  const V h = hn::Set(d, hs), vdt = hn::Set(d, dt);
+  ForParticles(d, n, [&](auto full, std::size_t p, std::size_t count) {
+    constexpr bool F = decltype(full)::value;
+    const V e0 = Ld<F>(d, count, eb, p), e1 = Ld<F>(d, count, eb + n, p);
+    const V e2 = Ld<F>(d, count, eb + 2 * n, p), b0 = Ld<F>(d, count, eb + 3 * n, p);
+    const V b1 = Ld<F>(d, count, eb + 4 * n, p), b2 = Ld<F>(d, count, eb + 5 * n, p);
+    // boris_push, Steps 1-4.
+    const V um0 = hn::Add(Ld<F>(d, count, u[0], p), hn::Mul(h, e0));
+    const V um1 = hn::Add(Ld<F>(d, count, u[1], p), hn::Mul(h, e1));
+    const V um2 = hn::Add(Ld<F>(d, count, u[2], p), hn::Mul(h, e2));
+    const V fr = hn::Div(h, Gamma(d, um0, um1, um2));
+    const V t0 = hn::Mul(fr, b0), t1 = hn::Mul(fr, b1), t2 = hn::Mul(fr, b2);
+    const V tt = hn::Add(hn::Add(hn::Add(hn::Set(d, 1.0), hn::Mul(t0, t0)), hn::Mul(t1, t1)),
+                         hn::Mul(t2, t2));
+    const V sf = hn::Div(hn::Set(d, 2.0), tt);
+    const V s0 = hn::Mul(sf, t0), s1 = hn::Mul(sf, t1), s2 = hn::Mul(sf, t2);
+    const V up0 = hn::Add(um0, hn::Sub(hn::Mul(um1, t2), hn::Mul(um2, t1)));
+    const V up1 = hn::Add(um1, hn::Sub(hn::Mul(um2, t0), hn::Mul(um0, t2)));
+    const V up2 = hn::Add(um2, hn::Sub(hn::Mul(um0, t1), hn::Mul(um1, t0)));
+    const V uq0 = hn::Add(um0, hn::Sub(hn::Mul(up1, s2), hn::Mul(up2, s1)));
+    const V uq1 = hn::Add(um1, hn::Sub(hn::Mul(up2, s0), hn::Mul(up0, s2)));
+    const V uq2 = hn::Add(um2, hn::Sub(hn::Mul(up0, s1), hn::Mul(up1, s0)));
+    const V u0 = hn::Add(uq0, hn::Mul(h, e0));
+    const V u1 = hn::Add(uq1, hn::Mul(h, e1));
+    const V u2 = hn::Add(uq2, hn::Mul(h, e2));
+    // push_position.
+    const V fx = hn::Div(vdt, Gamma(d, u0, u1, u2));
+    const V x0 = Ld<F>(d, count, x[0], p), x1 = Ld<F>(d, count, x[1], p);
+    const V x2 = Ld<F>(d, count, x[2], p);
+    St<F>(d, count, x0, xo, p);
+    St<F>(d, count, x1, xo + n, p);
+    St<F>(d, count, x2, xo + 2 * n, p);
+    St<F>(d, count, u0, u[0], p);
+    St<F>(d, count, u1, u[1], p);
+    St<F>(d, count, u2, u[2], p);
+    St<F>(d, count, hn::Add(x0, hn::Mul(fx, u0)), x[0], p);
+    St<F>(d, count, hn::Add(x1, hn::Mul(fx, u1)), x[1], p);
+    St<F>(d, count, hn::Add(x2, hn::Mul(fx, u2)), x[2], p);
+  });
+}
+
+// detail::MoveWindow<P, Active>: the old shape S0 and DS = S1 - S0 on the common window of
+// N = P + 2 points from min(first_old, first_new); along an inactive axis S0 = 1, DS = 0 at 0.
+// w(d, 0) is the first point, s0(m) = w(1 + m), ds(m) = w(1 + n + m).
+template <int P, bool Active>
+struct WindowV {
+  static constexpr int n = Active ? P + 2 : 1;
+  Vs<1 + 2 * n> w;
+  HWY_INLINE V first(DF d) const { return w(d, 0); }
+  HWY_INLINE V s0(DF d, int m) const { return w(d, 1 + m); }
+  HWY_INLINE V ds(DF d, int m) const { return w(d, 1 + n + m); }
+  WindowV(DF d, V so, V sn) {
+    if constexpr (!Active) {
+      w.set(d, 0, hn::Zero(d));
+      w.set(d, 1, hn::Set(d, 1.0));
+      w.set(d, 2, hn::Zero(d));
+    } else {
+      ShapeV<P> a, b;
+      ShapeOf<P>(d, so, a);
+      ShapeOf<P>(d, sn, b);
+      const V first = hn::Min(a(d, 0), b(d, 0));
+      w.set(d, 0, first);
+      // Offset 1 (the shape starts one point into the window) or 0.
+      const auto ma = hn::Gt(a(d, 0), first);
+      const auto mb = hn::Gt(b(d, 0), first);
+      const V zero = hn::Zero(d);
+      for (int m = 0; m < n; ++m) {
+        const V a0 = m <= P ? a(d, 1 + m) : zero, a1 = m >= 1 ? a(d, m) : zero;
+        const V b0 = m <= P ? b(d, 1 + m) : zero, b1 = m >= 1 ? b(d, m) : zero;
+        const V s = hn::IfThenElse(ma, a1, a0);
+        w.set(d, 1 + m, s);
+        w.set(d, 1 + n + m, hn::Sub(hn::IfThenElse(mb, b1, b0), s));
+      }
+    }
+  }
+};
+
+// detail::transverse: S0_b S0_c + (DS_b S0_c + S0_b DS_c) / 2 + DS_b DS_c / 3.
+HWY_INLINE V Transverse(DF d, V s0b, V dsb, V s0c, V dsc) {
+  return hn::Add(hn::Add(hn::Mul(s0b, s0c),
+                         hn::Mul(hn::Set(d, 0.5), hn::Add(hn::Mul(dsb, s0c), hn::Mul(s0b, dsc)))),
+                 hn::Mul(hn::Mul(hn::Set(d, 1.0 / 3.0), dsb), dsc));
+}
+
+// Per particle of a vector, the values deposit_current<D, P> subtracts from J, in the order
+// its loops visit the points (jx, then jy, then jz); "+=" (from the velocity along an
+// inactive axis) is stored negated (J - (-a) is J + a to the bit).
+template <int D, int P>
+struct DepositLayout {
+  static constexpr int nx = P + 2, ny = D > 1 ? P + 2 : 1, nz = D > 2 ? P + 2 : 1;
+  static constexpr int njx = nz * ny * (nx - 1);
+  static constexpr int njy = D > 1 ? nz*(ny - 1) * nx : nx;
+  static constexpr int njz = D > 2 ? (nz - 1) * ny* nx : ny* nx;
+  static constexpr int total = njx + njy + njz;
+};
+
+// Subtracts from J the contributions val[c * L + l] of particles l in [0, count) of a
+// vector, particle after particle, in deposit_current's order; kUnit: x is J's unit-stride
+// axis (var-major), so a row's points are adjacent.
+template <int D, int P, bool kUnit>
+HWY_INLINE void Scatter(const Currents& J, const double* first, const double* val, std::size_t L,
+                        std::size_t count) {
+  using Lay = DepositLayout<D, P>;
+  constexpr int nx = Lay::nx, ny = Lay::ny, nz = Lay::nz;
+  const std::ptrdiff_t si = kUnit ? 1 : J.jx.si, sj = J.jx.sj, sk = J.jx.sk;
+  // The three components share their strides (one block view).
+  for (std::size_t l = 0; l < count; ++l) {
+    const std::ptrdiff_t o = std::ptrdiff_t(first[l]) * si + std::ptrdiff_t(first[L + l]) * sj +
+                             std::ptrdiff_t(first[2 * L + l]) * sk;
+    const double* HWY_RESTRICT c = val + l;
+    auto rows = [&](double* HWY_RESTRICT base, auto mi, auto mj, auto mk) {
+      for (int k = 0; k < decltype(mk)::value; ++k)
+        for (int j = 0; j < decltype(mj)::value; ++j) {
+          double* HWY_RESTRICT row = base + o + k * sk + j * sj;
+          for (int i = 0; i < decltype(mi)::value; ++i, c += L) row[i * si] -= *c;
+        }
+    };
+    using std::integral_constant;
+    rows(J.jx.p, integral_constant<int, nx - 1>(), integral_constant<int, ny>(),
+         integral_constant<int, nz>());
+    if constexpr (D > 1)
+      rows(J.jy.p, integral_constant<int, nx>(), integral_constant<int, ny - 1>(),
+           integral_constant<int, nz>());
+    else
+      rows(J.jy.p, integral_constant<int, nx>(), integral_constant<int, 1>(),
+           integral_constant<int, 1>());
+    if constexpr (D > 2)
+      rows(J.jz.p, integral_constant<int, nx>(), integral_constant<int, ny>(),
+           integral_constant<int, nz - 1>());
+    else
+      rows(J.jz.p, integral_constant<int, nx>(), integral_constant<int, ny>(),
+           integral_constant<int, 1>());
+  }
+}
+
+template <int D, int P>
+void DepositT(const Currents& J, const Grid& g, std::size_t n, const double* xo,
+              const double* const x[3], const double* const u[3], const double* w, double q,
+              double dt) {
+  const DF d;
+  using Lay = DepositLayout<D, P>;
+  constexpr int nx = Lay::nx, ny = Lay::ny, nz = Lay::nz;
+  const std::size_t L = hn::Lanes(d);
+  // Contributions [c][lane] and the window's first points [axis][lane] of one vector.
+  auto buf = hwy::AllocateAligned<double>(std::size_t(Lay::total + 3) * L);
+  double* HWY_RESTRICT val = buf.get();
+  double* HWY_RESTRICT first = val + std::size_t(Lay::total) * L;
+  const double inv_vol = 1.0 / g.volume();
+  const V vq = hn::Set(d, q), vinv = hn::Set(d, inv_vol), vdt = hn::Set(d, dt);
+  ForParticles(d, n, [&](auto full, std::size_t p, std::size_t count) {
+    constexpr bool F = decltype(full)::value;
+    // Step 1: S0 and DS per axis on a common window.
+    const WindowV<P, true> wx(d, Cells(d, g, 0, Ld<F>(d, count, xo, p)),
+                              Cells(d, g, 0, Ld<F>(d, count, x[0], p)));
+    const WindowV<P, (D > 1)> wy(d,
+                                 D > 1 ? Cells(d, g, 1, Ld<F>(d, count, xo + n, p)) : hn::Zero(d),
+                                 D > 1 ? Cells(d, g, 1, Ld<F>(d, count, x[1], p)) : hn::Zero(d));
+    const WindowV<P, (D > 2)> wz(
+        d, D > 2 ? Cells(d, g, 2, Ld<F>(d, count, xo + 2 * n, p)) : hn::Zero(d),
+        D > 2 ? Cells(d, g, 2, Ld<F>(d, count, x[2], p)) : hn::Zero(d));
+    hn::Store(wx.first(d), d, first);
+    hn::Store(wy.first(d), d, first + L);
+    hn::Store(wz.first(d), d, first + 2 * L);
+    const V qw = hn::Mul(vq, Ld<F>(d, count, w, p));
+    // v = u / gamma along inactive axes only (deposit_current reads no other).
+    V v1 = hn::Zero(d), v2 = hn::Zero(d);
+    if constexpr (D < 3) {
+      const V u0 = Ld<F>(d, count, u[0], p), u1 = Ld<F>(d, count, u[1], p);
+      const V u2 = Ld<F>(d, count, u[2], p);
+      const V ig = hn::Div(hn::Set(d, 1.0), Gamma(d, u0, u1, u2));
+      v1 = hn::Mul(u1, ig);
+      v2 = hn::Mul(u2, ig);
+    }
+    double* out = val;
+    auto put = [&](V a) {
+      hn::Store(a, d, out);
+      out += L;
+    };
+    // Step 2: J_x by the prefix sum along x.
+    {
+      const V cx = hn::Div(hn::Mul(hn::Mul(qw, hn::Set(d, g.dx[0])), vinv), vdt);
+      for (int k = 0; k < nz; ++k)
+        for (int j = 0; j < ny; ++j) {
+          const V t = Transverse(d, wy.s0(d, j), wy.ds(d, j), wz.s0(d, k), wz.ds(d, k));
+          V acc = hn::Zero(d);
+          for (int i = 0; i < nx - 1; ++i) {
+            acc = hn::Add(acc, hn::Mul(wx.ds(d, i), t));
+            put(hn::Mul(cx, acc));
+          }
+        }
+    }
+    // Step 3: J_y.
+    if constexpr (D > 1) {
+      const V cy = hn::Div(hn::Mul(hn::Mul(qw, hn::Set(d, g.dx[1])), vinv), vdt);
+      for (int k = 0; k < nz; ++k) {
+        Vs<nx> t, acc;
+        for (int i = 0; i < nx; ++i) {
+          t.set(d, i, Transverse(d, wx.s0(d, i), wx.ds(d, i), wz.s0(d, k), wz.ds(d, k)));
+          acc.set(d, i, hn::Zero(d));
+        }
+        for (int j = 0; j < ny - 1; ++j)
+          for (int i = 0; i < nx; ++i) {
+            const V a = hn::Add(acc(d, i), hn::Mul(wy.ds(d, j), t(d, i)));
+            acc.set(d, i, a);
+            put(hn::Mul(cy, a));
+          }
+      }
+    } else {
+      const V cy = hn::Mul(hn::Mul(qw, v1), vinv);
+      for (int i = 0; i < nx; ++i)
+        put(hn::Neg(
+            hn::Mul(cy, Transverse(d, wx.s0(d, i), wx.ds(d, i), hn::Set(d, 1.0), hn::Zero(d)))));
+    }
+    // Step 4: J_z.
+    if constexpr (D > 2) {
+      const V cz = hn::Div(hn::Mul(hn::Mul(qw, hn::Set(d, g.dx[2])), vinv), vdt);
+      Vs<ny * nx> t, acc;
+      for (int j = 0; j < ny; ++j)
+        for (int i = 0; i < nx; ++i) {
+          t.set(d, j * nx + i, Transverse(d, wx.s0(d, i), wx.ds(d, i), wy.s0(d, j), wy.ds(d, j)));
+          acc.set(d, j * nx + i, hn::Zero(d));
+        }
+      for (int k = 0; k < nz - 1; ++k)
+        for (int j = 0; j < ny; ++j)
+          for (int i = 0; i < nx; ++i) {
+            const V a = hn::Add(acc(d, j * nx + i), hn::Mul(wz.ds(d, k), t(d, j * nx + i)));
+            acc.set(d, j * nx + i, a);
+            put(hn::Mul(cz, a));
+          }
+    } else {
+      const V cz = hn::Mul(hn::Mul(qw, v2), vinv);
+      for (int j = 0; j < ny; ++j)
+        for (int i = 0; i < nx; ++i)
+          put(hn::Neg(
+              hn::Mul(cz, Transverse(d, wx.s0(d, i), wx.ds(d, i), wy.s0(d, j), wy.ds(d, j)))));
+    }
+    // Step 5: into J, particle after particle, the points in the reference's order.
+    if (J.jx.si == 1)
+      Scatter<D, P, true>(J, first, val, L, count);
+    else
+      Scatter<D, P, false>(J, first, val, L, count);
+  });
+}
+
+void Deposit(int D, int P, const Currents& J, const Grid& g, std::size_t n, const double* xo,
+             const double* const x[3], const double* const u[3], const double* w, double q,
+             double dt) {
+  auto with_p = [&]<int DD>() {
+    if (P == 1)
+      DepositT<DD, 1>(J, g, n, xo, x, u, w, q, dt);
+    else if (P == 2)
+      DepositT<DD, 2>(J, g, n, xo, x, u, w, q, dt);
+    else
+      DepositT<DD, 3>(J, g, n, xo, x, u, w, q, dt);
+  };
+  if (D == 1)
+    with_p.template operator()<1>();
+  else if (D == 2)
+    with_p.template operator()<2>();
+  else
+    with_p.template operator()<3>();
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace tessera::pic::simd
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tessera::pic::simd {
+
+HWY_EXPORT(Gather);
+HWY_EXPORT(Push);
+HWY_EXPORT(Deposit);
+
+void gather(int D, int P, bool energy, const EMFields& f, const Grid& g, std::size_t n,
+            const double* const x[3], long ahead, double* eb) {
+  HWY_DYNAMIC_DISPATCH(Gather)(D, P, energy, f, g, n, x, ahead, eb);
+}
+void push(std::size_t n, double* const u[3], double* const x[3], const double* eb, double qm,
+          double dt, double* xo) {
+  HWY_DYNAMIC_DISPATCH(Push)(n, u, x, eb, qm, dt, xo);
+}
+void deposit(int D, int P, const Currents& J, const Grid& g, std::size_t n, const double* xo,
+             const double* const x[3], const double* const u[3], const double* w, double q,
+             double dt) {
+  HWY_DYNAMIC_DISPATCH(Deposit)(D, P, J, g, n, xo, x, u, w, q, dt);
+}
+
+}  // namespace tessera::pic::simd
+#endif  // HWY_ONCE

@@ -1,0 +1,43 @@
+#pragma once
+// The particle kernels of a PIC step written with Google Highway (kernels_simd.cpp),
+// dispatched at run time to the best instruction set of the processor (base/simd.hpp), on
+// vectors of particles: the field gather (gather.hpp), the Boris push with the position
+// update (boris.hpp) and the Esirkepov current deposit (esirkepov.hpp). Each computes, per
+// particle, what the C++ reference named beside it computes, with the same operations in
+// the same order; results differ from the reference only where the compiler fuses a
+// multiply and an add (round-off; tests/unit/test_pic_simd.cpp bounds it for every target
+// the machine runs). Every lane does the same arithmetic and lanes never mix, so a
+// particle's result does not depend on where in a vector it falls.
+//
+// The deposit computes each particle's current contributions in vector lanes into a small
+// buffer and then adds them to J particle after particle, in the order of the arrays, as the
+// reference does: J's sums are made in the same order (bitwise the same on any rank count
+// for a fixed target, as the reference is).
+//
+// Particle arrays are structure-of-arrays (one array of n doubles per component).
+#include <cstddef>
+
+#include "physics/pic/fields.hpp"
+
+namespace tessera::pic::simd {
+
+/// E and B (gather<D, P, S>, energy-conserving if `energy`) at the n positions x[0..2][p]
+/// into eb[c * n + p], c = 0..5 (Ex, Ey, Ez, Bx, By, Bz). With ahead > 0 the fields at the
+/// particle `ahead` places on are prefetched (prefetch_fields), as the reference loop does.
+void gather(int D, int P, bool energy, const EMFields& f, const Grid& g, std::size_t n,
+            const double* const x[3], long ahead, double* eb);
+
+/// For each of n particles: u^{n-1/2} -> u^{n+1/2} in E, B (eb as gather writes it) for
+/// charge/mass qm (boris_push), xo = x^n, then x^n -> x^{n+1} (push_position); u and x in
+/// place, xo[c * n + p].
+void push(std::size_t n, double* const u[3], double* const x[3], const double* eb, double qm,
+          double dt, double* xo);
+
+/// J += the current of n macro-particles of charge q w[p] moving from xo (xo[c * n + p]) to
+/// x in dt (deposit_current<D, P>; u = gamma v at n+1/2 gives v along inactive axes), in
+/// the order p = 0, 1, ..., n - 1.
+void deposit(int D, int P, const Currents& J, const Grid& g, std::size_t n, const double* xo,
+             const double* const x[3], const double* const u[3], const double* w, double q,
+             double dt);
+
+}  // namespace tessera::pic::simd

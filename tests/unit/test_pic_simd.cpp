@@ -1,0 +1,242 @@
+// The Highway PIC particle kernels (physics/pic/kernels_simd.hpp) against the C++ reference
+// (gather.hpp, boris.hpp, esirkepov.hpp) on random particles and fields, under every
+// instruction set this build runs on this processor (base/simd.hpp: each forced in turn),
+// for 1-3 dimensions, shape orders 1-3, both gathers and both unk layouts (J and the fields
+// adjacent in x, or strided as zone-major blocks hold them). They must agree to round-off:
+// 1e-14 of the quantity's scale (a fused multiply-add here and not there moves the last
+// bits). Particle counts are not multiples of any vector length, so the partial last
+// vector is exercised. The deposit must add each particle's current in the arrays' order:
+// depositing n particles in one call gives the same bits as n calls of one particle each.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/simd.hpp"
+#include "physics/pic/boris.hpp"
+#include "physics/pic/esirkepov.hpp"
+#include "physics/pic/gather.hpp"
+#include "physics/pic/kernels_simd.hpp"
+
+namespace {
+
+namespace simd = tessera::simd;
+namespace pic = tessera::pic;
+namespace ps = tessera::pic::simd;
+
+constexpr double kTol = 1e-14;
+constexpr int kExtent = 12;  // array points per active axis (the particles sit in [4, 8))
+
+std::vector<std::string> highway_targets() {
+  std::vector<std::string> t;
+  for (const auto& name : simd::available())
+    if (name != "scalar") t.push_back(name);
+  return t;
+}
+
+struct ForceGuard {
+  ~ForceGuard() { simd::force("auto"); }
+};
+
+// Nine components (E, B, J) over a block array of kExtent points per active axis, var-major
+// (each component its own array, x adjacent) or zone-major (the nine interleaved per point).
+struct Block {
+  int D;
+  bool zone_major;
+  std::size_t points;
+  std::vector<double> data;
+  Block(int d, bool zm) : D(d), zone_major(zm) {
+    points = 1;
+    for (int a = 0; a < D; ++a) points *= kExtent;
+    data.assign(9 * points, 0.0);
+  }
+  pic::Field field(int v) {
+    const std::ptrdiff_t nx = kExtent, ny = D > 1 ? kExtent : 1;
+    if (zone_major) return pic::Field{data.data() + v, 9, 9 * nx, 9 * nx * ny};
+    return pic::Field{data.data() + std::size_t(v) * points, 1, nx, nx * ny};
+  }
+  pic::EMFields em() { return {field(0), field(1), field(2), field(3), field(4), field(5)}; }
+  pic::Currents j() { return {field(6), field(7), field(8)}; }
+  std::vector<double> component(int v) {
+    std::vector<double> out(points);
+    const auto f = field(v);
+    for (std::size_t q = 0; q < points; ++q) out[q] = f.p[std::ptrdiff_t(q) * f.si];
+    return out;
+  }
+};
+
+pic::Grid grid_of(int D) {
+  pic::Grid g;
+  g.x0 = {0.3, D > 1 ? -0.2 : 0.0, D > 2 ? 1.1 : 0.0};
+  g.dx = {0.5, D > 1 ? 0.25 : 1.0, D > 2 ? 2.0 : 1.0};
+  return g;
+}
+
+// n particles inside [4, 8) cells on active axes, old positions within 0.95 cells of the new
+// ones; u of up to 0.6 c per component; weights in [0.5, 2].
+struct Particles {
+  std::vector<double> x[3], xo, u[3], w;
+  Particles(int D, const pic::Grid& g, std::size_t n, std::mt19937_64& rng) {
+    std::uniform_real_distribution<double> cell(4.0, 8.0), move(-0.95, 0.95), uu(-0.6, 0.6),
+        ww(0.5, 2.0);
+    xo.resize(3 * n);
+    for (int c = 0; c < 3; ++c) {
+      x[c].resize(n);
+      u[c].resize(n);
+      for (std::size_t p = 0; p < n; ++p) {
+        const bool active = c < D;
+        const double s = active ? cell(rng) : 0.0;
+        x[c][p] = g.x0[c] + s * g.dx[c];
+        xo[c * n + p] = active ? g.x0[c] + (s + move(rng)) * g.dx[c] : x[c][p];
+        u[c][p] = uu(rng) * pic::constants::c;
+      }
+    }
+    w.resize(n);
+    for (auto& v : w) v = ww(rng);
+  }
+};
+
+template <int D, int P, pic::GatherScheme S>
+void check_gather(const std::string& what, std::size_t n, bool zone_major, std::mt19937_64& rng) {
+  Block blk(D, zone_major);
+  std::uniform_real_distribution<double> val(-1.0, 1.0);
+  for (auto& v : blk.data) v = val(rng);
+  const auto g = grid_of(D);
+  const Particles pt(D, g, n, rng);
+  const double* x[3] = {pt.x[0].data(), pt.x[1].data(), pt.x[2].data()};
+  std::vector<double> ref(6 * n), got(6 * n, -7.0), ahead(6 * n, -7.0);
+  for (std::size_t p = 0; p < n; ++p) {
+    pic::Vec3 E, B;
+    pic::gather<D, P, S>(blk.em(), g, {x[0][p], x[1][p], x[2][p]}, E, B);
+    for (int c = 0; c < 3; ++c) ref[c * n + p] = E[c], ref[(3 + c) * n + p] = B[c];
+  }
+  constexpr bool energy = S == pic::GatherScheme::energy_conserving;
+  ps::gather(D, P, energy, blk.em(), g, n, x, 0, got.data());
+  ps::gather(D, P, energy, blk.em(), g, n, x, 3, ahead.data());
+  double diff = 0;
+  for (std::size_t q = 0; q < 6 * n; ++q) diff = std::max(diff, std::fabs(got[q] - ref[q]));
+  EXPECT_LE(diff, kTol) << what << ": gather differs by " << diff << " (fields of scale 1)";
+  EXPECT_EQ(got, ahead) << what << ": the prefetch changed the gather";
+}
+
+void check_push(const std::string& what, std::size_t n, std::mt19937_64& rng) {
+  const auto g = grid_of(3);
+  Particles pt(3, g, n, rng);
+  std::uniform_real_distribution<double> field(-1.0, 1.0);
+  std::vector<double> eb(6 * n);
+  for (std::size_t q = 0; q < 6 * n; ++q) eb[q] = field(rng) * (q < 3 * n ? 1e12 : 1e4);
+  const double qm = -1.758820e11, dt = 1e-15;
+  Particles ref = pt;
+  std::vector<double> xo(3 * n, -7.0);
+  double* u[3] = {pt.u[0].data(), pt.u[1].data(), pt.u[2].data()};
+  double* x[3] = {pt.x[0].data(), pt.x[1].data(), pt.x[2].data()};
+  ps::push(n, u, x, eb.data(), qm, dt, xo.data());
+  double du = 0, dx = 0, su = 0, sx = 0;
+  for (std::size_t p = 0; p < n; ++p) {
+    pic::Vec3 up{ref.u[0][p], ref.u[1][p], ref.u[2][p]};
+    pic::Vec3 xp{ref.x[0][p], ref.x[1][p], ref.x[2][p]};
+    pic::boris_push(up, {eb[p], eb[n + p], eb[2 * n + p]},
+                    {eb[3 * n + p], eb[4 * n + p], eb[5 * n + p]}, qm, dt);
+    for (int c = 0; c < 3; ++c) EXPECT_EQ(xo[c * n + p], xp[c]) << what << ": x_old";
+    pic::push_position(xp, up, dt);
+    for (int c = 0; c < 3; ++c) {
+      du = std::max(du, std::fabs(pt.u[c][p] - up[c]));
+      dx = std::max(dx, std::fabs(pt.x[c][p] - xp[c]));
+      su = std::max(su, std::fabs(up[c]));
+      sx = std::max(sx, std::fabs(xp[c]));
+    }
+  }
+  EXPECT_LE(du, kTol * su) << what << ": u differs by " << du << " of scale " << su;
+  EXPECT_LE(dx, kTol * sx) << what << ": x differs by " << dx << " of scale " << sx;
+}
+
+template <int D, int P>
+void check_deposit(const std::string& what, std::size_t n, bool zone_major, std::mt19937_64& rng) {
+  const auto g = grid_of(D);
+  const Particles pt(D, g, n, rng);
+  const double q = -1.602e-19, dt = 1e-15;
+  const double* x[3] = {pt.x[0].data(), pt.x[1].data(), pt.x[2].data()};
+  const double* u[3] = {pt.u[0].data(), pt.u[1].data(), pt.u[2].data()};
+  Block all(D, zone_major), one_by_one(D, zone_major), ref(D, zone_major), abs_sum(D, zone_major);
+  ps::deposit(D, P, all.j(), g, n, pt.xo.data(), x, u, pt.w.data(), q, dt);
+  double worst_alone = 0;
+  for (std::size_t p = 0; p < n; ++p) {
+    // One particle alone: the kernel against the reference on zeroed arrays.
+    Block a(D, zone_major), r(D, zone_major);
+    const double xo1[3] = {pt.xo[p], pt.xo[n + p], pt.xo[2 * n + p]};
+    const double* x1[3] = {x[0] + p, x[1] + p, x[2] + p};
+    const double* u1[3] = {u[0] + p, u[1] + p, u[2] + p};
+    ps::deposit(D, P, a.j(), g, 1, xo1, x1, u1, pt.w.data() + p, q, dt);
+    ps::deposit(D, P, one_by_one.j(), g, 1, xo1, x1, u1, pt.w.data() + p, q, dt);
+    const pic::Vec3 up{u[0][p], u[1][p], u[2][p]};
+    const double ig = 1.0 / pic::lorentz_gamma(up);
+    const pic::Vec3 v{up[0] * ig, up[1] * ig, up[2] * ig};
+    pic::deposit_current<D, P>(r.j(), g, {xo1[0], xo1[1], xo1[2]}, {x[0][p], x[1][p], x[2][p]}, v,
+                               q * pt.w[p], dt);
+    pic::deposit_current<D, P>(ref.j(), g, {xo1[0], xo1[1], xo1[2]}, {x[0][p], x[1][p], x[2][p]}, v,
+                               q * pt.w[p], dt);
+    double scale = 0, diff = 0;
+    for (std::size_t k = 0; k < r.data.size(); ++k) {
+      scale = std::max(scale, std::fabs(r.data[k]));
+      diff = std::max(diff, std::fabs(a.data[k] - r.data[k]));
+      abs_sum.data[k] += std::fabs(r.data[k]);
+    }
+    ASSERT_GT(scale, 0.0) << what;
+    worst_alone = std::max(worst_alone, diff / scale);
+  }
+  EXPECT_LE(worst_alone, kTol) << what << ": a particle's current differs (relative)";
+  // n at once: the same bits as one by one (the order of the sums is the arrays').
+  EXPECT_EQ(all.data, one_by_one.data) << what << ": depends on the particle's lane";
+  // And within round-off of the reference, against the sum of |contributions| per point.
+  double worst = 0, largest = 0;
+  for (std::size_t k = 0; k < ref.data.size(); ++k) {
+    worst = std::max(worst, std::fabs(all.data[k] - ref.data[k]));
+    largest = std::max(largest, abs_sum.data[k]);
+  }
+  EXPECT_LE(worst, 4 * kTol * largest) << what << ": J of " << n << " particles";
+}
+
+template <int D, int P>
+void check_order(const std::string& target, std::mt19937_64& rng) {
+  for (const bool zm : {false, true})
+    for (const std::size_t n : {std::size_t(1), std::size_t(3), std::size_t(37)}) {
+      const std::string what = target + " D=" + std::to_string(D) + " P=" + std::to_string(P) +
+                               (zm ? " zone-major" : " var-major") + " n=" + std::to_string(n);
+      check_gather<D, P, pic::GatherScheme::energy_conserving>(what + " energy", n, zm, rng);
+      check_gather<D, P, pic::GatherScheme::momentum_conserving>(what + " momentum", n, zm, rng);
+      check_deposit<D, P>(what, n, zm, rng);
+    }
+}
+
+template <int D>
+void check_dimension(const std::string& target, std::mt19937_64& rng) {
+  check_order<D, 1>(target, rng);
+  check_order<D, 2>(target, rng);
+  check_order<D, 3>(target, rng);
+}
+
+TEST(PicSimd, GatherAndDepositMatchTheReferenceOnEveryTarget) {
+  ForceGuard guard;
+  for (const auto& t : highway_targets()) {
+    simd::force(t);
+    std::mt19937_64 rng(20261128);
+    check_dimension<1>(t, rng);
+    check_dimension<2>(t, rng);
+    check_dimension<3>(t, rng);
+  }
+}
+
+TEST(PicSimd, BorisPushMatchesTheReferenceOnEveryTarget) {
+  ForceGuard guard;
+  for (const auto& t : highway_targets()) {
+    simd::force(t);
+    std::mt19937_64 rng(7);
+    for (const std::size_t n : {std::size_t(1), std::size_t(5), std::size_t(64), std::size_t(67)})
+      check_push(t + " n=" + std::to_string(n), n, rng);
+  }
+}
+
+}  // namespace
