@@ -85,6 +85,9 @@ struct Vs {
 template <int N>
 struct Vs {
   V m[N];
+  // Declared here, so that it is compiled for the target (an implicit one is not: GCC then
+  // refuses to inline the vectors' constructors into it on NEON).
+  HWY_INLINE Vs() {}
   HWY_INLINE V operator()(DF, int i) const { return m[i]; }
   HWY_INLINE void set(DF, int i, V v) { m[i] = v; }
 };
@@ -92,7 +95,9 @@ struct Vs {
 
 // Shape<P> (shape.hpp) on vectors: [0] the first point, [1 + m] the weight of point m.
 template <int P>
-struct ShapeV : Vs<P + 2> {};
+struct ShapeV : Vs<P + 2> {
+  HWY_INLINE ShapeV() {}
+};
 
 // shape<P>(s) into r, term by term (floor_int is Floor: exact for the array's indices).
 template <int P>

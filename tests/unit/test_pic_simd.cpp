@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 #include <string>
@@ -153,6 +154,30 @@ void check_push(const std::string& what, std::size_t n, std::mt19937_64& rng) {
   EXPECT_LE(dx, kTol * sx) << what << ": x differs by " << dx << " of scale " << sx;
 }
 
+// The scale of a particle's current in component a: J_a is c_a times sums of shape
+// products (each at most 1): c_a = |q w| dx_a / (V dt) along an active axis, |q w v_a| / V
+// along an inactive one. Differences are bounded against it, not against the current
+// itself: DS = S1 - S0 cancels for a short move, so a fused multiply-add in a weight moves
+// J by round-off of the weights (measured: 3.4e-14 of max |J| for SVE, order 3 in 1-D).
+template <int D>
+std::array<double, 3> current_scales(const pic::Grid& g, double qw, const pic::Vec3& v, double dt) {
+  std::array<double, 3> c{};
+  for (int a = 0; a < 3; ++a)
+    c[a] = a < D ? std::fabs(qw) * g.dx[a] / (g.volume() * dt) : std::fabs(qw * v[a]) / g.volume();
+  return c;
+}
+
+// max over J's components a of max |x_a - y_a| / scale[a].
+double current_difference(Block& x, Block& y, const std::array<double, 3>& scale) {
+  double worst = 0;
+  for (int a = 0; a < 3; ++a) {
+    const auto p = x.component(6 + a), q = y.component(6 + a);
+    for (std::size_t k = 0; k < p.size(); ++k)
+      worst = std::max(worst, std::fabs(p[k] - q[k]) / scale[std::size_t(a)]);
+  }
+  return worst;
+}
+
 template <int D, int P>
 void check_deposit(const std::string& what, std::size_t n, bool zone_major, std::mt19937_64& rng) {
   const auto g = grid_of(D);
@@ -160,9 +185,10 @@ void check_deposit(const std::string& what, std::size_t n, bool zone_major, std:
   const double q = -1.602e-19, dt = 1e-15;
   const double* x[3] = {pt.x[0].data(), pt.x[1].data(), pt.x[2].data()};
   const double* u[3] = {pt.u[0].data(), pt.u[1].data(), pt.u[2].data()};
-  Block all(D, zone_major), one_by_one(D, zone_major), ref(D, zone_major), abs_sum(D, zone_major);
+  Block all(D, zone_major), one_by_one(D, zone_major), ref(D, zone_major);
   ps::deposit(D, P, all.j(), g, n, pt.xo.data(), x, u, pt.w.data(), q, dt);
   double worst_alone = 0;
+  std::array<double, 3> summed{};
   for (std::size_t p = 0; p < n; ++p) {
     // One particle alone: the kernel against the reference on zeroed arrays.
     Block a(D, zone_major), r(D, zone_major);
@@ -178,25 +204,15 @@ void check_deposit(const std::string& what, std::size_t n, bool zone_major, std:
                                q * pt.w[p], dt);
     pic::deposit_current<D, P>(ref.j(), g, {xo1[0], xo1[1], xo1[2]}, {x[0][p], x[1][p], x[2][p]}, v,
                                q * pt.w[p], dt);
-    double scale = 0, diff = 0;
-    for (std::size_t k = 0; k < r.data.size(); ++k) {
-      scale = std::max(scale, std::fabs(r.data[k]));
-      diff = std::max(diff, std::fabs(a.data[k] - r.data[k]));
-      abs_sum.data[k] += std::fabs(r.data[k]);
-    }
-    ASSERT_GT(scale, 0.0) << what;
-    worst_alone = std::max(worst_alone, diff / scale);
+    const auto scale = current_scales<D>(g, q * pt.w[p], v, dt);
+    for (int c = 0; c < 3; ++c) summed[std::size_t(c)] += scale[std::size_t(c)];
+    worst_alone = std::max(worst_alone, current_difference(a, r, scale));
   }
-  EXPECT_LE(worst_alone, kTol) << what << ": a particle's current differs (relative)";
+  EXPECT_LE(worst_alone, kTol) << what << ": a particle's current differs (of its scale)";
   // n at once: the same bits as one by one (the order of the sums is the arrays').
   EXPECT_EQ(all.data, one_by_one.data) << what << ": depends on the particle's lane";
-  // And within round-off of the reference, against the sum of |contributions| per point.
-  double worst = 0, largest = 0;
-  for (std::size_t k = 0; k < ref.data.size(); ++k) {
-    worst = std::max(worst, std::fabs(all.data[k] - ref.data[k]));
-    largest = std::max(largest, abs_sum.data[k]);
-  }
-  EXPECT_LE(worst, 4 * kTol * largest) << what << ": J of " << n << " particles";
+  // And within round-off of the reference, against the particles' scales summed.
+  EXPECT_LE(current_difference(all, ref, summed), kTol) << what << ": J of " << n << " particles";
 }
 
 template <int D, int P>

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# make test-arm: the Highway hydro kernels and their unit test (tests/unit/
-# test_hydro_simd.cpp, against the C++ reference kernels) cross-built for aarch64 with
+# make test-arm: the Highway hydro and PIC kernels and their unit tests (tests/unit/
+# test_hydro_simd.cpp and test_pic_simd.cpp, against the C++ reference kernels) cross-built for aarch64 with
 # Debian's g++-aarch64-linux-gnu and run under qemu-user on an emulated processor with
 # 512-bit SVE (qemu-aarch64 -cpu max,sve512=on: the A64FX's vector length), every target
 # Highway finds there (SVE2, SVE, NEON, its scalar code) and the C++ reference.
 #
-# The kernels need no MPI or HDF5: base/simd.cpp, physics/hydro/kernels_simd.cpp and the
-# test, with fmt header-only. Highway's and GoogleTest's arm64 libraries come from
+# The kernels need no MPI or HDF5: base/simd.cpp, physics/hydro/kernels_simd.cpp,
+# physics/pic/kernels_simd.cpp and the tests, with fmt header-only. Highway's and GoogleTest's arm64 libraries come from
 # Debian's arm64 packages, downloaded and unpacked into build-arm/sysroot (apt-get
 # download; the machine's own packages are not changed, but apt must know the arm64
 # architecture: dpkg --add-architecture arm64, which this script runs when needed).
@@ -41,12 +41,13 @@ if [ ! -f "$SYSROOT/.unpacked" ]; then
 fi
 
 LIB=$SYSROOT/usr/lib/aarch64-linux-gnu
-echo "test-arm: building the kernels and tests/unit/test_hydro_simd.cpp for aarch64"
+echo "test-arm: building the kernels and tests/unit/test_{hydro,pic}_simd.cpp for aarch64"
 aarch64-linux-gnu-g++ -std=c++20 -O2 -fno-math-errno -Wall -Wextra \
   -I"$ROOT" -isystem "$SYSROOT/usr/include" -DFMT_HEADER_ONLY \
   -DHWY_COMPILE_ALL_ATTAINABLE "-DHWY_DISABLED_TARGETS=(HWY_SSSE3|HWY_AVX3_DL)" \
   "$ROOT/base/simd.cpp" "$ROOT/physics/hydro/kernels_simd.cpp" \
-  "$ROOT/tests/unit/test_hydro_simd.cpp" \
+  "$ROOT/physics/pic/kernels_simd.cpp" \
+  "$ROOT/tests/unit/test_hydro_simd.cpp" "$ROOT/tests/unit/test_pic_simd.cpp" \
   -L"$LIB" -Wl,-rpath,"$LIB" -lhwy -lgtest_main -lgtest -lpthread -o "$OUT/test_hydro_simd"
 
 echo "test-arm: running under qemu-aarch64 -cpu max,sve512=on"
