@@ -64,10 +64,11 @@ test: deps build
 	cmake --build build --target helm_table nse_table
 	cd build && ctest --output-on-failure -j$(NPROC)
 
-# The Highway hydro kernels and their unit test cross-built for aarch64 and run under
-# qemu-user with 512-bit SVE (SVE2, SVE, NEON, scalar): tools/arm/test_arm.sh. It installs
-# g++-aarch64-linux-gnu and qemu-user and unpacks Debian's arm64 libhwy and libgtest into
-# build-arm/sysroot. About 30 s once installed; not part of make test (see docs/memory.md).
+# The Highway hydro and PIC kernels and their unit tests cross-built for aarch64 and run
+# under qemu-user with 512-bit SVE (SVE2, SVE, NEON, scalar): tools/arm/test_arm.sh. It
+# installs g++-aarch64-linux-gnu and qemu-user and unpacks Debian's arm64 libhwy and
+# libgtest into build-arm/sysroot. About 80 s once installed (most of it compiling); not
+# part of make test (see docs/memory.md).
 test-arm:
 	tools/arm/test_arm.sh build-arm
 

@@ -9,7 +9,10 @@ target's rate over the scalar reference's (median of the per-round ratios).
         [--targets avx3,avx2,sse4,scalar] [--json out.json]
 
 The rates are whole steps (guard fills, the EOS, the time step included); only the hydro
-row kernels (kernels_simd.hpp) change with the target.
+row kernels (kernels_simd.hpp) change with the target. For a PIC problem (e.g.
+problems/pic_uniform_3d.toml) the rate is particle-steps per second of the `pic` operator
+(its timer: gather, push, deposit, field solve, redistribution), and the medians of its
+particle kernels, ns per particle-step, are printed too (physics/pic/kernels_simd.hpp).
 """
 import argparse
 import json
@@ -28,7 +31,13 @@ def one_run(exe, problem, args):
         subprocess.run([str(exe), "run", str(problem), "--dir", d, *args], check=True,
                        capture_output=True)
         s = json.loads((Path(d) / "summary.json").read_text())
-        return s["zone_updates_per_second"], s["simd"]
+        if "pic" not in s:
+            return s["zone_updates_per_second"], s["simd"], {}
+        pic = next(c for c in s["timers"]["children"] if c["name"] == "pic")
+        n = s["pic"]["particle_steps"]
+        kernels = {c["name"]: 1e9 * c["avg_s"] / n for c in pic["children"]
+                   if c["name"] in ("gather", "push", "deposit")}
+        return n / pic["avg_s"], s["simd"], kernels
 
 
 def available(exe):
@@ -48,14 +57,19 @@ def main():
     ap.add_argument("--json", default="")
     a = ap.parse_args()
     targets = a.targets.split(",") if a.targets else available(a.exe)
-    common = [f"driver.nend={a.steps}", "sedov.nsubzones=1", *a.set]
+    common = [f"driver.nend={a.steps}", *a.set]
+    if "sedov" in Path(a.problem).name:
+        common.append("sedov.nsubzones=1")
     runs = {t: [] for t in targets}
+    kernels = {t: {} for t in targets}
     names = {}
     print(f"load average before: {os.getloadavg()[0]:.2f}; targets {targets}", flush=True)
     for r in range(a.repeat):
         for t in targets:
-            rate, simd = one_run(a.exe, ROOT / a.problem, common + [f"perf.simd={t}"])
+            rate, simd, ns = one_run(a.exe, ROOT / a.problem, common + [f"perf.simd={t}"])
             runs[t].append(rate)
+            for k, v in ns.items():
+                kernels[t].setdefault(k, []).append(v)
             names[t] = simd
         print(f"  round {r + 1}: " + "  ".join(f"{t} {runs[t][-1]:.4g}" for t in targets),
               flush=True)
@@ -65,6 +79,11 @@ def main():
            f"median_ratio_over_{ref}": {
                t: statistics.median(x / y for x, y in zip(v, runs[ref])) for t, v in runs.items()},
            "simd": names, "runs": runs, "load_after": os.getloadavg()[0]}
+    if any(kernels.values()):
+        out["rate"] = "particle-steps per second of the pic operator"
+        out["median_ns_per_particle_step"] = {
+            t: {k: round(statistics.median(v), 2) for k, v in ks.items()}
+            for t, ks in kernels.items()}
     print(json.dumps(out, indent=1))
     if a.json:
         Path(a.json).write_text(json.dumps(out, indent=1))
