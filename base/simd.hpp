@@ -6,7 +6,8 @@
 // The kernels are compiled once per Highway target (x86: EMU128, SSE4, AVX2, AVX3 =
 // AVX-512; Arm: NEON, SVE, SVE2) in the same binary, and the best the processor supports
 // is chosen at the first call. "scalar" is not a Highway target: it selects the C++
-// reference kernels (physics/hydro/reconstruct.hpp, riemann.hpp), which the compiler may
+// reference kernels (physics/hydro/reconstruct.hpp, riemann.hpp; physics/pic/gather.hpp,
+// boris.hpp, esirkepov.hpp), which the compiler may
 // vectorise by itself for the build's -march, and which the tests compare the Highway
 // kernels with.
 //

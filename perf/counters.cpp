@@ -783,7 +783,8 @@ void declare_params(base::Params& p) {
       "perf.simd", "auto",
       {"auto", "avx512", "avx3", "avx2", "sse4", "emu128", "hwy_scalar", "neon", "sve", "sve2",
        "sve_256", "sve2_128", "scalar"},
-      "instruction set of the vectorised kernels (base/simd.hpp): auto (the environment "
+      "instruction set of the vectorised kernels (hydro rows, PIC particles; base/simd.hpp): "
+      "auto (the environment "
       "variable TESSERA_SIMD if set, else the best the processor runs), or a lower one to "
       "force: avx512 (avx3), avx2, sse4, emu128 or hwy_scalar (Highway's portable code), "
       "neon, sve, sve2, scalar (the C++ reference kernels); one the processor or build lacks is an "
