@@ -8,13 +8,13 @@
 // the reference's order. A shape's first index is kept as a double (an integer, exact).
 //
 // The last vector of a segment is a partial one: its lanes past the segment are loaded with
-// the segment's first particle (a position inside the block array, so the gather's indices
-// stay in it), computed and never stored or deposited.
+// the segment's first particle (a real position: nothing they compute is out of range),
+// computed, and never stored or deposited.
 //
 // The gather computes the shapes in vectors and sums each particle's stencil from them. The
-// deposit computes a vector of particles' current
-// contributions (Esirkepov's prefix sums) into a buffer, then subtracts them from J
-// particle by particle in order: the same sums, in the same order, as the reference.
+// deposit computes a vector of particles' current contributions (Esirkepov's prefix sums)
+// into a buffer, then subtracts them from J particle by particle in order: the same sums,
+// in the same order, as the reference.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "physics/pic/kernels_simd.cpp"
 #include "physics/pic/kernels_simd.hpp"
