@@ -216,29 +216,20 @@ void GatherT(const EMFields& f, const Grid& g, std::size_t n, const double* cons
     const V s0 = Cells(d, g, 0, Ld<F>(d, count, x[0], p));
     const V s1 = ay ? Cells(d, g, 1, Ld<F>(d, count, x[1], p)) : hn::Zero(d);
     const V s2 = az ? Cells(d, g, 2, Ld<F>(d, count, x[2], p)) : hn::Zero(d);
-    // Step 1: nodal (order P) and staggered (order Q) shapes per axis.
-    {
-      ShapeV<P> nx;
-      ShapeV<PY> ny;
-      ShapeV<PZ> nz;
-      AxisShape<P, true, false>(d, s0, nx);
-      AxisShape<P, ay, false>(d, s1, ny);
-      AxisShape<P, az, false>(d, s2, nz);
-      keep(nx, snx, P + 2);
-      keep(ny, sny, PY + 2);
-      keep(nz, snz, PZ + 2);
-    }
-    {
-      ShapeV<Q> hx;
-      ShapeV<QY> hy;
-      ShapeV<QZ> hz;
-      AxisShape<Q, true, true>(d, s0, hx);
-      AxisShape<Q, ay, true>(d, s1, hy);
-      AxisShape<Q, az, true>(d, s2, hz);
-      keep(hx, shx, Q + 2);
-      keep(hy, shy, QY + 2);
-      keep(hz, shz, QZ + 2);
-    }
+    // Step 1: nodal (order P) and staggered (order Q) shapes per axis, kept in the buffer.
+    auto shapes = [&]<int OX, int OY, int OZ, bool kStag>(double* bx, double* by, double* bz) {
+      ShapeV<OX> sx;
+      ShapeV<(ay ? OY : 0)> sy;
+      ShapeV<(az ? OZ : 0)> sz;
+      AxisShape<OX, true, kStag>(d, s0, sx);
+      AxisShape<OY, ay, kStag>(d, s1, sy);
+      AxisShape<OZ, az, kStag>(d, s2, sz);
+      keep(sx, bx, OX + 2);
+      keep(sy, by, (ay ? OY : 0) + 2);
+      keep(sz, bz, (az ? OZ : 0) + 2);
+    };
+    shapes.template operator()<P, P, P, false>(snx, sny, snz);
+    shapes.template operator()<Q, Q, Q, true>(shx, shy, shz);
     // Step 2: E staggered along its own axis, B along the other two.
     for (std::size_t l = 0; l < count; ++l) {
       double* HWY_RESTRICT e = eb + p + l;
@@ -252,10 +243,29 @@ void GatherT(const EMFields& f, const Grid& g, std::size_t n, const double* cons
   });
 }
 
+// f.template operator()<D, P>() for a run's dimension (1-3) and shape order (1-3).
+template <class F>
+HWY_INLINE void WithDP(int D, int P, F&& f) {
+  auto with_p = [&]<int DD>() {
+    if (P == 1)
+      f.template operator()<DD, 1>();
+    else if (P == 2)
+      f.template operator()<DD, 2>();
+    else
+      f.template operator()<DD, 3>();
+  };
+  if (D == 1)
+    with_p.template operator()<1>();
+  else if (D == 2)
+    with_p.template operator()<2>();
+  else
+    with_p.template operator()<3>();
+}
+
 void Gather(int D, int P, bool energy, const EMFields& f, const Grid& g, std::size_t n,
             const double* const x[3], long ahead, double* eb) {
-  auto with_s = [&]<int DD, int PP>() {
-    const bool unit = f.ex.si == 1;  // the six share their strides (one block view)
+  const bool unit = f.ex.si == 1;  // the six share their strides (one block view)
+  WithDP(D, P, [&]<int DD, int PP>() {
     if (energy && unit)
       GatherT<DD, PP, true, true>(f, g, n, x, ahead, eb);
     else if (energy)
@@ -264,21 +274,7 @@ void Gather(int D, int P, bool energy, const EMFields& f, const Grid& g, std::si
       GatherT<DD, PP, false, true>(f, g, n, x, ahead, eb);
     else
       GatherT<DD, PP, false, false>(f, g, n, x, ahead, eb);
-  };
-  auto with_p = [&]<int DD>() {
-    if (P == 1)
-      with_s.template operator()<DD, 1>();
-    else if (P == 2)
-      with_s.template operator()<DD, 2>();
-    else
-      with_s.template operator()<DD, 3>();
-  };
-  if (D == 1)
-    with_p.template operator()<1>();
-  else if (D == 2)
-    with_p.template operator()<2>();
-  else
-    with_p.template operator()<3>();
+  });
 }
 
 // lorentz_gamma: sqrt(1 + |u|^2 / c^2).
@@ -539,20 +535,7 @@ void DepositT(const Currents& J, const Grid& g, std::size_t n, const double* xo,
 void Deposit(int D, int P, const Currents& J, const Grid& g, std::size_t n, const double* xo,
              const double* const x[3], const double* const u[3], const double* w, double q,
              double dt) {
-  auto with_p = [&]<int DD>() {
-    if (P == 1)
-      DepositT<DD, 1>(J, g, n, xo, x, u, w, q, dt);
-    else if (P == 2)
-      DepositT<DD, 2>(J, g, n, xo, x, u, w, q, dt);
-    else
-      DepositT<DD, 3>(J, g, n, xo, x, u, w, q, dt);
-  };
-  if (D == 1)
-    with_p.template operator()<1>();
-  else if (D == 2)
-    with_p.template operator()<2>();
-  else
-    with_p.template operator()<3>();
+  WithDP(D, P, [&]<int DD, int PP>() { DepositT<DD, PP>(J, g, n, xo, x, u, w, q, dt); });
 }
 
 }  // namespace HWY_NAMESPACE

@@ -20,6 +20,7 @@
 #include "base/simd.hpp"
 #include "physics/hydro/kernels_ref.hpp"
 #include "physics/hydro/kernels_simd.hpp"
+#include "tests/unit/simd_targets.hpp"
 
 namespace {
 
@@ -31,18 +32,8 @@ using tessera::hydro::Limiter;
 constexpr double kTol = 1e-14;
 constexpr double kCanary = -12345.0;  // fills output past the row
 
-// The Highway targets available here (every one but the C++ reference).
-std::vector<std::string> highway_targets() {
-  std::vector<std::string> t;
-  for (const auto& name : simd::available())
-    if (name != "scalar") t.push_back(name);
-  return t;
-}
-
-// Restores the best target when a test ends, whatever it forced.
-struct ForceGuard {
-  ~ForceGuard() { simd::force("auto"); }
-};
+using tessera::test::ForceGuard;
+using tessera::test::highway_targets;
 
 // max |a - b| over [0, n) against kTol * max |b|; values [n, size) must still be kCanary.
 void expect_close(const std::vector<double>& a, const std::vector<double>& b, int n,

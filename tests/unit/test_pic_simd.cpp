@@ -21,6 +21,7 @@
 #include "physics/pic/esirkepov.hpp"
 #include "physics/pic/gather.hpp"
 #include "physics/pic/kernels_simd.hpp"
+#include "tests/unit/simd_targets.hpp"
 
 namespace {
 
@@ -31,16 +32,8 @@ namespace ps = tessera::pic::simd;
 constexpr double kTol = 1e-14;
 constexpr int kExtent = 12;  // array points per active axis (the particles sit in [4, 8))
 
-std::vector<std::string> highway_targets() {
-  std::vector<std::string> t;
-  for (const auto& name : simd::available())
-    if (name != "scalar") t.push_back(name);
-  return t;
-}
-
-struct ForceGuard {
-  ~ForceGuard() { simd::force("auto"); }
-};
+using tessera::test::ForceGuard;
+using tessera::test::highway_targets;
 
 // Nine components (E, B, J) over a block array of kExtent points per active axis, var-major
 // (each component its own array, x adjacent) or zone-major (the nine interleaved per point).
