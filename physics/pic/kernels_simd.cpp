@@ -7,9 +7,12 @@
 // ternaries: on SVE a vector is a sizeless type that takes no operators), term by term in
 // the reference's order. A shape's first index is kept as a double (an integer, exact).
 //
-// The last vector of a segment is a partial one: its lanes past the segment are loaded with
-// the segment's first particle (a real position: nothing they compute is out of range),
-// computed, and never stored or deposited.
+// The last vector of a segment is a partial one. It runs through the same code as whole
+// vectors, on a copy of its particles padded to a whole vector with its first particle (a
+// real position: nothing the padding computes is out of range), and only its own lanes are
+// copied back or deposited. A particle's bits therefore do not depend on where in a vector
+// it falls (a separate partial-vector code path would not promise that: the compiler fuses
+// multiplies and adds differently in differently shaped code).
 //
 // The gather computes the shapes in vectors and sums each particle's stencil from them. The
 // deposit computes a vector of particles' current contributions (Esirkepov's prefix sums)
@@ -23,6 +26,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include <cassert>
 #include <cstddef>
 #include <type_traits>
 
@@ -36,39 +40,29 @@ namespace hn = hwy::HWY_NAMESPACE;
 using DF = hn::ScalableTag<double>;
 using V = hn::Vec<DF>;
 
-// The lanes of particles [p, p + count) of a: a whole vector (kFull), or the first `count`
-// lanes of a partial one, the others holding a[0] (a particle of the segment).
-template <bool kFull>
-HWY_INLINE V Ld(DF d, std::size_t count, const double* HWY_RESTRICT a, std::size_t p) {
-  if constexpr (kFull) {
-    (void)count;
-    return hn::LoadU(d, a + p);
-  } else {
-    HWY_ALIGN double buf[HWY_MAX_BYTES / sizeof(double)];
-    for (std::size_t l = 0; l < hn::Lanes(d); ++l) buf[l] = l < count ? a[p + l] : a[0];
-    return hn::Load(d, buf);
-  }
-}
-template <bool kFull>
-HWY_INLINE void St(DF d, std::size_t count, V v, double* HWY_RESTRICT a, std::size_t p) {
-  if constexpr (kFull) {
-    (void)count;
-    hn::StoreU(v, d, a + p);
-  } else {
-    HWY_ALIGN double buf[HWY_MAX_BYTES / sizeof(double)];
-    hn::Store(v, d, buf);
-    for (std::size_t l = 0; l < count; ++l) a[p + l] = buf[l];
-  }
-}
-
-// body(full, p, count) for the vectors of particles [0, n): whole vectors (`full`
-// std::true_type, count = Lanes), then one partial vector of the count < Lanes left.
-template <class Body>
-HWY_INLINE void ForParticles(DF d, std::size_t n, Body&& body) {
+// The vectors of particles [0, n): whole(p) for each whole vector from particle p, then
+// tail(p, count) for the count < Lanes particles left, if any.
+template <class Whole, class Tail>
+HWY_INLINE void ForParticles(DF d, std::size_t n, Whole&& whole, Tail&& tail) {
   const std::size_t L = hn::Lanes(d);
   std::size_t p = 0;
-  for (; p + L <= n; p += L) body(std::true_type(), p, L);
-  if (p < n) body(std::false_type(), p, n - p);
+  for (; p + L <= n; p += L) whole(p);
+  if (p < n) tail(p, n - p);
+}
+
+// The partial last vector's particles [p, p + count) of `rows` arrays (row r at a + r *
+// stride) into rows of L lanes at `to`, each padded with the row's particle p; and back.
+HWY_INLINE void Pad(const double* a, std::size_t stride, int rows, std::size_t p, std::size_t count,
+                    std::size_t L, double* to) {
+  for (int r = 0; r < rows; ++r)
+    for (std::size_t l = 0; l < L; ++l)
+      to[std::size_t(r) * L + l] = a[std::size_t(r) * stride + p + (l < count ? l : 0)];
+}
+HWY_INLINE void Unpad(const double* from, std::size_t L, int rows, std::size_t count, double* a,
+                      std::size_t stride, std::size_t p) {
+  for (int r = 0; r < rows; ++r)
+    for (std::size_t l = 0; l < count; ++l)
+      a[std::size_t(r) * stride + p + l] = from[std::size_t(r) * L + l];
 }
 
 // A small array of vectors. SVE's vectors are sizeless types, which cannot be elements
@@ -196,26 +190,26 @@ void GatherT(const EMFields& f, const Grid& g, std::size_t n, const double* cons
   const std::size_t L = hn::Lanes(d);
   // Six shapes of up to 5 rows of L lanes: nodal x y z at rows 0, 5, 10, staggered 15, 20, 25.
   auto buf = hwy::AllocateAligned<double>(30 * L);
-  double* HWY_RESTRICT sh = buf.get();
-  double* HWY_RESTRICT snx = sh;
-  double* HWY_RESTRICT sny = sh + 5 * L;
-  double* HWY_RESTRICT snz = sh + 10 * L;
-  double* HWY_RESTRICT shx = sh + 15 * L;
-  double* HWY_RESTRICT shy = sh + 20 * L;
-  double* HWY_RESTRICT shz = sh + 25 * L;
-  auto keep = [&](const auto& r, double* HWY_RESTRICT to, int rows) {
+  double* sh = buf.get();
+  double* snx = sh;
+  double* sny = sh + 5 * L;
+  double* snz = sh + 10 * L;
+  double* shx = sh + 15 * L;
+  double* shy = sh + 20 * L;
+  double* shz = sh + 25 * L;
+  auto keep = [&](const auto& r, double* to, int rows) {
     for (int m = 0; m < rows; ++m) hn::Store(r(d, m), d, to + std::size_t(m) * L);
   };
-  ForParticles(d, n, [&](auto full, std::size_t p, std::size_t count) {
-    constexpr bool F = decltype(full)::value;
+  // The particles [p, p + count) of a vector whose positions are lanes q.. of the rows xs.
+  auto vector = [&](const double* const xs[3], std::size_t q, std::size_t p, std::size_t count) {
     if (ahead > 0)
       for (std::size_t l = 0; l < count; ++l) {
         const std::size_t r = p + l + std::size_t(ahead);
         if (r < n) prefetch_fields<D>(f, g, {x[0][r], x[1][r], x[2][r]});
       }
-    const V s0 = Cells(d, g, 0, Ld<F>(d, count, x[0], p));
-    const V s1 = ay ? Cells(d, g, 1, Ld<F>(d, count, x[1], p)) : hn::Zero(d);
-    const V s2 = az ? Cells(d, g, 2, Ld<F>(d, count, x[2], p)) : hn::Zero(d);
+    const V s0 = Cells(d, g, 0, hn::LoadU(d, xs[0] + q));
+    const V s1 = ay ? Cells(d, g, 1, hn::LoadU(d, xs[1] + q)) : hn::Zero(d);
+    const V s2 = az ? Cells(d, g, 2, hn::LoadU(d, xs[2] + q)) : hn::Zero(d);
     // Step 1: nodal (order P) and staggered (order Q) shapes per axis, kept in the buffer.
     auto shapes = [&]<int OX, int OY, int OZ, bool kStag>(double* bx, double* by, double* bz) {
       ShapeV<OX> sx;
@@ -240,7 +234,16 @@ void GatherT(const EMFields& f, const Grid& g, std::size_t n, const double* cons
       e[4 * n] = InterpolateLane<Q, PY, QZ, kUnit>(f.by, shx, sny, shz, L, l);
       e[5 * n] = InterpolateLane<Q, QY, PZ, kUnit>(f.bz, shx, shy, snz, L, l);
     }
-  });
+  };
+  auto pad = hwy::AllocateAligned<double>(3 * L);
+  ForParticles(
+      d, n, [&](std::size_t p) { vector(x, p, p, L); },
+      [&](std::size_t p, std::size_t count) {
+        const int rows = az ? 3 : ay ? 2 : 1;
+        for (int a = 0; a < rows; ++a) Pad(x[a], 0, 1, p, count, L, pad.get() + a * L);
+        const double* xs[3] = {pad.get(), pad.get() + L, pad.get() + 2 * L};
+        vector(xs, 0, p, count);
+      });
 }
 
 // f.template operator()<D, P>() for a run's dimension (1-3) and shape order (1-3).
@@ -287,17 +290,20 @@ HWY_INLINE V Gamma(DF d, V u0, V u1, V u2) {
 void Push(std::size_t n, double* const u[3], double* const x[3], const double* eb, double qm,
           double dt, double* xo) {
   const DF d;
+  const std::size_t L = hn::Lanes(d);
   const double hs = 0.5 * qm * dt;
   const V h = hn::Set(d, hs), vdt = hn::Set(d, dt);
-  ForParticles(d, n, [&](auto full, std::size_t p, std::size_t count) {
-    constexpr bool F = decltype(full)::value;
-    const V e0 = Ld<F>(d, count, eb, p), e1 = Ld<F>(d, count, eb + n, p);
-    const V e2 = Ld<F>(d, count, eb + 2 * n, p), b0 = Ld<F>(d, count, eb + 3 * n, p);
-    const V b1 = Ld<F>(d, count, eb + 4 * n, p), b2 = Ld<F>(d, count, eb + 5 * n, p);
+  // The vector of particles at lane q of arrays whose components are `stride` apart (eb, xo)
+  // or separate (u, x).
+  auto vector = [&](double* const uv[3], double* const xv[3], const double* e, double* o,
+                    std::size_t stride, std::size_t q) {
+    const V e0 = hn::LoadU(d, e + q), e1 = hn::LoadU(d, e + stride + q);
+    const V e2 = hn::LoadU(d, e + 2 * stride + q), b0 = hn::LoadU(d, e + 3 * stride + q);
+    const V b1 = hn::LoadU(d, e + 4 * stride + q), b2 = hn::LoadU(d, e + 5 * stride + q);
     // boris_push, Steps 1-4.
-    const V um0 = hn::Add(Ld<F>(d, count, u[0], p), hn::Mul(h, e0));
-    const V um1 = hn::Add(Ld<F>(d, count, u[1], p), hn::Mul(h, e1));
-    const V um2 = hn::Add(Ld<F>(d, count, u[2], p), hn::Mul(h, e2));
+    const V um0 = hn::Add(hn::LoadU(d, uv[0] + q), hn::Mul(h, e0));
+    const V um1 = hn::Add(hn::LoadU(d, uv[1] + q), hn::Mul(h, e1));
+    const V um2 = hn::Add(hn::LoadU(d, uv[2] + q), hn::Mul(h, e2));
     const V fr = hn::Div(h, Gamma(d, um0, um1, um2));
     const V t0 = hn::Mul(fr, b0), t1 = hn::Mul(fr, b1), t2 = hn::Mul(fr, b2);
     const V tt = hn::Add(hn::Add(hn::Add(hn::Set(d, 1.0), hn::Mul(t0, t0)), hn::Mul(t1, t1)),
@@ -315,18 +321,38 @@ void Push(std::size_t n, double* const u[3], double* const x[3], const double* e
     const V u2 = hn::Add(uq2, hn::Mul(h, e2));
     // push_position.
     const V fx = hn::Div(vdt, Gamma(d, u0, u1, u2));
-    const V x0 = Ld<F>(d, count, x[0], p), x1 = Ld<F>(d, count, x[1], p);
-    const V x2 = Ld<F>(d, count, x[2], p);
-    St<F>(d, count, x0, xo, p);
-    St<F>(d, count, x1, xo + n, p);
-    St<F>(d, count, x2, xo + 2 * n, p);
-    St<F>(d, count, u0, u[0], p);
-    St<F>(d, count, u1, u[1], p);
-    St<F>(d, count, u2, u[2], p);
-    St<F>(d, count, hn::Add(x0, hn::Mul(fx, u0)), x[0], p);
-    St<F>(d, count, hn::Add(x1, hn::Mul(fx, u1)), x[1], p);
-    St<F>(d, count, hn::Add(x2, hn::Mul(fx, u2)), x[2], p);
-  });
+    const V x0 = hn::LoadU(d, xv[0] + q), x1 = hn::LoadU(d, xv[1] + q);
+    const V x2 = hn::LoadU(d, xv[2] + q);
+    hn::StoreU(x0, d, o + q);
+    hn::StoreU(x1, d, o + stride + q);
+    hn::StoreU(x2, d, o + 2 * stride + q);
+    hn::StoreU(u0, d, uv[0] + q);
+    hn::StoreU(u1, d, uv[1] + q);
+    hn::StoreU(u2, d, uv[2] + q);
+    hn::StoreU(hn::Add(x0, hn::Mul(fx, u0)), d, xv[0] + q);
+    hn::StoreU(hn::Add(x1, hn::Mul(fx, u1)), d, xv[1] + q);
+    hn::StoreU(hn::Add(x2, hn::Mul(fx, u2)), d, xv[2] + q);
+  };
+  // The partial vector's copy: rows u0-2, x0-2, E and B (6), x_old (3) of L lanes each.
+  auto pad = hwy::AllocateAligned<double>(15 * L);
+  ForParticles(
+      d, n, [&](std::size_t p) { vector(u, x, eb, xo, n, p); },
+      [&](std::size_t p, std::size_t count) {
+        double* t = pad.get();
+        double* tu[3] = {t, t + L, t + 2 * L};
+        double* tx[3] = {t + 3 * L, t + 4 * L, t + 5 * L};
+        for (int c = 0; c < 3; ++c) {
+          Pad(u[c], 0, 1, p, count, L, tu[c]);
+          Pad(x[c], 0, 1, p, count, L, tx[c]);
+        }
+        Pad(eb, n, 6, p, count, L, t + 6 * L);
+        vector(tu, tx, t + 6 * L, t + 12 * L, L, 0);
+        for (int c = 0; c < 3; ++c) {
+          Unpad(tu[c], L, 1, count, u[c], 0, p);
+          Unpad(tx[c], L, 1, count, x[c], 0, p);
+        }
+        Unpad(t + 12 * L, L, 3, count, xo, n, p);
+      });
 }
 
 // detail::MoveWindow<P, Active>: the old shape S0 and DS = S1 - S0 on the common window of
@@ -433,30 +459,32 @@ void DepositT(const Currents& J, const Grid& g, std::size_t n, const double* xo,
   const std::size_t L = hn::Lanes(d);
   // Contributions [c][lane] and the window's first points [axis][lane] of one vector.
   auto buf = hwy::AllocateAligned<double>(std::size_t(Lay::total + 3) * L);
-  double* HWY_RESTRICT val = buf.get();
-  double* HWY_RESTRICT first = val + std::size_t(Lay::total) * L;
+  double* val = buf.get();
+  double* first = val + std::size_t(Lay::total) * L;
   const double inv_vol = 1.0 / g.volume();
   const V vq = hn::Set(d, q), vinv = hn::Set(d, inv_vol), vdt = hn::Set(d, dt);
-  ForParticles(d, n, [&](auto full, std::size_t p, std::size_t count) {
-    constexpr bool F = decltype(full)::value;
+  // The particles [p, p + count) of a vector at lane r of rows xo (components `stride` apart),
+  // xv, uv and wv.
+  auto vector = [&](const double* o, const double* const xv[3], const double* const uv[3],
+                    const double* wv, std::size_t stride, std::size_t r, std::size_t count) {
     // Step 1: S0 and DS per axis on a common window.
-    const WindowV<P, true> wx(d, Cells(d, g, 0, Ld<F>(d, count, xo, p)),
-                              Cells(d, g, 0, Ld<F>(d, count, x[0], p)));
+    const WindowV<P, true> wx(d, Cells(d, g, 0, hn::LoadU(d, o + r)),
+                              Cells(d, g, 0, hn::LoadU(d, xv[0] + r)));
     const WindowV<P, (D > 1)> wy(d,
-                                 D > 1 ? Cells(d, g, 1, Ld<F>(d, count, xo + n, p)) : hn::Zero(d),
-                                 D > 1 ? Cells(d, g, 1, Ld<F>(d, count, x[1], p)) : hn::Zero(d));
+                                 D > 1 ? Cells(d, g, 1, hn::LoadU(d, o + stride + r)) : hn::Zero(d),
+                                 D > 1 ? Cells(d, g, 1, hn::LoadU(d, xv[1] + r)) : hn::Zero(d));
     const WindowV<P, (D > 2)> wz(
-        d, D > 2 ? Cells(d, g, 2, Ld<F>(d, count, xo + 2 * n, p)) : hn::Zero(d),
-        D > 2 ? Cells(d, g, 2, Ld<F>(d, count, x[2], p)) : hn::Zero(d));
+        d, D > 2 ? Cells(d, g, 2, hn::LoadU(d, o + 2 * stride + r)) : hn::Zero(d),
+        D > 2 ? Cells(d, g, 2, hn::LoadU(d, xv[2] + r)) : hn::Zero(d));
     hn::Store(wx.first(d), d, first);
     hn::Store(wy.first(d), d, first + L);
     hn::Store(wz.first(d), d, first + 2 * L);
-    const V qw = hn::Mul(vq, Ld<F>(d, count, w, p));
+    const V qw = hn::Mul(vq, hn::LoadU(d, wv + r));
     // v = u / gamma along inactive axes only (deposit_current reads no other).
     V v1 = hn::Zero(d), v2 = hn::Zero(d);
     if constexpr (D < 3) {
-      const V u0 = Ld<F>(d, count, u[0], p), u1 = Ld<F>(d, count, u[1], p);
-      const V u2 = Ld<F>(d, count, u[2], p);
+      const V u0 = hn::LoadU(d, uv[0] + r), u1 = hn::LoadU(d, uv[1] + r);
+      const V u2 = hn::LoadU(d, uv[2] + r);
       const V ig = hn::Div(hn::Set(d, 1.0), Gamma(d, u0, u1, u2));
       v1 = hn::Mul(u1, ig);
       v2 = hn::Mul(u2, ig);
@@ -524,12 +552,28 @@ void DepositT(const Currents& J, const Grid& g, std::size_t n, const double* xo,
           put(hn::Neg(
               hn::Mul(cz, Transverse(d, wx.s0(d, i), wx.ds(d, i), wy.s0(d, j), wy.ds(d, j)))));
     }
+    assert(out == val + std::size_t(Lay::total) * L);
     // Step 5: into J, particle after particle, the points in the reference's order.
     if (J.jx.si == 1)
       Scatter<D, P, true>(J, first, val, L, count);
     else
       Scatter<D, P, false>(J, first, val, L, count);
-  });
+  };
+  // The partial vector's copy: rows x_old (3), x (3), u (3), w of L lanes each.
+  auto pad = hwy::AllocateAligned<double>(10 * L);
+  ForParticles(
+      d, n, [&](std::size_t p) { vector(xo, x, u, w, n, p, L); },
+      [&](std::size_t p, std::size_t count) {
+        double* t = pad.get();
+        Pad(xo, n, D, p, count, L, t);  // only active axes' positions are read
+        for (int c = 0; c < D; ++c) Pad(x[c], 0, 1, p, count, L, t + (3 + c) * L);
+        if constexpr (D < 3)  // u is read in 1-D and 2-D only
+          for (int c = 0; c < 3; ++c) Pad(u[c], 0, 1, p, count, L, t + (6 + c) * L);
+        Pad(w, 0, 1, p, count, L, t + 9 * L);
+        const double* tx[3] = {t + 3 * L, t + 4 * L, t + 5 * L};
+        const double* tu[3] = {t + 6 * L, t + 7 * L, t + 8 * L};
+        vector(t, tx, tu, t + 9 * L, L, 0, count);
+      });
 }
 
 void Deposit(int D, int P, const Currents& J, const Grid& g, std::size_t n, const double* xo,

@@ -6,8 +6,10 @@
 // particle, what the C++ reference named beside it computes, with the same operations in
 // the same order; results differ from the reference only where the compiler fuses a
 // multiply and an add (round-off; tests/unit/test_pic_simd.cpp bounds it for every target
-// the machine runs). Every lane does the same arithmetic and lanes never mix, so a
-// particle's result does not depend on where in a vector it falls.
+// the machine runs). Every lane does the same arithmetic, lanes never mix, and the partial
+// last vector runs through the same code as whole ones (on a padded copy), so a particle's
+// result does not depend on where in a vector it falls (the tests check n particles in one
+// call against n calls of one particle, to the bit).
 //
 // The deposit computes each particle's current contributions in vector lanes into a small
 // buffer and then adds them to J particle after particle, in the order of the arrays, as the
@@ -22,8 +24,10 @@
 namespace tessera::pic::simd {
 
 /// E and B (gather<D, P, S>, energy-conserving if `energy`) at the n positions x[0..2][p]
-/// into eb[c * n + p], c = 0..5 (Ex, Ey, Ez, Bx, By, Bz). With ahead > 0 the fields at the
-/// particle `ahead` places on are prefetched (prefetch_fields), as the reference loop does.
+/// into eb[c * n + p], c = 0..5 (Ex, Ey, Ez, Bx, By, Bz). With ahead > 0, before each vector
+/// of particles the fields of the particles `ahead` places after each of them (those below
+/// n) are prefetched (prefetch_fields): the reference loop's prefetches, issued a vector at
+/// a time.
 void gather(int D, int P, bool energy, const EMFields& f, const Grid& g, std::size_t n,
             const double* const x[3], long ahead, double* eb);
 

@@ -172,8 +172,9 @@ def test_a_forced_simd_target_is_bitwise_on_1_2_4_ranks_and_round_off_from_the_r
         tmp_path):
     # Issue 26: the gather, the push and the deposit are Highway kernels on vectors of
     # particles (physics/pic/kernels_simd.hpp). With a fixed instruction set every output
-    # is the same on any rank count (a particle's arithmetic does not depend on its lane,
-    # and J's sums are made in the particles' order, as the reference makes them); against
+    # is the same on any rank count (a block's particles are sorted by tag on any rank
+    # count, so its vectors are the same, and J's sums are made in the particles' order, as
+    # the reference makes them); against
     # the C++ reference (perf.simd = scalar) only fused multiply-adds differ: after 20
     # steps of the 3-D thermal plasma the fields agree to 1e-12 of their L1 norms and the
     # particles' positions to 1e-14 of the domain (measured: 2.9e-15 and 1.6e-16, AVX2).

@@ -5,8 +5,9 @@
 // adjacent in x, or strided as zone-major blocks hold them). They must agree to round-off:
 // 1e-14 of the quantity's scale (a fused multiply-add here and not there moves the last
 // bits). Particle counts are not multiples of any vector length, so the partial last
-// vector is exercised. The deposit must add each particle's current in the arrays' order:
-// depositing n particles in one call gives the same bits as n calls of one particle each.
+// vector is exercised; nothing past the n-th particle is written. A particle's result must
+// not depend on where in a vector it falls: n particles in one call give the same bits as n
+// calls of one particle each (for the deposit that is also the order of J's sums).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -70,19 +71,20 @@ pic::Grid grid_of(int D) {
 }
 
 // n particles inside [4, 8) cells on active axes, old positions within 0.95 cells of the new
-// ones; u of up to 0.6 c per component; weights in [0.5, 2].
+// ones; along inactive axes any position (the kernels must ignore it); u of up to 0.6 c per
+// component; weights in [0.5, 2].
 struct Particles {
   std::vector<double> x[3], xo, u[3], w;
   Particles(int D, const pic::Grid& g, std::size_t n, std::mt19937_64& rng) {
     std::uniform_real_distribution<double> cell(4.0, 8.0), move(-0.95, 0.95), uu(-0.6, 0.6),
-        ww(0.5, 2.0);
+        ww(0.5, 2.0), anywhere(-50.0, 50.0);
     xo.resize(3 * n);
     for (int c = 0; c < 3; ++c) {
       x[c].resize(n);
       u[c].resize(n);
       for (std::size_t p = 0; p < n; ++p) {
         const bool active = c < D;
-        const double s = active ? cell(rng) : 0.0;
+        const double s = active ? cell(rng) : anywhere(rng);
         x[c][p] = g.x0[c] + s * g.dx[c];
         xo[c * n + p] = active ? g.x0[c] + (s + move(rng)) * g.dx[c] : x[c][p];
         u[c][p] = uu(rng) * pic::constants::c;
@@ -101,7 +103,8 @@ void check_gather(const std::string& what, std::size_t n, bool zone_major, std::
   const auto g = grid_of(D);
   const Particles pt(D, g, n, rng);
   const double* x[3] = {pt.x[0].data(), pt.x[1].data(), pt.x[2].data()};
-  std::vector<double> ref(6 * n), got(6 * n, -7.0), ahead(6 * n, -7.0);
+  // One past the end: a canary the kernel must not write.
+  std::vector<double> ref(6 * n), got(6 * n + 1, -7.0), ahead(6 * n + 1, -7.0), alone(6 * n);
   for (std::size_t p = 0; p < n; ++p) {
     pic::Vec3 E, B;
     pic::gather<D, P, S>(blk.em(), g, {x[0][p], x[1][p], x[2][p]}, E, B);
@@ -110,10 +113,19 @@ void check_gather(const std::string& what, std::size_t n, bool zone_major, std::
   constexpr bool energy = S == pic::GatherScheme::energy_conserving;
   ps::gather(D, P, energy, blk.em(), g, n, x, 0, got.data());
   ps::gather(D, P, energy, blk.em(), g, n, x, 3, ahead.data());
+  for (std::size_t p = 0; p < n; ++p) {
+    const double* x1[3] = {x[0] + p, x[1] + p, x[2] + p};
+    double e1[6];
+    ps::gather(D, P, energy, blk.em(), g, 1, x1, 0, e1);
+    for (int c = 0; c < 6; ++c) alone[c * n + p] = e1[c];
+  }
   double diff = 0;
   for (std::size_t q = 0; q < 6 * n; ++q) diff = std::max(diff, std::fabs(got[q] - ref[q]));
   EXPECT_LE(diff, kTol) << what << ": gather differs by " << diff << " (fields of scale 1)";
   EXPECT_EQ(got, ahead) << what << ": the prefetch changed the gather";
+  EXPECT_EQ(got[6 * n], -7.0) << what << ": wrote past the last particle";
+  got.pop_back();
+  EXPECT_EQ(got, alone) << what << ": a particle's fields depend on its lane";
 }
 
 void check_push(const std::string& what, std::size_t n, std::mt19937_64& rng) {
@@ -123,11 +135,32 @@ void check_push(const std::string& what, std::size_t n, std::mt19937_64& rng) {
   std::vector<double> eb(6 * n);
   for (std::size_t q = 0; q < 6 * n; ++q) eb[q] = field(rng) * (q < 3 * n ? 1e12 : 1e4);
   const double qm = -1.758820e11, dt = 1e-15;
-  Particles ref = pt;
-  std::vector<double> xo(3 * n, -7.0);
+  Particles ref = pt, alone = pt;
+  // One past the end of each output: a canary the kernel must not write.
+  for (int c = 0; c < 3; ++c) pt.u[c].push_back(-7.0), pt.x[c].push_back(-7.0);
+  std::vector<double> xo(3 * n + 1, -7.0);
   double* u[3] = {pt.u[0].data(), pt.u[1].data(), pt.u[2].data()};
   double* x[3] = {pt.x[0].data(), pt.x[1].data(), pt.x[2].data()};
   ps::push(n, u, x, eb.data(), qm, dt, xo.data());
+  EXPECT_EQ(xo[3 * n], -7.0) << what << ": x_old written past the last particle";
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_EQ(pt.u[c][n], -7.0) << what << ": u written past the last particle";
+    EXPECT_EQ(pt.x[c][n], -7.0) << what << ": x written past the last particle";
+  }
+  // One particle at a time (each in lane 0 of a partial vector): the same bits.
+  for (std::size_t p = 0; p < n; ++p) {
+    double* u1[3] = {alone.u[0].data() + p, alone.u[1].data() + p, alone.u[2].data() + p};
+    double* x1[3] = {alone.x[0].data() + p, alone.x[1].data() + p, alone.x[2].data() + p};
+    const double eb1[6] = {eb[p],         eb[n + p],     eb[2 * n + p],
+                           eb[3 * n + p], eb[4 * n + p], eb[5 * n + p]};
+    double xo1[3];
+    ps::push(1, u1, x1, eb1, qm, dt, xo1);
+    for (int c = 0; c < 3; ++c) {
+      EXPECT_EQ(u[c][p], u1[c][0]) << what << ": particle " << p << "'s u depends on its lane";
+      EXPECT_EQ(x[c][p], x1[c][0]) << what << ": particle " << p << "'s x depends on its lane";
+      EXPECT_EQ(xo[c * n + p], xo1[c]) << what << ": x_old depends on the lane";
+    }
+  }
   double du = 0, dx = 0, su = 0, sx = 0;
   for (std::size_t p = 0; p < n; ++p) {
     pic::Vec3 up{ref.u[0][p], ref.u[1][p], ref.u[2][p]};
