@@ -10,9 +10,10 @@
 // The last vector of a segment is a partial one. It runs through the same code as whole
 // vectors, on a copy of its particles padded to a whole vector with its first particle (a
 // real position: nothing the padding computes is out of range), and only its own lanes are
-// copied back or deposited. A particle's bits therefore do not depend on where in a vector
-// it falls (a separate partial-vector code path would not promise that: the compiler fuses
-// multiplies and adds differently in differently shaped code).
+// copied back or deposited; the code is one compiled copy (TESSERA_ONE_COPY below). A
+// particle's bits therefore do not depend on where in a vector it falls (a separate
+// partial-vector path, or a second inlined copy, would not promise that: the compiler
+// fuses multiplies and adds per copy of the code).
 //
 // The gather computes the shapes in vectors and sums each particle's stencil from them. The
 // deposit computes a vector of particles' current contributions (Esirkepov's prefix sums)
@@ -40,15 +41,16 @@ namespace hn = hwy::HWY_NAMESPACE;
 using DF = hn::ScalableTag<double>;
 using V = hn::Vec<DF>;
 
-// The vectors of particles [0, n): whole(p) for each whole vector from particle p, then
-// tail(p, count) for the count < Lanes particles left, if any.
-template <class Whole, class Tail>
-HWY_INLINE void ForParticles(DF d, std::size_t n, Whole&& whole, Tail&& tail) {
-  const std::size_t L = hn::Lanes(d);
-  std::size_t p = 0;
-  for (; p + L <= n; p += L) whole(p);
-  if (p < n) tail(p, n - p);
-}
+// A kernel's body is one lambda over a run of vectors, called for the whole vectors and
+// again for the padded partial one, and compiled once: out of line, neither inlined nor
+// cloned (GCC's noipa). The compiler fuses multiplies and adds per copy of the code, so a
+// second copy (inlined at the second call, say) can give a particle other bits there: seen
+// on NEON with the body inlined into both calls.
+#if defined(__GNUC__) && !defined(__clang__)
+#define TESSERA_ONE_COPY __attribute__((noipa))
+#else
+#define TESSERA_ONE_COPY __attribute__((noinline))
+#endif
 
 // The partial last vector's particles [p, p + count) of `rows` arrays (row r at a + r *
 // stride) into rows of L lanes at `to`, each padded with the row's particle p; and back.
@@ -176,6 +178,34 @@ HWY_INLINE double InterpolateLane(const Field& f, const double* HWY_RESTRICT sx,
   return v;
 }
 
+// Step 2 of the gather for particles l in [0, count) of a vector, from the shapes in sh
+// (GatherT's buffer): E staggered along its own axis, B along the other two, into e[c * n +
+// l]. L is the target's lane count, a compile-time constant on fixed-size targets: passed
+// in as a run-time value it made the row offsets multiplications, and the gather 20 %
+// slower (38.6 against 32 ns per particle on AVX3).
+template <int D, int P, bool kEnergy, bool kUnit>
+HWY_NOINLINE void StencilSums(const EMFields& f, const double* sh, std::size_t count,
+                              double* HWY_RESTRICT e, std::size_t n) {
+  const std::size_t L = hn::Lanes(DF());  // a constant where vectors have a fixed size
+  constexpr bool ay = D > 1, az = D > 2;
+  constexpr int Q = kEnergy ? P - 1 : P;
+  constexpr int PY = ay ? P : 0, PZ = az ? P : 0, QY = ay ? Q : 0, QZ = az ? Q : 0;
+  const double* snx = sh;
+  const double* sny = sh + 5 * L;
+  const double* snz = sh + 10 * L;
+  const double* shx = sh + 15 * L;
+  const double* shy = sh + 20 * L;
+  const double* shz = sh + 25 * L;
+  for (std::size_t l = 0; l < count; ++l, ++e) {
+    e[0] = InterpolateLane<Q, PY, PZ, kUnit>(f.ex, shx, sny, snz, L, l);
+    e[n] = InterpolateLane<P, QY, PZ, kUnit>(f.ey, snx, shy, snz, L, l);
+    e[2 * n] = InterpolateLane<P, PY, QZ, kUnit>(f.ez, snx, sny, shz, L, l);
+    e[3 * n] = InterpolateLane<P, QY, QZ, kUnit>(f.bx, snx, shy, shz, L, l);
+    e[4 * n] = InterpolateLane<Q, PY, QZ, kUnit>(f.by, shx, sny, shz, L, l);
+    e[5 * n] = InterpolateLane<Q, QY, PZ, kUnit>(f.bz, shx, shy, snz, L, l);
+  }
+}
+
 // The vector part of the gather is the shapes (cells, floors, weights: the arithmetic); the
 // stencil sums are per particle, from the shapes stored in a buffer, because their reads are
 // rows of 2 to 4 adjacent values at each particle's own place (Highway's GatherIndex of
@@ -186,7 +216,6 @@ void GatherT(const EMFields& f, const Grid& g, std::size_t n, const double* cons
   const DF d;
   constexpr bool ay = D > 1, az = D > 2;
   constexpr int Q = kEnergy ? P - 1 : P;
-  constexpr int PY = ay ? P : 0, PZ = az ? P : 0, QY = ay ? Q : 0, QZ = az ? Q : 0;
   const std::size_t L = hn::Lanes(d);
   // Six shapes of up to 5 rows of L lanes: nodal x y z at rows 0, 5, 10, staggered 15, 20, 25.
   auto buf = hwy::AllocateAligned<double>(30 * L);
@@ -200,50 +229,46 @@ void GatherT(const EMFields& f, const Grid& g, std::size_t n, const double* cons
   auto keep = [&](const auto& r, double* to, int rows) {
     for (int m = 0; m < rows; ++m) hn::Store(r(d, m), d, to + std::size_t(m) * L);
   };
-  // The particles [p, p + count) of a vector whose positions are lanes q.. of the rows xs.
-  auto vector = [&](const double* const xs[3], std::size_t q, std::size_t p, std::size_t count) {
-    if (ahead > 0)
-      for (std::size_t l = 0; l < count; ++l) {
-        const std::size_t r = p + l + std::size_t(ahead);
-        if (r < n) prefetch_fields<D>(f, g, {x[0][r], x[1][r], x[2][r]});
-      }
-    const V s0 = Cells(d, g, 0, hn::LoadU(d, xs[0] + q));
-    const V s1 = ay ? Cells(d, g, 1, hn::LoadU(d, xs[1] + q)) : hn::Zero(d);
-    const V s2 = az ? Cells(d, g, 2, hn::LoadU(d, xs[2] + q)) : hn::Zero(d);
-    // Step 1: nodal (order P) and staggered (order Q) shapes per axis, kept in the buffer.
-    auto shapes = [&]<int OX, int OY, int OZ, bool kStag>(double* bx, double* by, double* bz) {
-      ShapeV<OX> sx;
-      ShapeV<(ay ? OY : 0)> sy;
-      ShapeV<(az ? OZ : 0)> sz;
-      AxisShape<OX, true, kStag>(d, s0, sx);
-      AxisShape<OY, ay, kStag>(d, s1, sy);
-      AxisShape<OZ, az, kStag>(d, s2, sz);
-      keep(sx, bx, OX + 2);
-      keep(sy, by, (ay ? OY : 0) + 2);
-      keep(sz, bz, (az ? OZ : 0) + 2);
-    };
-    shapes.template operator()<P, P, P, false>(snx, sny, snz);
-    shapes.template operator()<Q, Q, Q, true>(shx, shy, shz);
-    // Step 2: E staggered along its own axis, B along the other two.
-    for (std::size_t l = 0; l < count; ++l) {
-      double* HWY_RESTRICT e = eb + p + l;
-      e[0] = InterpolateLane<Q, PY, PZ, kUnit>(f.ex, shx, sny, snz, L, l);
-      e[n] = InterpolateLane<P, QY, PZ, kUnit>(f.ey, snx, shy, snz, L, l);
-      e[2 * n] = InterpolateLane<P, PY, QZ, kUnit>(f.ez, snx, sny, shz, L, l);
-      e[3 * n] = InterpolateLane<P, QY, QZ, kUnit>(f.bx, snx, shy, shz, L, l);
-      e[4 * n] = InterpolateLane<Q, PY, QZ, kUnit>(f.by, shx, sny, shz, L, l);
-      e[5 * n] = InterpolateLane<Q, QY, PZ, kUnit>(f.bz, shx, shy, snz, L, l);
+  // nvec vectors of particles from p, their positions at lanes q.. of the rows xs; the last
+  // vector holds `last` particles.
+  auto vectors = [&](const double* const xs[3], std::size_t q, std::size_t p, std::size_t nvec,
+                     std::size_t last) TESSERA_ONE_COPY {
+    for (std::size_t v = 0; v < nvec; ++v, q += L, p += L) {
+      const std::size_t count = v + 1 < nvec ? L : last;
+      if (ahead > 0)
+        for (std::size_t l = 0; l < count; ++l) {
+          const std::size_t r = p + l + std::size_t(ahead);
+          if (r < n) prefetch_fields<D>(f, g, {x[0][r], x[1][r], x[2][r]});
+        }
+      const V s0 = Cells(d, g, 0, hn::LoadU(d, xs[0] + q));
+      const V s1 = ay ? Cells(d, g, 1, hn::LoadU(d, xs[1] + q)) : hn::Zero(d);
+      const V s2 = az ? Cells(d, g, 2, hn::LoadU(d, xs[2] + q)) : hn::Zero(d);
+      // Step 1: nodal (order P) and staggered (order Q) shapes per axis, kept in the buffer.
+      auto shapes = [&]<int OX, int OY, int OZ, bool kStag>(double* bx, double* by, double* bz) {
+        ShapeV<OX> sx;
+        ShapeV<(ay ? OY : 0)> sy;
+        ShapeV<(az ? OZ : 0)> sz;
+        AxisShape<OX, true, kStag>(d, s0, sx);
+        AxisShape<OY, ay, kStag>(d, s1, sy);
+        AxisShape<OZ, az, kStag>(d, s2, sz);
+        keep(sx, bx, OX + 2);
+        keep(sy, by, (ay ? OY : 0) + 2);
+        keep(sz, bz, (az ? OZ : 0) + 2);
+      };
+      shapes.template operator()<P, P, P, false>(snx, sny, snz);
+      shapes.template operator()<Q, Q, Q, true>(shx, shy, shz);
+      // Step 2: E staggered along its own axis, B along the other two.
+      StencilSums<D, P, kEnergy, kUnit>(f, sh, count, eb + p, n);
     }
   };
-  auto pad = hwy::AllocateAligned<double>(3 * L);
-  ForParticles(
-      d, n, [&](std::size_t p) { vector(x, p, p, L); },
-      [&](std::size_t p, std::size_t count) {
-        const int rows = az ? 3 : ay ? 2 : 1;
-        for (int a = 0; a < rows; ++a) Pad(x[a], 0, 1, p, count, L, pad.get() + a * L);
-        const double* xs[3] = {pad.get(), pad.get() + L, pad.get() + 2 * L};
-        vector(xs, 0, p, count);
-      });
+  vectors(x, 0, 0, n / L, L);
+  if (const std::size_t count = n % L; count > 0) {
+    const std::size_t p = n - count;
+    auto pad = hwy::AllocateAligned<double>(3 * L);
+    for (int a = 0; a < (az ? 3 : ay ? 2 : 1); ++a) Pad(x[a], 0, 1, p, count, L, pad.get() + a * L);
+    const double* xs[3] = {pad.get(), pad.get() + L, pad.get() + 2 * L};
+    vectors(xs, 0, p, 1, count);
+  }
 }
 
 // f.template operator()<D, P>() for a run's dimension (1-3) and shape order (1-3).
@@ -292,67 +317,69 @@ void Push(std::size_t n, double* const u[3], double* const x[3], const double* e
   const DF d;
   const std::size_t L = hn::Lanes(d);
   const double hs = 0.5 * qm * dt;
-  const V h = hn::Set(d, hs), vdt = hn::Set(d, dt);
-  // The vector of particles at lane q of arrays whose components are `stride` apart (eb, xo)
-  // or separate (u, x).
-  auto vector = [&](double* const uv[3], double* const xv[3], const double* e, double* o,
-                    std::size_t stride, std::size_t q) {
-    const V e0 = hn::LoadU(d, e + q), e1 = hn::LoadU(d, e + stride + q);
-    const V e2 = hn::LoadU(d, e + 2 * stride + q), b0 = hn::LoadU(d, e + 3 * stride + q);
-    const V b1 = hn::LoadU(d, e + 4 * stride + q), b2 = hn::LoadU(d, e + 5 * stride + q);
-    // boris_push, Steps 1-4.
-    const V um0 = hn::Add(hn::LoadU(d, uv[0] + q), hn::Mul(h, e0));
-    const V um1 = hn::Add(hn::LoadU(d, uv[1] + q), hn::Mul(h, e1));
-    const V um2 = hn::Add(hn::LoadU(d, uv[2] + q), hn::Mul(h, e2));
-    const V fr = hn::Div(h, Gamma(d, um0, um1, um2));
-    const V t0 = hn::Mul(fr, b0), t1 = hn::Mul(fr, b1), t2 = hn::Mul(fr, b2);
-    const V tt = hn::Add(hn::Add(hn::Add(hn::Set(d, 1.0), hn::Mul(t0, t0)), hn::Mul(t1, t1)),
-                         hn::Mul(t2, t2));
-    const V sf = hn::Div(hn::Set(d, 2.0), tt);
-    const V s0 = hn::Mul(sf, t0), s1 = hn::Mul(sf, t1), s2 = hn::Mul(sf, t2);
-    const V up0 = hn::Add(um0, hn::Sub(hn::Mul(um1, t2), hn::Mul(um2, t1)));
-    const V up1 = hn::Add(um1, hn::Sub(hn::Mul(um2, t0), hn::Mul(um0, t2)));
-    const V up2 = hn::Add(um2, hn::Sub(hn::Mul(um0, t1), hn::Mul(um1, t0)));
-    const V uq0 = hn::Add(um0, hn::Sub(hn::Mul(up1, s2), hn::Mul(up2, s1)));
-    const V uq1 = hn::Add(um1, hn::Sub(hn::Mul(up2, s0), hn::Mul(up0, s2)));
-    const V uq2 = hn::Add(um2, hn::Sub(hn::Mul(up0, s1), hn::Mul(up1, s0)));
-    const V u0 = hn::Add(uq0, hn::Mul(h, e0));
-    const V u1 = hn::Add(uq1, hn::Mul(h, e1));
-    const V u2 = hn::Add(uq2, hn::Mul(h, e2));
-    // push_position.
-    const V fx = hn::Div(vdt, Gamma(d, u0, u1, u2));
-    const V x0 = hn::LoadU(d, xv[0] + q), x1 = hn::LoadU(d, xv[1] + q);
-    const V x2 = hn::LoadU(d, xv[2] + q);
-    hn::StoreU(x0, d, o + q);
-    hn::StoreU(x1, d, o + stride + q);
-    hn::StoreU(x2, d, o + 2 * stride + q);
-    hn::StoreU(u0, d, uv[0] + q);
-    hn::StoreU(u1, d, uv[1] + q);
-    hn::StoreU(u2, d, uv[2] + q);
-    hn::StoreU(hn::Add(x0, hn::Mul(fx, u0)), d, xv[0] + q);
-    hn::StoreU(hn::Add(x1, hn::Mul(fx, u1)), d, xv[1] + q);
-    hn::StoreU(hn::Add(x2, hn::Mul(fx, u2)), d, xv[2] + q);
+  // nvec vectors of particles from lane q of arrays whose components are `stride` apart (eb,
+  // xo) or separate (u, x).
+  auto vectors = [&](double* const uv[3], double* const xv[3], const double* e, double* o,
+                     std::size_t stride, std::size_t q, std::size_t nvec) TESSERA_ONE_COPY {
+    const V h = hn::Set(d, hs), vdt = hn::Set(d, dt);
+    for (std::size_t v = 0; v < nvec; ++v, q += L) {
+      const V e0 = hn::LoadU(d, e + q), e1 = hn::LoadU(d, e + stride + q);
+      const V e2 = hn::LoadU(d, e + 2 * stride + q), b0 = hn::LoadU(d, e + 3 * stride + q);
+      const V b1 = hn::LoadU(d, e + 4 * stride + q), b2 = hn::LoadU(d, e + 5 * stride + q);
+      // boris_push, Steps 1-4.
+      const V um0 = hn::Add(hn::LoadU(d, uv[0] + q), hn::Mul(h, e0));
+      const V um1 = hn::Add(hn::LoadU(d, uv[1] + q), hn::Mul(h, e1));
+      const V um2 = hn::Add(hn::LoadU(d, uv[2] + q), hn::Mul(h, e2));
+      const V fr = hn::Div(h, Gamma(d, um0, um1, um2));
+      const V t0 = hn::Mul(fr, b0), t1 = hn::Mul(fr, b1), t2 = hn::Mul(fr, b2);
+      const V tt = hn::Add(hn::Add(hn::Add(hn::Set(d, 1.0), hn::Mul(t0, t0)), hn::Mul(t1, t1)),
+                           hn::Mul(t2, t2));
+      const V sf = hn::Div(hn::Set(d, 2.0), tt);
+      const V s0 = hn::Mul(sf, t0), s1 = hn::Mul(sf, t1), s2 = hn::Mul(sf, t2);
+      const V up0 = hn::Add(um0, hn::Sub(hn::Mul(um1, t2), hn::Mul(um2, t1)));
+      const V up1 = hn::Add(um1, hn::Sub(hn::Mul(um2, t0), hn::Mul(um0, t2)));
+      const V up2 = hn::Add(um2, hn::Sub(hn::Mul(um0, t1), hn::Mul(um1, t0)));
+      const V uq0 = hn::Add(um0, hn::Sub(hn::Mul(up1, s2), hn::Mul(up2, s1)));
+      const V uq1 = hn::Add(um1, hn::Sub(hn::Mul(up2, s0), hn::Mul(up0, s2)));
+      const V uq2 = hn::Add(um2, hn::Sub(hn::Mul(up0, s1), hn::Mul(up1, s0)));
+      const V u0 = hn::Add(uq0, hn::Mul(h, e0));
+      const V u1 = hn::Add(uq1, hn::Mul(h, e1));
+      const V u2 = hn::Add(uq2, hn::Mul(h, e2));
+      // push_position.
+      const V fx = hn::Div(vdt, Gamma(d, u0, u1, u2));
+      const V x0 = hn::LoadU(d, xv[0] + q), x1 = hn::LoadU(d, xv[1] + q);
+      const V x2 = hn::LoadU(d, xv[2] + q);
+      hn::StoreU(x0, d, o + q);
+      hn::StoreU(x1, d, o + stride + q);
+      hn::StoreU(x2, d, o + 2 * stride + q);
+      hn::StoreU(u0, d, uv[0] + q);
+      hn::StoreU(u1, d, uv[1] + q);
+      hn::StoreU(u2, d, uv[2] + q);
+      hn::StoreU(hn::Add(x0, hn::Mul(fx, u0)), d, xv[0] + q);
+      hn::StoreU(hn::Add(x1, hn::Mul(fx, u1)), d, xv[1] + q);
+      hn::StoreU(hn::Add(x2, hn::Mul(fx, u2)), d, xv[2] + q);
+    }
   };
-  // The partial vector's copy: rows u0-2, x0-2, E and B (6), x_old (3) of L lanes each.
-  auto pad = hwy::AllocateAligned<double>(15 * L);
-  ForParticles(
-      d, n, [&](std::size_t p) { vector(u, x, eb, xo, n, p); },
-      [&](std::size_t p, std::size_t count) {
-        double* t = pad.get();
-        double* tu[3] = {t, t + L, t + 2 * L};
-        double* tx[3] = {t + 3 * L, t + 4 * L, t + 5 * L};
-        for (int c = 0; c < 3; ++c) {
-          Pad(u[c], 0, 1, p, count, L, tu[c]);
-          Pad(x[c], 0, 1, p, count, L, tx[c]);
-        }
-        Pad(eb, n, 6, p, count, L, t + 6 * L);
-        vector(tu, tx, t + 6 * L, t + 12 * L, L, 0);
-        for (int c = 0; c < 3; ++c) {
-          Unpad(tu[c], L, 1, count, u[c], 0, p);
-          Unpad(tx[c], L, 1, count, x[c], 0, p);
-        }
-        Unpad(t + 12 * L, L, 3, count, xo, n, p);
-      });
+  vectors(u, x, eb, xo, n, 0, n / L);
+  if (const std::size_t count = n % L; count > 0) {
+    const std::size_t p = n - count;
+    // The partial vector's copy: rows u0-2, x0-2, E and B (6), x_old (3) of L lanes each.
+    auto pad = hwy::AllocateAligned<double>(15 * L);
+    double* t = pad.get();
+    double* tu[3] = {t, t + L, t + 2 * L};
+    double* tx[3] = {t + 3 * L, t + 4 * L, t + 5 * L};
+    for (int c = 0; c < 3; ++c) {
+      Pad(u[c], 0, 1, p, count, L, tu[c]);
+      Pad(x[c], 0, 1, p, count, L, tx[c]);
+    }
+    Pad(eb, n, 6, p, count, L, t + 6 * L);
+    vectors(tu, tx, t + 6 * L, t + 12 * L, L, 0, 1);
+    for (int c = 0; c < 3; ++c) {
+      Unpad(tu[c], L, 1, count, u[c], 0, p);
+      Unpad(tx[c], L, 1, count, x[c], 0, p);
+    }
+    Unpad(t + 12 * L, L, 3, count, xo, n, p);
+  }
 }
 
 // detail::MoveWindow<P, Active>: the old shape S0 and DS = S1 - S0 on the common window of
@@ -462,118 +489,122 @@ void DepositT(const Currents& J, const Grid& g, std::size_t n, const double* xo,
   double* val = buf.get();
   double* first = val + std::size_t(Lay::total) * L;
   const double inv_vol = 1.0 / g.volume();
-  const V vq = hn::Set(d, q), vinv = hn::Set(d, inv_vol), vdt = hn::Set(d, dt);
-  // The particles [p, p + count) of a vector at lane r of rows xo (components `stride` apart),
-  // xv, uv and wv.
-  auto vector = [&](const double* o, const double* const xv[3], const double* const uv[3],
-                    const double* wv, std::size_t stride, std::size_t r, std::size_t count) {
-    // Step 1: S0 and DS per axis on a common window.
-    const WindowV<P, true> wx(d, Cells(d, g, 0, hn::LoadU(d, o + r)),
-                              Cells(d, g, 0, hn::LoadU(d, xv[0] + r)));
-    const WindowV<P, (D > 1)> wy(d,
-                                 D > 1 ? Cells(d, g, 1, hn::LoadU(d, o + stride + r)) : hn::Zero(d),
-                                 D > 1 ? Cells(d, g, 1, hn::LoadU(d, xv[1] + r)) : hn::Zero(d));
-    const WindowV<P, (D > 2)> wz(
-        d, D > 2 ? Cells(d, g, 2, hn::LoadU(d, o + 2 * stride + r)) : hn::Zero(d),
-        D > 2 ? Cells(d, g, 2, hn::LoadU(d, xv[2] + r)) : hn::Zero(d));
-    hn::Store(wx.first(d), d, first);
-    hn::Store(wy.first(d), d, first + L);
-    hn::Store(wz.first(d), d, first + 2 * L);
-    const V qw = hn::Mul(vq, hn::LoadU(d, wv + r));
-    // v = u / gamma along inactive axes only (deposit_current reads no other).
-    V v1 = hn::Zero(d), v2 = hn::Zero(d);
-    if constexpr (D < 3) {
-      const V u0 = hn::LoadU(d, uv[0] + r), u1 = hn::LoadU(d, uv[1] + r);
-      const V u2 = hn::LoadU(d, uv[2] + r);
-      const V ig = hn::Div(hn::Set(d, 1.0), Gamma(d, u0, u1, u2));
-      v1 = hn::Mul(u1, ig);
-      v2 = hn::Mul(u2, ig);
-    }
-    double* out = val;
-    auto put = [&](V a) {
-      hn::Store(a, d, out);
-      out += L;
-    };
-    // Step 2: J_x by the prefix sum along x.
-    {
-      const V cx = hn::Div(hn::Mul(hn::Mul(qw, hn::Set(d, g.dx[0])), vinv), vdt);
-      for (int k = 0; k < nz; ++k)
-        for (int j = 0; j < ny; ++j) {
-          const V t = Transverse(d, wy.s0(d, j), wy.ds(d, j), wz.s0(d, k), wz.ds(d, k));
-          V acc = hn::Zero(d);
-          for (int i = 0; i < nx - 1; ++i) {
-            acc = hn::Add(acc, hn::Mul(wx.ds(d, i), t));
-            put(hn::Mul(cx, acc));
-          }
-        }
-    }
-    // Step 3: J_y.
-    if constexpr (D > 1) {
-      const V cy = hn::Div(hn::Mul(hn::Mul(qw, hn::Set(d, g.dx[1])), vinv), vdt);
-      for (int k = 0; k < nz; ++k) {
-        Vs<nx> t, acc;
-        for (int i = 0; i < nx; ++i) {
-          t.set(d, i, Transverse(d, wx.s0(d, i), wx.ds(d, i), wz.s0(d, k), wz.ds(d, k)));
-          acc.set(d, i, hn::Zero(d));
-        }
-        for (int j = 0; j < ny - 1; ++j)
-          for (int i = 0; i < nx; ++i) {
-            const V a = hn::Add(acc(d, i), hn::Mul(wy.ds(d, j), t(d, i)));
-            acc.set(d, i, a);
-            put(hn::Mul(cy, a));
+  // nvec vectors of particles from lane r of rows xo (components `stride` apart), xv, uv
+  // and wv; the last vector holds `last` particles.
+  auto vectors = [&](const double* o, const double* const xv[3], const double* const uv[3],
+                     const double* wv, std::size_t stride, std::size_t r, std::size_t nvec,
+                     std::size_t last) TESSERA_ONE_COPY {
+    const V vq = hn::Set(d, q), vinv = hn::Set(d, inv_vol), vdt = hn::Set(d, dt);
+    for (std::size_t v = 0; v < nvec; ++v, r += L) {
+      const std::size_t count = v + 1 < nvec ? L : last;
+      // Step 1: S0 and DS per axis on a common window.
+      const WindowV<P, true> wx(d, Cells(d, g, 0, hn::LoadU(d, o + r)),
+                                Cells(d, g, 0, hn::LoadU(d, xv[0] + r)));
+      const WindowV<P, (D > 1)> wy(
+          d, D > 1 ? Cells(d, g, 1, hn::LoadU(d, o + stride + r)) : hn::Zero(d),
+          D > 1 ? Cells(d, g, 1, hn::LoadU(d, xv[1] + r)) : hn::Zero(d));
+      const WindowV<P, (D > 2)> wz(
+          d, D > 2 ? Cells(d, g, 2, hn::LoadU(d, o + 2 * stride + r)) : hn::Zero(d),
+          D > 2 ? Cells(d, g, 2, hn::LoadU(d, xv[2] + r)) : hn::Zero(d));
+      hn::Store(wx.first(d), d, first);
+      hn::Store(wy.first(d), d, first + L);
+      hn::Store(wz.first(d), d, first + 2 * L);
+      const V qw = hn::Mul(vq, hn::LoadU(d, wv + r));
+      // v = u / gamma along inactive axes only (deposit_current reads no other).
+      V v1 = hn::Zero(d), v2 = hn::Zero(d);
+      if constexpr (D < 3) {
+        const V u0 = hn::LoadU(d, uv[0] + r), u1 = hn::LoadU(d, uv[1] + r);
+        const V u2 = hn::LoadU(d, uv[2] + r);
+        const V ig = hn::Div(hn::Set(d, 1.0), Gamma(d, u0, u1, u2));
+        v1 = hn::Mul(u1, ig);
+        v2 = hn::Mul(u2, ig);
+      }
+      double* out = val;
+      auto put = [&](V a) {
+        hn::Store(a, d, out);
+        out += L;
+      };
+      // Step 2: J_x by the prefix sum along x.
+      {
+        const V cx = hn::Div(hn::Mul(hn::Mul(qw, hn::Set(d, g.dx[0])), vinv), vdt);
+        for (int k = 0; k < nz; ++k)
+          for (int j = 0; j < ny; ++j) {
+            const V t = Transverse(d, wy.s0(d, j), wy.ds(d, j), wz.s0(d, k), wz.ds(d, k));
+            V acc = hn::Zero(d);
+            for (int i = 0; i < nx - 1; ++i) {
+              acc = hn::Add(acc, hn::Mul(wx.ds(d, i), t));
+              put(hn::Mul(cx, acc));
+            }
           }
       }
-    } else {
-      const V cy = hn::Mul(hn::Mul(qw, v1), vinv);
-      for (int i = 0; i < nx; ++i)
-        put(hn::Neg(
-            hn::Mul(cy, Transverse(d, wx.s0(d, i), wx.ds(d, i), hn::Set(d, 1.0), hn::Zero(d)))));
-    }
-    // Step 4: J_z.
-    if constexpr (D > 2) {
-      const V cz = hn::Div(hn::Mul(hn::Mul(qw, hn::Set(d, g.dx[2])), vinv), vdt);
-      Vs<ny * nx> t, acc;
-      for (int j = 0; j < ny; ++j)
-        for (int i = 0; i < nx; ++i) {
-          t.set(d, j * nx + i, Transverse(d, wx.s0(d, i), wx.ds(d, i), wy.s0(d, j), wy.ds(d, j)));
-          acc.set(d, j * nx + i, hn::Zero(d));
-        }
-      for (int k = 0; k < nz - 1; ++k)
-        for (int j = 0; j < ny; ++j)
+      // Step 3: J_y.
+      if constexpr (D > 1) {
+        const V cy = hn::Div(hn::Mul(hn::Mul(qw, hn::Set(d, g.dx[1])), vinv), vdt);
+        for (int k = 0; k < nz; ++k) {
+          Vs<nx> t, acc;
           for (int i = 0; i < nx; ++i) {
-            const V a = hn::Add(acc(d, j * nx + i), hn::Mul(wz.ds(d, k), t(d, j * nx + i)));
-            acc.set(d, j * nx + i, a);
-            put(hn::Mul(cz, a));
+            t.set(d, i, Transverse(d, wx.s0(d, i), wx.ds(d, i), wz.s0(d, k), wz.ds(d, k)));
+            acc.set(d, i, hn::Zero(d));
           }
-    } else {
-      const V cz = hn::Mul(hn::Mul(qw, v2), vinv);
-      for (int j = 0; j < ny; ++j)
+          for (int j = 0; j < ny - 1; ++j)
+            for (int i = 0; i < nx; ++i) {
+              const V a = hn::Add(acc(d, i), hn::Mul(wy.ds(d, j), t(d, i)));
+              acc.set(d, i, a);
+              put(hn::Mul(cy, a));
+            }
+        }
+      } else {
+        const V cy = hn::Mul(hn::Mul(qw, v1), vinv);
         for (int i = 0; i < nx; ++i)
           put(hn::Neg(
-              hn::Mul(cz, Transverse(d, wx.s0(d, i), wx.ds(d, i), wy.s0(d, j), wy.ds(d, j)))));
+              hn::Mul(cy, Transverse(d, wx.s0(d, i), wx.ds(d, i), hn::Set(d, 1.0), hn::Zero(d)))));
+      }
+      // Step 4: J_z.
+      if constexpr (D > 2) {
+        const V cz = hn::Div(hn::Mul(hn::Mul(qw, hn::Set(d, g.dx[2])), vinv), vdt);
+        Vs<ny * nx> t, acc;
+        for (int j = 0; j < ny; ++j)
+          for (int i = 0; i < nx; ++i) {
+            t.set(d, j * nx + i, Transverse(d, wx.s0(d, i), wx.ds(d, i), wy.s0(d, j), wy.ds(d, j)));
+            acc.set(d, j * nx + i, hn::Zero(d));
+          }
+        for (int k = 0; k < nz - 1; ++k)
+          for (int j = 0; j < ny; ++j)
+            for (int i = 0; i < nx; ++i) {
+              const V a = hn::Add(acc(d, j * nx + i), hn::Mul(wz.ds(d, k), t(d, j * nx + i)));
+              acc.set(d, j * nx + i, a);
+              put(hn::Mul(cz, a));
+            }
+      } else {
+        const V cz = hn::Mul(hn::Mul(qw, v2), vinv);
+        for (int j = 0; j < ny; ++j)
+          for (int i = 0; i < nx; ++i)
+            put(hn::Neg(
+                hn::Mul(cz, Transverse(d, wx.s0(d, i), wx.ds(d, i), wy.s0(d, j), wy.ds(d, j)))));
+      }
+      assert(out == val + std::size_t(Lay::total) * L);
+      // Step 5: into J, particle after particle, the points in the reference's order.
+      if (J.jx.si == 1)
+        Scatter<D, P, true>(J, first, val, L, count);
+      else
+        Scatter<D, P, false>(J, first, val, L, count);
     }
-    assert(out == val + std::size_t(Lay::total) * L);
-    // Step 5: into J, particle after particle, the points in the reference's order.
-    if (J.jx.si == 1)
-      Scatter<D, P, true>(J, first, val, L, count);
-    else
-      Scatter<D, P, false>(J, first, val, L, count);
   };
-  // The partial vector's copy: rows x_old (3), x (3), u (3), w of L lanes each.
-  auto pad = hwy::AllocateAligned<double>(10 * L);
-  ForParticles(
-      d, n, [&](std::size_t p) { vector(xo, x, u, w, n, p, L); },
-      [&](std::size_t p, std::size_t count) {
-        double* t = pad.get();
-        Pad(xo, n, D, p, count, L, t);  // only active axes' positions are read
-        for (int c = 0; c < D; ++c) Pad(x[c], 0, 1, p, count, L, t + (3 + c) * L);
-        if constexpr (D < 3)  // u is read in 1-D and 2-D only
-          for (int c = 0; c < 3; ++c) Pad(u[c], 0, 1, p, count, L, t + (6 + c) * L);
-        Pad(w, 0, 1, p, count, L, t + 9 * L);
-        const double* tx[3] = {t + 3 * L, t + 4 * L, t + 5 * L};
-        const double* tu[3] = {t + 6 * L, t + 7 * L, t + 8 * L};
-        vector(t, tx, tu, t + 9 * L, L, 0, count);
-      });
+  vectors(xo, x, u, w, n, 0, n / L, L);
+  if (const std::size_t count = n % L; count > 0) {
+    const std::size_t p = n - count;
+    // The partial vector's copy: rows x_old (3), x (3), u (3), w of L lanes each.
+    auto pad = hwy::AllocateAligned<double>(10 * L);
+    double* t = pad.get();
+    Pad(xo, n, D, p, count, L, t);  // only active axes' positions are read
+    for (int c = 0; c < D; ++c) Pad(x[c], 0, 1, p, count, L, t + (3 + c) * L);
+    if constexpr (D < 3)  // u is read in 1-D and 2-D only
+      for (int c = 0; c < 3; ++c) Pad(u[c], 0, 1, p, count, L, t + (6 + c) * L);
+    Pad(w, 0, 1, p, count, L, t + 9 * L);
+    const double* tx[3] = {t + 3 * L, t + 4 * L, t + 5 * L};
+    const double* tu[3] = {t + 6 * L, t + 7 * L, t + 8 * L};
+    vectors(t, tx, tu, t + 9 * L, L, 0, 1, count);
+  }
 }
 
 void Deposit(int D, int P, const Currents& J, const Grid& g, std::size_t n, const double* xo,
