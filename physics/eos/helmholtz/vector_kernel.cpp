@@ -4,7 +4,8 @@
 // (checked with -fopt-info-vec; GCC 12, -O3 -march=native: 256-bit vectors). The gather
 // (Step 2) is a scalar loop over the 8 lanes except on x86 with 256-bit vectors or more,
 // where 4 x 4 transposes move the first 16 of each row's 18 values and the dP/drho values
-// (AVX2: dens_temp 105 -> 91 ns per zone; the scalar stores were its limit). The Newton
+// (AVX2: dens_temp 103 -> 89 ns per zone, docs/memory.md; the scalar stores were its
+// limit). The Newton
 // step (invert_step, shared with the scalar kernel) is scalar per lane; the iterating
 // modes run the Newton iteration first, refilling a lane with the next zone as soon as its
 // own is done (newton), then evaluate the zones in chunks as dens_temp does. The physics is
@@ -20,7 +21,8 @@
 // vectorisation per target, which is what made the kernel fast under -march=native. In a
 // native build (-march=native or TESSERA_ARCH) GCC's target pragma adds to the command
 // line's instructions rather than replacing them, so every copy is the native code and
-// forcing a lower target changes nothing here (it does for the Highway hydro kernels).
+// forcing a lower target changes no number here (it does for the Highway hydro kernels):
+// only the gather's code path differs (transposed on AVX2 and AVX-512, scalar below).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "physics/eos/helmholtz/vector_kernel.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -364,7 +366,10 @@ bool valid_lane(const HelmTable& t, double dens, double temp, double abar, doubl
 /// at a time, a lane taking the next zone as soon as its own is done (converged, failed or
 /// out of iterations): a chunk no longer waits for its slowest zone (a zone took 3.5
 /// iterations on average, a chunk of 8 as many as its slowest). Each zone's steps are
-/// what they were (lanes never mix), so the temperatures are the same bits. Writes the
+/// what they were (lanes never mix), so the temperatures are the same bits, as long as
+/// GCC's vectorised lane loops treat every lane alike (whole vectors, no scalar peel: W
+/// is a multiple of every vector length; tests/unit/test_helmholtz.cpp checks each zone of
+/// a pencil against the zone alone on every target). Writes the
 /// final T, the iterations and whether the zone failed (bad input included).
 void newton(const HelmTable& t, double coulomb_mult, double abar_default, double zbar_default,
             bool by_e, const Pencil& p, double* solved, int* iterations, unsigned char* bad) {
