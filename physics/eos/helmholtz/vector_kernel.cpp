@@ -74,10 +74,18 @@ HWY_INLINE void transpose_rows(const double* const row[4], int count, double* ou
 }
 #endif
 
-/// p, e, dp/dT, de/dT (and, if Full, dp/drho) of every lane at (dens, temp): Steps 1-4 of
-/// the scalar kernel, lane-parallel. Every lane must hold a valid state inside the table.
-template <bool Full>
+/// What eval_lanes computes: p, e, dp/dT, de/dT and dp/drho (kAll); e and de/dT (a Newton
+/// step of dens_ei); p and dp/dT (of dens_pres).
+enum Outputs { kAll, kEnergy, kPressure };
+
+/// The outputs `What` of every lane at (dens, temp): Steps 1-4 of the scalar kernel,
+/// lane-parallel. Every lane must hold a valid state inside the table. What a Newton step
+/// does not read is not computed (the compiler drops it: the sums and weights that only
+/// p's or only e's terms take); what is computed is computed as for kAll.
+template <Outputs What>
 void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& z) {
+  constexpr bool Full = What == kAll;
+  constexpr bool kP = What != kEnergy, kE = What != kPressure;
   constexpr double kerg = k_boltzmann;
   constexpr double avo = avogadro;
   constexpr double inv_ln10 = 0.43429448190325182765;
@@ -180,12 +188,14 @@ void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& z) {
     sd[3][l] = psi0(mxd);
     sd[4][l] = -psi1(mxd) * dd[l];
     sd[5][l] = psi2(mxd) * dd2[l];
-    dsd[0][l] = dpsi0(xd[l]) * ddi[l];
-    dsd[1][l] = dpsi1(xd[l]);
-    dsd[2][l] = dpsi2(xd[l]) * dd[l];
-    dsd[3][l] = -dpsi0(mxd) * ddi[l];
-    dsd[4][l] = dpsi1(mxd);
-    dsd[5][l] = -dpsi2(mxd) * dd[l];
+    if constexpr (kP) {  // d/drho: the pressure's
+      dsd[0][l] = dpsi0(xd[l]) * ddi[l];
+      dsd[1][l] = dpsi1(xd[l]);
+      dsd[2][l] = dpsi2(xd[l]) * dd[l];
+      dsd[3][l] = -dpsi0(mxd) * ddi[l];
+      dsd[4][l] = dpsi1(mxd);
+      dsd[5][l] = -dpsi2(mxd) * dd[l];
+    }
     st[0][l] = psi0(xt[l]);
     st[1][l] = psi1(xt[l]) * dt[l];
     st[2][l] = psi2(xt[l]) * dt2[l];
@@ -198,12 +208,14 @@ void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& z) {
     dst[3][l] = -dpsi0(mxt) * dti[l];
     dst[4][l] = dpsi1(mxt);
     dst[5][l] = -dpsi2(mxt) * dt[l];
-    ddst[0][l] = ddpsi0(xt[l]) * dt2i[l];
-    ddst[1][l] = ddpsi1(xt[l]) * dti[l];
-    ddst[2][l] = ddpsi2(xt[l]);
-    ddst[3][l] = ddpsi0(mxt) * dt2i[l];
-    ddst[4][l] = -ddpsi1(mxt) * dti[l];
-    ddst[5][l] = ddpsi2(mxt);
+    if constexpr (kE) {  // d2/dT2: de/dT's
+      ddst[0][l] = ddpsi0(xt[l]) * dt2i[l];
+      ddst[1][l] = ddpsi1(xt[l]) * dti[l];
+      ddst[2][l] = ddpsi2(xt[l]);
+      ddst[3][l] = ddpsi0(mxt) * dt2i[l];
+      ddst[4][l] = -ddpsi1(mxt) * dti[l];
+      ddst[5][l] = ddpsi2(mxt);
+    }
   }
 
   // Step 4: the biquintic sums, temperature first: g_v[a p][l] = sum over the T node b and
@@ -221,11 +233,11 @@ void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& z) {
           const double v = fv[(2 * b + a) * 9 + f_index[p][q]][l];
           s0 += v * st[bq][l];
           s1 += v * dst[bq][l];
-          s2 += v * ddst[bq][l];
+          if constexpr (kE) s2 += v * ddst[bq][l];
         }
         g0[ap][l] = s0;
         g1[ap][l] = s1;
-        g2[ap][l] = s2;
+        if constexpr (kE) g2[ap][l] = s2;
       }
     }
   alignas(64) double free[W], df_d[W], df_t[W], df_dt[W], df_tt[W];
@@ -233,11 +245,15 @@ void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& z) {
     double f = 0.0, fd = 0.0, ft = 0.0, fdt = 0.0, ftt = 0.0;
 #pragma GCC unroll 6
     for (int ap = 0; ap < 6; ++ap) {
-      f += g0[ap][l] * sd[ap][l];
-      fd += g0[ap][l] * dsd[ap][l];
-      ft += g1[ap][l] * sd[ap][l];
-      fdt += g1[ap][l] * dsd[ap][l];
-      ftt += g2[ap][l] * sd[ap][l];
+      if constexpr (kE) {
+        f += g0[ap][l] * sd[ap][l];
+        ft += g1[ap][l] * sd[ap][l];
+        ftt += g2[ap][l] * sd[ap][l];
+      }
+      if constexpr (kP) {
+        fd += g0[ap][l] * dsd[ap][l];
+        fdt += g1[ap][l] * dsd[ap][l];
+      }
     }
     free[l] = f;
     df_d[l] = fd;
@@ -339,14 +355,19 @@ void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& z) {
     const bool tp = rp > kCoulombTaperStart, te = re > kCoulombTaperStart;
     const double bp = op + dhp * rp, be = oe + dhe * re;
     // totals (Timmes' sums where untapered)
-    z.pres[l] = tp ? p0 * op : prad + pion + pele + cm * pcoul;
-    z.dpdt[l] = tp ? (dpraddt + dpiondt + dpepdt) * bp + dhp * cm * dpcouldt
-                   : dpraddt + dpiondt + dpepdt + cm * dpcouldt;
-    z.eint[l] = te ? e0 * oe : erad + eion + eele + cm * ecoul;
-    z.dedt[l] = te ? (deraddt + deiondt + deepdt) * be + dhe * cm * decouldt
-                   : deraddt + deiondt + deepdt + cm * decouldt;
-    z.dpdd[l] = tp ? (dpraddd + dpiondd + dpepdd) * bp + dhp * cm * dpcouldd
-                   : dpraddd + dpiondd + dpepdd + cm * dpcouldd;
+    if constexpr (kP) {
+      z.pres[l] = tp ? p0 * op : prad + pion + pele + cm * pcoul;
+      z.dpdt[l] = tp ? (dpraddt + dpiondt + dpepdt) * bp + dhp * cm * dpcouldt
+                     : dpraddt + dpiondt + dpepdt + cm * dpcouldt;
+    }
+    if constexpr (kE) {
+      z.eint[l] = te ? e0 * oe : erad + eion + eele + cm * ecoul;
+      z.dedt[l] = te ? (deraddt + deiondt + deepdt) * be + dhe * cm * decouldt
+                     : deraddt + deiondt + deepdt + cm * decouldt;
+    }
+    if constexpr (Full)
+      z.dpdd[l] = tp ? (dpraddd + dpiondd + dpepdd) * bp + dhp * cm * dpcouldd
+                     : dpraddd + dpiondd + dpepdd + cm * dpcouldd;
   }
 }
 
@@ -419,7 +440,10 @@ void newton(const HelmTable& t, double coulomb_mult, double abar_default, double
       any = any || zone[l] >= 0;
     }
     if (!any) break;
-    eval_lanes<false>(t, coulomb_mult, z);
+    if (by_e)
+      eval_lanes<kEnergy>(t, coulomb_mult, z);
+    else
+      eval_lanes<kPressure>(t, coulomb_mult, z);
     const double* v = by_e ? z.eint : z.pres;
     const double* dvdt = by_e ? z.dedt : z.dpdt;
     for (int l = 0; l < W; ++l) {
@@ -486,7 +510,7 @@ Result ApplyVector(const HelmTable& t, double coulomb_mult, double abar_default,
       }
       z.temp[l] = std::min(std::max(z.temp[l], tmin), tmax);
     }
-    eval_lanes<true>(t, coulomb_mult, z);
+    eval_lanes<kAll>(t, coulomb_mult, z);
     // gamc, game, cs (Cox & Giuli ch. 9; relativistic sound speed, C&G 14.29).
     alignas(64) double gamc[W], game[W], cs[W];
     for (int l = 0; l < W; ++l) {
