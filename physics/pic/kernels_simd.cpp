@@ -55,6 +55,9 @@ using V = hn::Vec<DF>;
 #define TESSERA_ONE_COPY __attribute__((noinline))
 #endif
 
+// The most lanes a vector of doubles has on any target (the padded copies' row size bound).
+constexpr std::size_t kMaxLanes = HWY_MAX_BYTES / sizeof(double);
+
 // The partial last vector's particles [p, p + count) of `rows` arrays (row r at a + r *
 // stride) into rows of L lanes at `to`, each padded with the row's particle p; and back.
 HWY_INLINE void Pad(const double* a, std::size_t stride, int rows, std::size_t p, std::size_t count,
@@ -267,9 +270,9 @@ void GatherT(const EMFields& f, const Grid& g, std::size_t n, const double* cons
   vectors(x, 0, 0, n / L, L);
   if (const std::size_t count = n % L; count > 0) {
     const std::size_t p = n - count;
-    auto pad = hwy::AllocateAligned<double>(3 * L);
-    for (int a = 0; a < (az ? 3 : ay ? 2 : 1); ++a) Pad(x[a], 0, 1, p, count, L, pad.get() + a * L);
-    const double* xs[3] = {pad.get(), pad.get() + L, pad.get() + 2 * L};
+    HWY_ALIGN double pad[3 * kMaxLanes];
+    for (int a = 0; a < (az ? 3 : ay ? 2 : 1); ++a) Pad(x[a], 0, 1, p, count, L, pad + a * L);
+    const double* xs[3] = {pad, pad + L, pad + 2 * L};
     vectors(xs, 0, p, 1, count);
   }
 }
@@ -367,8 +370,7 @@ void Push(std::size_t n, double* const u[3], double* const x[3], const double* e
   if (const std::size_t count = n % L; count > 0) {
     const std::size_t p = n - count;
     // The partial vector's copy: rows u0-2, x0-2, E and B (6), x_old (3) of L lanes each.
-    auto pad = hwy::AllocateAligned<double>(15 * L);
-    double* t = pad.get();
+    HWY_ALIGN double t[15 * kMaxLanes];
     double* tu[3] = {t, t + L, t + 2 * L};
     double* tx[3] = {t + 3 * L, t + 4 * L, t + 5 * L};
     for (int c = 0; c < 3; ++c) {
@@ -597,8 +599,7 @@ void DepositT(const Currents& J, const Grid& g, std::size_t n, const double* xo,
   if (const std::size_t count = n % L; count > 0) {
     const std::size_t p = n - count;
     // The partial vector's copy: rows x_old (3), x (3), u (3), w of L lanes each.
-    auto pad = hwy::AllocateAligned<double>(10 * L);
-    double* t = pad.get();
+    HWY_ALIGN double t[10 * kMaxLanes];
     Pad(xo, n, D, p, count, L, t);  // only active axes' positions are read
     for (int c = 0; c < D; ++c) Pad(x[c], 0, 1, p, count, L, t + (3 + c) * L);
     if constexpr (D < 3)  // u is read in 1-D and 2-D only

@@ -474,13 +474,14 @@ Result ApplyVector(const HelmTable& t, double coulomb_mult, double abar_default,
   const bool iterate = mode != Mode::dens_temp;
   const bool by_e = mode == Mode::dens_ei;
   // Iterating modes: T of every zone first (newton), then the zones as for dens_temp.
-  std::vector<double> solved;
-  std::vector<int> newton_iterations;
-  std::vector<unsigned char> newton_bad;
+  // Kept per thread: a hydro sweep calls this once per pencil of a few tens of zones.
+  thread_local std::vector<double> solved;
+  thread_local std::vector<int> newton_iterations;
+  thread_local std::vector<unsigned char> newton_bad;
   if (iterate) {
     solved.resize(n);
     newton_iterations.resize(n);
-    newton_bad.assign(n, 0);
+    newton_bad.resize(n);
     newton(t, coulomb_mult, abar_default, zbar_default, by_e, p, solved.data(),
            newton_iterations.data(), newton_bad.data());
   }
