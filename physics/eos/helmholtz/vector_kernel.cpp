@@ -52,6 +52,14 @@ static_assert(W % 4 == 0, "the AVX2 gather transposes 4 lanes at a time");
 struct Lanes {
   alignas(64) double dens[W], temp[W], abar[W], zbar[W];
   alignas(64) double pres[W], eint[W], dpdd[W], dpdt[W], dedt[W];
+  /// Lane l holds no zone (past the pencil's end, a failed or a finished zone): a state
+  /// inside the table that it computes harmlessly and that is never written back.
+  void idle(int l) {
+    dens[l] = 1.0;
+    temp[l] = 1e7;
+    abar[l] = 1.0;
+    zbar[l] = 1.0;
+  }
 };
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
@@ -111,6 +119,12 @@ void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& z) {
   alignas(64) double t0[W], dt[W], dt2[W], dti[W], dt2i[W], d0[W], dd[W], dd2[W], ddi[W];
   const double* fdata = t.f_data();
   const double* cdata = t.c_data();
+  constexpr std::size_t frow = std::size_t(HelmTable::imax) * HelmTable::nf;  // j -> j + 1
+  constexpr std::size_t crow = std::size_t(HelmTable::imax) * HelmTable::nc;
+  std::size_t node[W];  // lane l's cell corner (i, j) as a node index
+  for (int l = 0; l < W; ++l)
+    node[l] =
+        static_cast<std::size_t>(jcell[l]) * HelmTable::imax + static_cast<std::size_t>(icell[l]);
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   // Four lanes at a time: the first 16 of each row's 18 values by 4 x 4 transposes.
   constexpr int kTransposed = 16;
@@ -118,45 +132,36 @@ void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& z) {
     const double* r0[4];
     const double* r1[4];
     for (int r = 0; r < 4; ++r) {
-      const std::size_t node = static_cast<std::size_t>(jcell[l0 + r]) * HelmTable::imax +
-                               static_cast<std::size_t>(icell[l0 + r]);
-      r0[r] = fdata + node * HelmTable::nf;
-      r1[r] = r0[r] + static_cast<std::size_t>(HelmTable::imax) * HelmTable::nf;
+      r0[r] = fdata + node[l0 + r] * HelmTable::nf;
+      r1[r] = r0[r] + frow;
     }
     transpose_rows(r0, kTransposed, &fv[0][l0]);
     transpose_rows(r1, kTransposed, &fv[18][l0]);
     if constexpr (Full) {
       // The 4 dP/drho values of the 4 nodes: (i, j), (i + 1, j), (i, j + 1), (i + 1, j + 1).
-      for (int node = 0; node < 4; ++node) {
+      for (int corner = 0; corner < 4; ++corner) {
         const double* c[4];
         for (int r = 0; r < 4; ++r)
-          c[r] = cdata +
-                 (static_cast<std::size_t>(jcell[l0 + r]) * HelmTable::imax +
-                  static_cast<std::size_t>(icell[l0 + r])) *
-                     HelmTable::nc +
-                 (node / 2) * static_cast<std::size_t>(HelmTable::imax) * HelmTable::nc +
-                 (node % 2) * HelmTable::nc;
-        transpose_rows(c, 4, &cv[4 * node][l0]);
+          c[r] = cdata + node[l0 + r] * HelmTable::nc + (corner / 2) * crow +
+                 (corner % 2) * HelmTable::nc;
+        transpose_rows(c, 4, &cv[4 * corner][l0]);
       }
     }
   }
-  constexpr bool kTransposedC = true;
 #else
   constexpr int kTransposed = 0;
-  constexpr bool kTransposedC = false;
 #endif
   for (int l = 0; l < W; ++l) {
     const int jat = static_cast<int>(jcell[l]), iat = static_cast<int>(icell[l]);
-    const std::size_t node = static_cast<std::size_t>(jat) * HelmTable::imax + iat;
-    const double* r0 = fdata + node * HelmTable::nf;
-    const double* r1 = r0 + static_cast<std::size_t>(HelmTable::imax) * HelmTable::nf;
+    const double* r0 = fdata + node[l] * HelmTable::nf;
+    const double* r1 = r0 + frow;
     for (int k = kTransposed; k < 18; ++k) {
       fv[k][l] = r0[k];
       fv[18 + k][l] = r1[k];
     }
-    if constexpr (Full && !kTransposedC) {
-      const double* c0 = cdata + node * HelmTable::nc;
-      const double* c1 = c0 + static_cast<std::size_t>(HelmTable::imax) * HelmTable::nc;
+    if constexpr (Full && kTransposed == 0) {  // else the transposes moved them
+      const double* c0 = cdata + node[l] * HelmTable::nc;
+      const double* c1 = c0 + crow;
       for (int k = 0; k < 4; ++k) {
         cv[k][l] = c0[k];
         cv[4 + k][l] = c0[HelmTable::nc + k];
@@ -398,15 +403,12 @@ void newton(const HelmTable& t, double coulomb_mult, double abar_default, double
   const double tmin = t.temp_min(), tmax = t.temp_max();
   Lanes z;
   alignas(64) double want[W];
-  std::ptrdiff_t zone[W];  // the zone a lane holds, -1: none (a harmless state)
+  std::ptrdiff_t zone[W];  // the zone a lane holds, -1: none (Lanes::idle)
   int iters[W];
   Bracket br[W];
   auto idle = [&](int l) {
     zone[l] = -1;
-    z.dens[l] = 1.0;
-    z.temp[l] = 1e7;
-    z.abar[l] = 1.0;
-    z.zbar[l] = 1.0;
+    z.idle(l);
     want[l] = 1e15;
   };
   for (int l = 0; l < W; ++l) idle(l);
@@ -490,8 +492,7 @@ Result ApplyVector(const HelmTable& t, double coulomb_mult, double abar_default,
     Lanes z;
     alignas(64) int iters[W];
     bool failed[W];
-    // Load; lanes past the end and failing lanes compute a harmless state (rho = 1, T = 1e7)
-    // and are never written back.
+    // Load; lanes past the end and failing lanes are idle (Lanes::idle).
     for (int l = 0; l < W; ++l) {
       const bool real = l < m;
       const std::size_t i = base + (real ? l : 0);
@@ -503,12 +504,7 @@ Result ApplyVector(const HelmTable& t, double coulomb_mult, double abar_default,
                               : valid_lane(t, z.dens[l], z.temp[l], z.abar[l], z.zbar[l], true);
       failed[l] = real && !ok;
       iters[l] = iterate ? newton_iterations[i] : 0;
-      if (!ok || !real) {
-        z.dens[l] = 1.0;
-        z.temp[l] = 1e7;
-        z.abar[l] = 1.0;
-        z.zbar[l] = 1.0;
-      }
+      if (!ok || !real) z.idle(l);
       z.temp[l] = std::min(std::max(z.temp[l], tmin), tmax);
     }
     eval_lanes<kAll>(t, coulomb_mult, z);
