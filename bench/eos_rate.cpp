@@ -1,10 +1,14 @@
 // tessera_eos_bench: Helmholtz EOS evaluations per second on one core, scalar reference
 // kernel against the vectorised one, modes dens_temp and dens_ei, over white-dwarf states
 // (rho log-uniform in [1e6, 3e9] g/cm^3, T log-uniform in [1e7, 1e10] K, 50/50 C/O by
-// mass). Median of 7 repeats of a 65536-zone pencil. dens_ei starts Newton from the true
-// temperature times a factor in [0.9, 1.1] (a hydro step's change).
+// mass). Median of 7 repeats of a 65536-zone pencil, scalar and vector alternating (the
+// speed-up is the median of the repeats' ratios; "best ns" the fastest repeat). dens_ei starts
+// Newton from the true temperature times a factor in [0.9, 1.1] (a hydro step's change).
 //
-//   tessera_eos_bench [TABLE] [--zones N] [--repeats R]
+//   tessera_eos_bench [TABLE] [--zones N] [--repeats R] [--hash]
+//
+// --hash prints a hash of each kernel's outputs (FNV-1a of their bits), to show that a
+// change to a kernel gives the same bits as before.
 //
 // The vector kernel runs the best SIMD target this processor has, or the one TESSERA_SIMD
 // names (base/simd.hpp: avx2, avx512, sse4, ...); the first line says which. Forcing a
@@ -12,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,17 +41,33 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+/// FNV-1a over the bits of every output (temp, eint, pres, gamc, game, cs): equal hashes
+/// mean the same bits (to check that a change to a kernel leaves its results alone).
+std::uint64_t fnv1a(const Zones& z) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (const auto* v : {&z.temp, &z.eint, &z.pres, &z.gamc, &z.game, &z.cs})
+    for (double x : *v) {
+      std::uint64_t bits;
+      std::memcpy(&bits, &x, sizeof bits);
+      for (int b = 0; b < 8; ++b) h = (h ^ ((bits >> (8 * b)) & 0xff)) * 0x100000001b3ull;
+    }
+  return h;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string table;
   std::size_t n = 65536;
   int repeats = 7;
+  bool hash = false;
   for (int a = 1; a < argc; ++a) {
     if (std::strcmp(argv[a], "--zones") == 0 && a + 1 < argc) {
       n = std::strtoul(argv[++a], nullptr, 10);
     } else if (std::strcmp(argv[a], "--repeats") == 0 && a + 1 < argc) {
       repeats = std::atoi(argv[++a]);
+    } else if (std::strcmp(argv[a], "--hash") == 0) {
+      hash = true;
     } else {
       table = argv[a];
     }
@@ -81,14 +102,16 @@ int main(int argc, char** argv) {
         "   forced lower target is not measured here; build with -DTESSERA_NATIVE=OFF)\n");
 #endif
     std::printf("\n");
-    std::printf("  %-10s %-8s %14s %12s %10s\n", "mode", "kernel", "evals/s", "ns/eval",
-                "Newton it");
+    std::printf("  %-10s %-8s %14s %12s %10s %10s\n", "mode", "kernel", "evals/s", "ns/eval",
+                "best ns", "Newton it");
     for (Mode mode : {Mode::dens_temp, Mode::dens_ei}) {
-      double rate[2] = {0.0, 0.0};
-      for (int vec = 0; vec < 2; ++vec) {
-        std::vector<double> secs;
-        long iters = 0;
-        for (int r = 0; r < repeats; ++r) {
+      // Scalar and vector alternate repeat by repeat, so that both see the same load on a
+      // shared machine; the speed-up is the median of the per-repeat ratios.
+      std::vector<double> secs[2], ratio;
+      std::uint64_t digest[2] = {0, 0};
+      long iters[2] = {0, 0};
+      for (int r = 0; r < repeats; ++r) {
+        for (int vec = 0; vec < 2; ++vec) {
           Zones z = ref;  // fresh inputs: dens_ei overwrites temp
           if (mode == Mode::dens_ei)
             for (std::size_t i = 0; i < n; ++i) z.temp[i] *= guess_factor[i];
@@ -97,18 +120,27 @@ int main(int argc, char** argv) {
           const auto res = vec ? eos.apply(mode, p) : eos.apply_scalar(mode, p);
           const auto t1 = std::chrono::steady_clock::now();
           if (res.failed >= 0) throw std::runtime_error("zone failed in the benchmark");
-          secs.push_back(std::chrono::duration<double>(t1 - t0).count());
-          iters = res.iterations;
+          secs[vec].push_back(std::chrono::duration<double>(t1 - t0).count());
+          if (hash && r == 0) digest[vec] = fnv1a(z);
+          iters[vec] = res.iterations;
         }
-        const double t = median(secs);
-        rate[vec] = static_cast<double>(n) / t;
-        std::printf("  %-10s %-8s %14.4g %12.1f %10.2f\n",
-                    mode == Mode::dens_temp ? "dens_temp" : "dens_ei", vec ? "vector" : "scalar",
-                    rate[vec], 1e9 * t / static_cast<double>(n),
-                    static_cast<double>(iters) / static_cast<double>(n));
+        ratio.push_back(secs[0].back() / secs[1].back());
       }
-      std::printf("  %-10s speed-up vector / scalar: %.2fx\n\n",
-                  mode == Mode::dens_temp ? "dens_temp" : "dens_ei", rate[1] / rate[0]);
+      const char* name = mode == Mode::dens_temp ? "dens_temp" : "dens_ei";
+      for (int vec = 0; vec < 2; ++vec) {
+        const double t = median(secs[vec]);
+        const double best = *std::min_element(secs[vec].begin(), secs[vec].end());
+        std::printf("  %-10s %-8s %14.4g %12.1f %10.1f %10.2f\n", name, vec ? "vector" : "scalar",
+                    static_cast<double>(n) / t, 1e9 * t / static_cast<double>(n),
+                    1e9 * best / static_cast<double>(n),
+                    static_cast<double>(iters[vec]) / static_cast<double>(n));
+      }
+      if (hash)
+        std::printf("  %-10s output hashes: scalar %016llx vector %016llx\n", name,
+                    static_cast<unsigned long long>(digest[0]),
+                    static_cast<unsigned long long>(digest[1]));
+      std::printf("  %-10s speed-up vector / scalar: %.2fx (median of the repeats' ratios)\n\n",
+                  name, median(ratio));
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tessera_eos_bench: error: %s\n", e.what());

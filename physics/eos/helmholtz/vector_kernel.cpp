@@ -82,35 +82,76 @@ HWY_INLINE void transpose_rows(const double* const row[4], int count, double* ou
 }
 #endif
 
+/// Step 1 of a chunk: each lane's Y_e, rho Y_e and table cell (cell corner (i, j) as
+/// doubles, for the interpolation, and as a node index, for the gather).
+struct Cells {
+  alignas(64) double din[W], ye[W], jcell[W], icell[W];
+  std::size_t node[W];
+
+  void locate(const HelmTable& t, const Lanes& z) {
+    constexpr double inv_ln10 = 0.43429448190325182765;
+    const double tlo = HelmTable::temp_log_lo, dlo = HelmTable::dens_log_lo;
+    const double tsi = t.temp_step_inv(), dsi = t.dens_step_inv();
+    constexpr double jlast = HelmTable::jmax - 2, ilast = HelmTable::imax - 2;
+    for (int l = 0; l < W; ++l) {
+      ye[l] = z.zbar[l] / z.abar[l];
+      din[l] = ye[l] * z.dens[l];
+      const double jf = vfloor((vlog(z.temp[l]) * inv_ln10 - tlo) * tsi);
+      const double if_ = vfloor((vlog(din[l]) * inv_ln10 - dlo) * dsi);
+      jcell[l] = std::min(std::max(jf, 0.0), jlast);
+      icell[l] = std::min(std::max(if_, 0.0), ilast);
+    }
+    for (int l = 0; l < W; ++l)
+      node[l] =
+          static_cast<std::size_t>(jcell[l]) * HelmTable::imax + static_cast<std::size_t>(icell[l]);
+  }
+
+  /// Asks the cache for every line the gather of these cells will read (the free-energy
+  /// rows and the dP/drho values): issued a chunk ahead, the misses of random states'
+  /// cells overlap the evaluation of the chunk before.
+  void prefetch(const HelmTable& t) const {
+    constexpr std::size_t frow = std::size_t(HelmTable::imax) * HelmTable::nf;
+    constexpr std::size_t crow = std::size_t(HelmTable::imax) * HelmTable::nc;
+    for (int l = 0; l < W; ++l) {
+      // A row of 18 (dP/drho: 16) doubles spans at most 3 lines: its first byte, 64 and
+      // 128 bytes on, and its last value.
+      const double* f0 = t.f_data() + node[l] * HelmTable::nf;
+      const double* c0 = t.c_data() + node[l] * HelmTable::nc;
+      for (const double* r : {f0, f0 + frow}) {
+        __builtin_prefetch(r);
+        __builtin_prefetch(r + 8);
+        __builtin_prefetch(r + 16);
+        __builtin_prefetch(r + 17);
+      }
+      for (const double* r : {c0, c0 + crow}) {
+        __builtin_prefetch(r);
+        __builtin_prefetch(r + 8);
+        __builtin_prefetch(r + 15);
+      }
+    }
+  }
+};
+
 /// What eval_lanes computes: p, e, dp/dT, de/dT and dp/drho (kAll); e and de/dT (a Newton
 /// step of dens_ei); p and dp/dT (of dens_pres).
 enum Outputs { kAll, kEnergy, kPressure };
 
-/// The outputs `What` of every lane at (dens, temp): Steps 1-4 of the scalar kernel,
-/// lane-parallel. Every lane must hold a valid state inside the table. What a Newton step
-/// does not read is not computed (the compiler drops it: the sums and weights that only
-/// p's or only e's terms take); what is computed is computed as for kAll.
+/// The outputs `What` of every lane at (dens, temp), whose cells `cells` holds (Cells::locate):
+/// Steps 2-4 of the scalar kernel, lane-parallel. Every lane must hold a valid state inside
+/// the table. What a Newton step does not read is not computed (the compiler drops it: the
+/// sums and weights that only p's or only e's terms take); what is computed is computed as
+/// for kAll.
 template <Outputs What>
-void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& z) {
+void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& z, const Cells& cells) {
   constexpr bool Full = What == kAll;
   constexpr bool kP = What != kEnergy, kE = What != kPressure;
   constexpr double kerg = k_boltzmann;
   constexpr double avo = avogadro;
-  constexpr double inv_ln10 = 0.43429448190325182765;
-  alignas(64) double din[W], ye[W], jcell[W], icell[W];
-
-  // Step 1: the cell of each lane (as doubles: the int conversion is in the gather loop).
-  const double tlo = HelmTable::temp_log_lo, dlo = HelmTable::dens_log_lo;
-  const double tsi = t.temp_step_inv(), dsi = t.dens_step_inv();
-  constexpr double jlast = HelmTable::jmax - 2, ilast = HelmTable::imax - 2;
-  for (int l = 0; l < W; ++l) {
-    ye[l] = z.zbar[l] / z.abar[l];
-    din[l] = ye[l] * z.dens[l];
-    const double jf = vfloor((vlog(z.temp[l]) * inv_ln10 - tlo) * tsi);
-    const double if_ = vfloor((vlog(din[l]) * inv_ln10 - dlo) * dsi);
-    jcell[l] = std::min(std::max(jf, 0.0), jlast);
-    icell[l] = std::min(std::max(if_, 0.0), ilast);
-  }
+  const double* const din = cells.din;
+  const double* const ye = cells.ye;
+  const double* const jcell = cells.jcell;
+  const double* const icell = cells.icell;
+  const std::size_t* const node = cells.node;
 
   // Step 2: gather the 2 x 2 nodes' data and the cell geometry (rows of a cell are two
   // contiguous runs of 18 values).
@@ -121,10 +162,6 @@ void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& z) {
   const double* cdata = t.c_data();
   constexpr std::size_t frow = std::size_t(HelmTable::imax) * HelmTable::nf;  // j -> j + 1
   constexpr std::size_t crow = std::size_t(HelmTable::imax) * HelmTable::nc;
-  std::size_t node[W];  // lane l's cell corner (i, j) as a node index
-  for (int l = 0; l < W; ++l)
-    node[l] =
-        static_cast<std::size_t>(jcell[l]) * HelmTable::imax + static_cast<std::size_t>(icell[l]);
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   // Four lanes at a time: the first 16 of each row's 18 values by 4 x 4 transposes.
   constexpr int kTransposed = 16;
@@ -402,6 +439,7 @@ void newton(const HelmTable& t, double coulomb_mult, double abar_default, double
   const std::size_t n = p.n;
   const double tmin = t.temp_min(), tmax = t.temp_max();
   Lanes z;
+  Cells cells;
   alignas(64) double want[W];
   std::ptrdiff_t zone[W];  // the zone a lane holds, -1: none (Lanes::idle)
   int iters[W];
@@ -442,10 +480,11 @@ void newton(const HelmTable& t, double coulomb_mult, double abar_default, double
       any = any || zone[l] >= 0;
     }
     if (!any) break;
+    cells.locate(t, z);
     if (by_e)
-      eval_lanes<kEnergy>(t, coulomb_mult, z);
+      eval_lanes<kEnergy>(t, coulomb_mult, z, cells);
     else
-      eval_lanes<kPressure>(t, coulomb_mult, z);
+      eval_lanes<kPressure>(t, coulomb_mult, z, cells);
     const double* v = by_e ? z.eint : z.pres;
     const double* dvdt = by_e ? z.dedt : z.dpdt;
     for (int l = 0; l < W; ++l) {
@@ -487,27 +526,61 @@ Result ApplyVector(const HelmTable& t, double coulomb_mult, double abar_default,
     newton(t, coulomb_mult, abar_default, zbar_default, by_e, p, solved.data(),
            newton_iterations.data(), newton_bad.data());
   }
-  for (std::size_t base = 0; base < n; base += W) {
-    const int m = static_cast<int>(std::min<std::size_t>(W, n - base));
+  long iterations = 0;  // accumulated in registers, not in `res` (memory) lane by lane
+  int max_iterations = 0;
+  // A chunk is loaded and located (Step 1) one ahead of its evaluation, and its table
+  // lines prefetched, so that their misses overlap the evaluation of the chunk before.
+  struct Chunk {
     Lanes z;
+    Cells cells;
     alignas(64) int iters[W];
     bool failed[W];
-    // Load; lanes past the end and failing lanes are idle (Lanes::idle).
+    bool any_failed;
+    int m;
+  };
+  Chunk chunks[2];
+  const double* temp_in = iterate ? solved.data() : p.temp;
+  auto load = [&](std::size_t base, Chunk& c) {
+    Lanes& z = c.z;
+    c.m = static_cast<int>(std::min<std::size_t>(W, n - base));
+    const int m = c.m;
+    // Lanes past the end and failing lanes are idle (Lanes::idle).
+    for (int l = 0; l < m; ++l) {
+      z.dens[l] = p.dens[base + l];
+      z.temp[l] = temp_in[base + l];
+      z.abar[l] = p.abar ? p.abar[base + l] : abar_default;
+      z.zbar[l] = p.zbar ? p.zbar[base + l] : zbar_default;
+    }
+    c.any_failed = false;
     for (int l = 0; l < W; ++l) {
-      const bool real = l < m;
-      const std::size_t i = base + (real ? l : 0);
-      z.dens[l] = p.dens[i];
-      z.temp[l] = iterate ? solved[i] : p.temp[i];
-      z.abar[l] = p.abar ? p.abar[i] : abar_default;
-      z.zbar[l] = p.zbar ? p.zbar[i] : zbar_default;
+      c.iters[l] = 0;
+      c.failed[l] = false;
+    }
+    for (int l = 0; l < m; ++l) {
+      const std::size_t i = base + l;
       const bool ok = iterate ? !newton_bad[i]
                               : valid_lane(t, z.dens[l], z.temp[l], z.abar[l], z.zbar[l], true);
-      failed[l] = real && !ok;
-      iters[l] = iterate ? newton_iterations[i] : 0;
-      if (!ok || !real) z.idle(l);
-      z.temp[l] = std::min(std::max(z.temp[l], tmin), tmax);
+      if (iterate) c.iters[l] = newton_iterations[i];
+      if (!ok) {
+        c.failed[l] = c.any_failed = true;
+        z.idle(l);
+      }
     }
-    eval_lanes<kAll>(t, coulomb_mult, z);
+    for (int l = m; l < W; ++l) z.idle(l);
+    for (int l = 0; l < W; ++l) z.temp[l] = std::min(std::max(z.temp[l], tmin), tmax);
+    c.cells.locate(t, z);
+    c.cells.prefetch(t);
+  };
+  if (n > 0) load(0, chunks[0]);
+  for (std::size_t base = 0, k = 0; base < n; base += W, k ^= 1) {
+    if (base + W < n) load(base + W, chunks[k ^ 1]);
+    Chunk& c = chunks[k];
+    Lanes& z = c.z;
+    const int m = c.m;
+    const int* const iters = c.iters;
+    const bool* const failed = c.failed;
+    const bool any_failed = c.any_failed;
+    eval_lanes<kAll>(t, coulomb_mult, z, c.cells);
     // gamc, game, cs (Cox & Giuli ch. 9; relativistic sound speed, C&G 14.29).
     alignas(64) double gamc[W], game[W], cs[W];
     for (int l = 0; l < W; ++l) {
@@ -520,23 +593,32 @@ Result ApplyVector(const HelmTable& t, double coulomb_mult, double abar_default,
       const double zrel = 1.0 + (z.eint[l] + c_light * c_light) * rho / pres;
       cs[l] = c_light * std::sqrt(gamc[l] / zrel);
     }
-    // Write back the lanes that did not fail.
+    // Write back the lanes that did not fail: output by output, whole runs where no lane
+    // failed (the common chunk), lane by lane otherwise.
     for (int l = 0; l < m; ++l) {
-      const std::size_t i = base + l;
-      res.iterations += iters[l];
-      res.max_iterations = std::max(res.max_iterations, iters[l]);
-      if (failed[l]) {
-        if (res.failed < 0) res.failed = static_cast<std::ptrdiff_t>(i);
-        continue;
-      }
-      if (mode != Mode::dens_ei) p.eint[i] = z.eint[l];
-      if (mode != Mode::dens_pres) p.pres[i] = z.pres[l];
-      if (mode != Mode::dens_temp) p.temp[i] = z.temp[l];
-      p.gamc[i] = gamc[l];
-      p.game[i] = game[l];
-      if (p.cs != nullptr) p.cs[i] = cs[l];
+      iterations += iters[l];
+      max_iterations = std::max(max_iterations, iters[l]);
     }
+    if (any_failed && res.failed < 0)
+      res.failed =
+          static_cast<std::ptrdiff_t>(base + (std::find(failed, failed + m, true) - failed));
+    auto put = [&](double* out, const double* v) {
+      if (!any_failed) {
+        std::copy(v, v + m, out + base);
+        return;
+      }
+      for (int l = 0; l < m; ++l)
+        if (!failed[l]) out[base + l] = v[l];
+    };
+    if (mode != Mode::dens_ei) put(p.eint, z.eint);
+    if (mode != Mode::dens_pres) put(p.pres, z.pres);
+    if (mode != Mode::dens_temp) put(p.temp, z.temp);
+    put(p.gamc, gamc);
+    put(p.game, game);
+    if (p.cs != nullptr) put(p.cs, cs);
   }
+  res.iterations = iterations;
+  res.max_iterations = max_iterations;
   return res;
 }
 
