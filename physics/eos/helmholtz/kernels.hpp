@@ -20,7 +20,7 @@ void solve_zone(const HelmTable& t, double coulomb_mult, Mode mode, FullState& s
 /// corrected total is x0 (1 - h(r)) for r = -x_coulomb / x0; omh = 1 - h (computed
 /// without cancellation), dh = h'(r). Branch-free arithmetic, the same in both kernels.
 constexpr double kCoulombTaperStart = 0.6;
-inline void coulomb_taper(double r, double& omh, double& dh) {
+[[gnu::always_inline]] inline void coulomb_taper(double r, double& omh, double& dh) {
   constexpr double r0 = kCoulombTaperStart, w = 1.0 - kCoulombTaperStart;
   const double u = std::max(r - r0, 0.0);
   const double q = w / (u + w);  // 1 at r0, falling

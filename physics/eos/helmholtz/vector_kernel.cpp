@@ -82,24 +82,35 @@ HWY_INLINE void transpose_rows(const double* const row[4], int count, double* ou
 }
 #endif
 
+constexpr double inv_ln10 = 0.43429448190325182765;
+
 /// Step 1 of a chunk: each lane's Y_e, rho Y_e and table cell (cell corner (i, j) as
-/// doubles, for the interpolation, and as a node index, for the gather).
+/// doubles, for the interpolation, and as a node index, for the gather). The density's
+/// part (locate_density) stays fixed while Newton iterates in T; locate_temp does the rest.
 struct Cells {
   alignas(64) double din[W], ye[W], jcell[W], icell[W];
   std::size_t node[W];
 
   void locate(const HelmTable& t, const Lanes& z) {
-    constexpr double inv_ln10 = 0.43429448190325182765;
-    const double tlo = HelmTable::temp_log_lo, dlo = HelmTable::dens_log_lo;
-    const double tsi = t.temp_step_inv(), dsi = t.dens_step_inv();
-    constexpr double jlast = HelmTable::jmax - 2, ilast = HelmTable::imax - 2;
+    locate_density(t, z);
+    locate_temp(t, z);
+  }
+  void locate_density(const HelmTable& t, const Lanes& z) {
+    const double dlo = HelmTable::dens_log_lo, dsi = t.dens_step_inv();
+    constexpr double ilast = HelmTable::imax - 2;
     for (int l = 0; l < W; ++l) {
       ye[l] = z.zbar[l] / z.abar[l];
       din[l] = ye[l] * z.dens[l];
-      const double jf = vfloor((vlog(z.temp[l]) * inv_ln10 - tlo) * tsi);
       const double if_ = vfloor((vlog(din[l]) * inv_ln10 - dlo) * dsi);
-      jcell[l] = std::min(std::max(jf, 0.0), jlast);
       icell[l] = std::min(std::max(if_, 0.0), ilast);
+    }
+  }
+  void locate_temp(const HelmTable& t, const Lanes& z) {
+    const double tlo = HelmTable::temp_log_lo, tsi = t.temp_step_inv();
+    constexpr double jlast = HelmTable::jmax - 2;
+    for (int l = 0; l < W; ++l) {
+      const double jf = vfloor((vlog(z.temp[l]) * inv_ln10 - tlo) * tsi);
+      jcell[l] = std::min(std::max(jf, 0.0), jlast);
     }
     for (int l = 0; l < W; ++l)
       node[l] =
@@ -132,17 +143,89 @@ struct Cells {
   }
 };
 
+/// What depends on density (and composition) alone: the density's Hermite weights (Steps
+/// 2-3) and the ions' and the Coulomb term's density factors (Step 6). Computed once per
+/// zone, also where Newton iterates in T (newton computes it for the next W zones ahead and
+/// copies a zone's lane in on refill); the same expressions as before, so the same bits.
+struct DensityTerms {
+  alignas(64) double xd[W], dd[W], sd[6][W], dsd[6][W];
+  alignas(64) double deni[W], ytot1[W], xni[W], dxnidd[W], inv_lami[W], lamidd[W];
+
+  // Out of line, as eval_lanes: called once per chunk, and it keeps the callers small
+  // (see vector_math.hpp on what GCC's inliner did when they grew).
+  HWY_NOINLINE void compute(const HelmTable& t, const Lanes& z, const Cells& c) {
+    constexpr double avo = avogadro;
+    alignas(64) double d0[W], dd2[W], ddi[W];
+    for (int l = 0; l < W; ++l) {
+      const int iat = static_cast<int>(c.icell[l]);
+      d0[l] = t.d_nodes()[iat];
+      dd[l] = t.dd()[iat];
+      dd2[l] = t.dd2()[iat];
+      ddi[l] = t.ddi()[iat];
+    }
+    for (int l = 0; l < W; ++l) {
+      xd[l] = std::max((c.din[l] - d0[l]) * ddi[l], 0.0);
+      const double mxd = 1.0 - xd[l];
+      sd[0][l] = psi0(xd[l]);
+      sd[1][l] = psi1(xd[l]) * dd[l];
+      sd[2][l] = psi2(xd[l]) * dd2[l];
+      sd[3][l] = psi0(mxd);
+      sd[4][l] = -psi1(mxd) * dd[l];
+      sd[5][l] = psi2(mxd) * dd2[l];
+      // d/drho: the pressure's
+      dsd[0][l] = dpsi0(xd[l]) * ddi[l];
+      dsd[1][l] = dpsi1(xd[l]);
+      dsd[2][l] = dpsi2(xd[l]) * dd[l];
+      dsd[3][l] = -dpsi0(mxd) * ddi[l];
+      dsd[4][l] = dpsi1(mxd);
+      dsd[5][l] = -dpsi2(mxd) * dd[l];
+    }
+    for (int l = 0; l < W; ++l) {
+      const double rho = z.dens[l], abar = z.abar[l];
+      deni[l] = 1.0 / rho;
+      ytot1[l] = 1.0 / abar;
+      xni[l] = avo * ytot1[l] * rho;
+      dxnidd[l] = avo * ytot1[l];
+      const double s_n = 4.0 / 3.0 * pi * xni[l], dsdd = 4.0 / 3.0 * pi * dxnidd[l];
+      const double log_s = vlog(s_n);
+      inv_lami[l] = vexp(log_s / 3.0);  // cbrt
+      const double lami = 1.0 / inv_lami[l];
+      lamidd[l] = -lami / 3.0 * dsdd / s_n;
+    }
+  }
+
+  /// Lane `to` takes lane `from` of `o`.
+  void copy_lane(int to, const DensityTerms& o, int from) {
+    xd[to] = o.xd[from];
+    dd[to] = o.dd[from];
+    for (int k = 0; k < 6; ++k) {
+      sd[k][to] = o.sd[k][from];
+      dsd[k][to] = o.dsd[k][from];
+    }
+    deni[to] = o.deni[from];
+    ytot1[to] = o.ytot1[from];
+    xni[to] = o.xni[from];
+    dxnidd[to] = o.dxnidd[from];
+    inv_lami[to] = o.inv_lami[from];
+    lamidd[to] = o.lamidd[from];
+  }
+};
+
 /// What eval_lanes computes: p, e, dp/dT, de/dT and dp/drho (kAll); e and de/dT (a Newton
 /// step of dens_ei); p and dp/dT (of dens_pres).
 enum Outputs { kAll, kEnergy, kPressure };
 
-/// The outputs `What` of every lane at (dens, temp), whose cells `cells` holds (Cells::locate):
-/// Steps 2-4 of the scalar kernel, lane-parallel. Every lane must hold a valid state inside
-/// the table. What a Newton step does not read is not computed (the compiler drops it: the
-/// sums and weights that only p's or only e's terms take); what is computed is computed as
-/// for kAll.
+/// The outputs `What` of every lane at (dens, temp), whose cells `cells` holds
+/// (Cells::locate) and density terms `dens`: Steps 2-6 of the scalar kernel, lane-parallel. Every
+/// lane must hold a valid state inside the table. What a Newton step does not read is not computed
+/// (the compiler drops it: the sums and weights that only p's or only e's terms take); what is
+/// computed is computed as for kAll. Out of line (called once per chunk or Newton step), so
+/// that GCC's inlining of the math inside does not depend on how large the callers grow;
+/// z, cells and dens are distinct objects (restrict: no alias checks in the lane loops).
 template <Outputs What>
-void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& z, const Cells& cells) {
+HWY_NOINLINE void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& HWY_RESTRICT z,
+                             const Cells& HWY_RESTRICT cells,
+                             const DensityTerms& HWY_RESTRICT dens) {
   constexpr bool Full = What == kAll;
   constexpr bool kP = What != kEnergy, kE = What != kPressure;
   constexpr double kerg = k_boltzmann;
@@ -150,14 +233,13 @@ void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& z, const Cells& 
   const double* const din = cells.din;
   const double* const ye = cells.ye;
   const double* const jcell = cells.jcell;
-  const double* const icell = cells.icell;
   const std::size_t* const node = cells.node;
 
   // Step 2: gather the 2 x 2 nodes' data and the cell geometry (rows of a cell are two
   // contiguous runs of 18 values).
   alignas(64) double fv[4 * 9][W];
   alignas(64) double cv[16][W];
-  alignas(64) double t0[W], dt[W], dt2[W], dti[W], dt2i[W], d0[W], dd[W], dd2[W], ddi[W];
+  alignas(64) double t0[W], dt[W], dt2[W], dti[W], dt2i[W];
   const double* fdata = t.f_data();
   const double* cdata = t.c_data();
   constexpr std::size_t frow = std::size_t(HelmTable::imax) * HelmTable::nf;  // j -> j + 1
@@ -189,7 +271,7 @@ void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& z, const Cells& 
   constexpr int kTransposed = 0;
 #endif
   for (int l = 0; l < W; ++l) {
-    const int jat = static_cast<int>(jcell[l]), iat = static_cast<int>(icell[l]);
+    const int jat = static_cast<int>(jcell[l]);
     const double* r0 = fdata + node[l] * HelmTable::nf;
     const double* r1 = r0 + frow;
     for (int k = kTransposed; k < 18; ++k) {
@@ -211,33 +293,19 @@ void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& z, const Cells& 
     dt2[l] = t.dt2()[jat];
     dti[l] = t.dti()[jat];
     dt2i[l] = t.dt2i()[jat];
-    d0[l] = t.d_nodes()[iat];
-    dd[l] = t.dd()[iat];
-    dd2[l] = t.dd2()[iat];
-    ddi[l] = t.ddi()[iat];
   }
 
-  // Step 3: Hermite weights [node * 3 + derivative order][lane].
-  alignas(64) double sd[6][W], dsd[6][W], st[6][W], dst[6][W], ddst[6][W];
-  alignas(64) double xt[W], xd[W];
+  // Step 3: Hermite weights [node * 3 + derivative order][lane]; the density's are in
+  // `dens`.
+  const auto& sd = dens.sd;
+  const auto& dsd = dens.dsd;
+  const double* const xd = dens.xd;
+  const double* const dd = dens.dd;
+  alignas(64) double st[6][W], dst[6][W], ddst[6][W];
+  alignas(64) double xt[W];
   for (int l = 0; l < W; ++l) {
     xt[l] = std::max((z.temp[l] - t0[l]) * dti[l], 0.0);
-    xd[l] = std::max((din[l] - d0[l]) * ddi[l], 0.0);
-    const double mxt = 1.0 - xt[l], mxd = 1.0 - xd[l];
-    sd[0][l] = psi0(xd[l]);
-    sd[1][l] = psi1(xd[l]) * dd[l];
-    sd[2][l] = psi2(xd[l]) * dd2[l];
-    sd[3][l] = psi0(mxd);
-    sd[4][l] = -psi1(mxd) * dd[l];
-    sd[5][l] = psi2(mxd) * dd2[l];
-    if constexpr (kP) {  // d/drho: the pressure's
-      dsd[0][l] = dpsi0(xd[l]) * ddi[l];
-      dsd[1][l] = dpsi1(xd[l]);
-      dsd[2][l] = dpsi2(xd[l]) * dd[l];
-      dsd[3][l] = -dpsi0(mxd) * ddi[l];
-      dsd[4][l] = dpsi1(mxd);
-      dsd[5][l] = -dpsi2(mxd) * dd[l];
-    }
+    const double mxt = 1.0 - xt[l];
     st[0][l] = psi0(xt[l]);
     st[1][l] = psi1(xt[l]) * dt[l];
     st[2][l] = psi2(xt[l]) * dt2[l];
@@ -329,8 +397,8 @@ void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& z, const Cells& 
   constexpr double a2 = 0.29561, b2 = 1.9885, c2 = 0.288675;
   constexpr double esqu = electron_charge * electron_charge;
   for (int l = 0; l < W; ++l) {
-    const double rho = z.dens[l], temp = z.temp[l], abar = z.abar[l], zbar = z.zbar[l];
-    const double deni = 1.0 / rho, tempi = 1.0 / temp, ytot1 = 1.0 / abar;
+    const double rho = z.dens[l], temp = z.temp[l], zbar = z.zbar[l];
+    const double deni = dens.deni[l], tempi = 1.0 / temp, ytot1 = dens.ytot1[l];
     const double kt = kerg * temp;
     // radiation
     const double prad = a_radiation / 3.0 * temp * temp * temp * temp;
@@ -338,7 +406,7 @@ void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& z, const Cells& 
     const double erad = 3.0 * prad * deni;
     const double deraddt = 3.0 * dpraddt * deni;
     // ions
-    const double xni = avo * ytot1 * rho, dxnidd = avo * ytot1;
+    const double xni = dens.xni[l], dxnidd = dens.dxnidd[l];
     const double pion = xni * kt, dpiondd = dxnidd * kt, dpiondt = xni * kerg;
     const double eion = 1.5 * pion * deni;
     const double deiondt = 1.5 * dpiondt * deni;
@@ -352,11 +420,7 @@ void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& z, const Cells& 
     const double eele = y * free[l] + temp * sele;
     const double deepdt = temp * dsepdt;
     // Coulomb: both branches, then a select (no branch).
-    const double s_n = 4.0 / 3.0 * pi * xni, dsdd = 4.0 / 3.0 * pi * dxnidd;
-    const double log_s = vlog(s_n);
-    const double inv_lami = vexp(log_s / 3.0);  // cbrt
-    const double lami = 1.0 / inv_lami;
-    const double lamidd = -lami / 3.0 * dsdd / s_n;
+    const double inv_lami = dens.inv_lami[l], lamidd = dens.lamidd[l];
     const double plasg = zbar * zbar * esqu / kt * inv_lami;
     const double plasgdd = -plasg * inv_lami * lamidd;
     const double plasgdt = -plasg * tempi;
@@ -440,38 +504,88 @@ void newton(const HelmTable& t, double coulomb_mult, double abar_default, double
   const double tmin = t.temp_min(), tmax = t.temp_max();
   Lanes z;
   Cells cells;
+  DensityTerms dens;
   alignas(64) double want[W];
   std::ptrdiff_t zone[W];  // the zone a lane holds, -1: none (Lanes::idle)
   int iters[W];
   Bracket br[W];
+  // The next W zones of the pencil, from `ahead` on: loaded, checked, their density terms
+  // computed (vectorised) and their first table lines prefetched before a lane takes them.
+  Lanes az;
+  Cells ac;
+  DensityTerms ad;
+  bool aok[W];
+  std::size_t ahead = 0;
+  auto look_ahead = [&](std::size_t from) {
+    ahead = from;
+    for (int s = 0; s < W; ++s) {
+      const std::size_t i = from + s;
+      aok[s] = false;
+      az.idle(s);
+      if (i >= n) continue;
+      const double dens = p.dens[i], temp = p.temp[i];
+      const double abar = p.abar ? p.abar[i] : abar_default;
+      const double zbar = p.zbar ? p.zbar[i] : zbar_default;
+      const double w = by_e ? p.eint[i] : p.pres[i];
+      if (!valid_lane(t, dens, temp, abar, zbar, false) || !(w > 0.0 && std::isfinite(w))) continue;
+      aok[s] = true;
+      az.dens[s] = dens;
+      az.temp[s] = std::min(std::max(temp, tmin), tmax);
+      az.abar[s] = abar;
+      az.zbar[s] = zbar;
+    }
+    ac.locate(t, az);
+    ac.prefetch(t);
+    ad.compute(t, az, ac);
+  };
+  // Lane l takes slot s of the look-ahead.
+  auto take = [&](int l, int s) {
+    z.dens[l] = az.dens[s];
+    z.temp[l] = az.temp[s];
+    z.abar[l] = az.abar[s];
+    z.zbar[l] = az.zbar[s];
+    cells.ye[l] = ac.ye[s];
+    cells.din[l] = ac.din[s];
+    cells.icell[l] = ac.icell[s];
+    dens.copy_lane(l, ad, s);
+  };
+  // An idle lane holds the idle state (Lanes::idle) with its density terms: those of an
+  // all-idle look-ahead, kept for it (a lane never mixes two zones' terms).
+  look_ahead(n);
+  const Lanes idle_z = az;
+  const Cells idle_c = ac;
+  const DensityTerms idle_d = ad;
   auto idle = [&](int l) {
     zone[l] = -1;
-    z.idle(l);
+    z.dens[l] = idle_z.dens[0];
+    z.temp[l] = idle_z.temp[0];
+    z.abar[l] = idle_z.abar[0];
+    z.zbar[l] = idle_z.zbar[0];
+    cells.ye[l] = idle_c.ye[0];
+    cells.din[l] = idle_c.din[0];
+    cells.icell[l] = idle_c.icell[0];
+    dens.copy_lane(l, idle_d, 0);
     want[l] = 1e15;
   };
   for (int l = 0; l < W; ++l) idle(l);
   std::size_t next = 0;
+  if (n > 0) look_ahead(0);
   for (;;) {
     bool any = false;
     for (int l = 0; l < W; ++l) {
       while (zone[l] < 0 && next < n) {
+        if (next >= ahead + W) look_ahead(next);
         const std::size_t i = next++;
-        const double dens = p.dens[i], temp = p.temp[i];
-        const double abar = p.abar ? p.abar[i] : abar_default;
-        const double zbar = p.zbar ? p.zbar[i] : zbar_default;
-        const double w = by_e ? p.eint[i] : p.pres[i];
+        const int s = static_cast<int>(i - ahead);
         iterations[i] = 0;
-        if (!valid_lane(t, dens, temp, abar, zbar, false) || !(w > 0.0 && std::isfinite(w))) {
+        if (!aok[s]) {
           bad[i] = 1;
-          solved[i] = temp;
+          solved[i] = p.temp[i];
           continue;
         }
         zone[l] = static_cast<std::ptrdiff_t>(i);
-        z.dens[l] = dens;
-        z.temp[l] = std::min(std::max(temp, tmin), tmax);
-        z.abar[l] = abar;
-        z.zbar[l] = zbar;
-        want[l] = w;
+        take(l, s);
+        want[l] = by_e ? p.eint[i] : p.pres[i];
         iters[l] = 0;
         br[l] = Bracket{};
         br[l].lo = tmin;
@@ -480,11 +594,11 @@ void newton(const HelmTable& t, double coulomb_mult, double abar_default, double
       any = any || zone[l] >= 0;
     }
     if (!any) break;
-    cells.locate(t, z);
+    cells.locate_temp(t, z);
     if (by_e)
-      eval_lanes<kEnergy>(t, coulomb_mult, z, cells);
+      eval_lanes<kEnergy>(t, coulomb_mult, z, cells, dens);
     else
-      eval_lanes<kPressure>(t, coulomb_mult, z, cells);
+      eval_lanes<kPressure>(t, coulomb_mult, z, cells, dens);
     const double* v = by_e ? z.eint : z.pres;
     const double* dvdt = by_e ? z.dedt : z.dpdt;
     for (int l = 0; l < W; ++l) {
@@ -533,6 +647,7 @@ Result ApplyVector(const HelmTable& t, double coulomb_mult, double abar_default,
   struct Chunk {
     Lanes z;
     Cells cells;
+    DensityTerms dens;
     alignas(64) int iters[W];
     bool failed[W];
     bool any_failed;
@@ -570,6 +685,7 @@ Result ApplyVector(const HelmTable& t, double coulomb_mult, double abar_default,
     for (int l = 0; l < W; ++l) z.temp[l] = std::min(std::max(z.temp[l], tmin), tmax);
     c.cells.locate(t, z);
     c.cells.prefetch(t);
+    c.dens.compute(t, z, c.cells);
   };
   if (n > 0) load(0, chunks[0]);
   for (std::size_t base = 0, k = 0; base < n; base += W, k ^= 1) {
@@ -580,7 +696,7 @@ Result ApplyVector(const HelmTable& t, double coulomb_mult, double abar_default,
     const int* const iters = c.iters;
     const bool* const failed = c.failed;
     const bool any_failed = c.any_failed;
-    eval_lanes<kAll>(t, coulomb_mult, z, c.cells);
+    eval_lanes<kAll>(t, coulomb_mult, z, c.cells, c.dens);
     // gamc, game, cs (Cox & Giuli ch. 9; relativistic sound speed, C&G 14.29).
     alignas(64) double gamc[W], game[W], cs[W];
     for (int l = 0; l < W; ++l) {
