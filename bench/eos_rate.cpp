@@ -5,7 +5,7 @@
 // speed-up is the median of the repeats' ratios; "best ns" the fastest repeat). dens_ei starts
 // Newton from the true temperature times a factor in [0.9, 1.1] (a hydro step's change).
 //
-//   tessera_eos_bench [TABLE] [--zones N] [--repeats R] [--hash]
+//   tessera_eos_bench [TABLE] [--zones N] [--repeats R] [--mode dens_temp|dens_ei] [--hash]
 //
 // --hash prints a hash of each kernel's outputs (FNV-1a of their bits), to show that a
 // change to a kernel gives the same bits as before.
@@ -61,11 +61,20 @@ int main(int argc, char** argv) {
   std::size_t n = 65536;
   int repeats = 7;
   bool hash = false;
+  std::vector<Mode> modes = {Mode::dens_temp, Mode::dens_ei};
   for (int a = 1; a < argc; ++a) {
     if (std::strcmp(argv[a], "--zones") == 0 && a + 1 < argc) {
       n = std::strtoul(argv[++a], nullptr, 10);
     } else if (std::strcmp(argv[a], "--repeats") == 0 && a + 1 < argc) {
       repeats = std::atoi(argv[++a]);
+    } else if (std::strcmp(argv[a], "--mode") == 0 && a + 1 < argc) {
+      const std::string m = argv[++a];
+      if (m != "dens_temp" && m != "dens_ei") {
+        std::fprintf(stderr, "tessera_eos_bench: --mode takes dens_temp or dens_ei, not '%s'\n",
+                     m.c_str());
+        return 2;
+      }
+      modes = {m == "dens_temp" ? Mode::dens_temp : Mode::dens_ei};
     } else if (std::strcmp(argv[a], "--hash") == 0) {
       hash = true;
     } else {
@@ -104,7 +113,7 @@ int main(int argc, char** argv) {
     std::printf("\n");
     std::printf("  %-10s %-8s %14s %12s %10s %10s\n", "mode", "kernel", "evals/s", "ns/eval",
                 "best ns", "Newton it");
-    for (Mode mode : {Mode::dens_temp, Mode::dens_ei}) {
+    for (Mode mode : modes) {
       // Scalar and vector alternate repeat by repeat, so that both see the same load on a
       // shared machine; the speed-up is the median of the per-repeat ratios.
       std::vector<double> secs[2], ratio;
