@@ -65,19 +65,22 @@ struct Lanes {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 namespace hn = hwy::HWY_NAMESPACE;
 /// Four lanes' rows of `count` (a multiple of 4) values, lane r's at row[r], transposed into
-/// out[k * W + r] (k < count, r < 4): 4 x 4 blocks of loads, shuffles and whole-vector stores
-/// in place of 16 scalar loads and stores each (the stores were the gather's limit on AVX2).
+/// out[k * W + r] (k < count, r < 4): 4 x 4 blocks of whole-vector stores in place of 16
+/// scalar loads and stores each (the stores were the gather's limit on AVX2). Each block is
+/// 8 half-vector loads paired into 4 vectors (vinsertf128, which any ALU port runs) and 4
+/// in-lane interleaves: half the shuffle-port work of 4 interleaves and 4 lane-crossing
+/// permutes.
 HWY_INLINE void transpose_rows(const double* const row[4], int count, double* out) {
   const hn::Full256<double> d4;
+  const hn::Half<decltype(d4)> d2;
   for (int k = 0; k < count; k += 4) {
-    const auto a = hn::LoadU(d4, row[0] + k), b = hn::LoadU(d4, row[1] + k);
-    const auto c = hn::LoadU(d4, row[2] + k), e = hn::LoadU(d4, row[3] + k);
-    const auto ab_lo = hn::InterleaveLower(d4, a, b), ab_hi = hn::InterleaveUpper(d4, a, b);
-    const auto ce_lo = hn::InterleaveLower(d4, c, e), ce_hi = hn::InterleaveUpper(d4, c, e);
-    hn::Store(hn::ConcatLowerLower(d4, ce_lo, ab_lo), d4, out + (k + 0) * W);
-    hn::Store(hn::ConcatLowerLower(d4, ce_hi, ab_hi), d4, out + (k + 1) * W);
-    hn::Store(hn::ConcatUpperUpper(d4, ce_lo, ab_lo), d4, out + (k + 2) * W);
-    hn::Store(hn::ConcatUpperUpper(d4, ce_hi, ab_hi), d4, out + (k + 3) * W);
+    for (int h = 0; h < 4; h += 2) {  // values k + h, k + h + 1
+      // [a_k a_k+1 | c_k c_k+1] and [b_k b_k+1 | e_k e_k+1], rows a, b, c, e
+      const auto ac = hn::Combine(d4, hn::LoadU(d2, row[2] + k + h), hn::LoadU(d2, row[0] + k + h));
+      const auto be = hn::Combine(d4, hn::LoadU(d2, row[3] + k + h), hn::LoadU(d2, row[1] + k + h));
+      hn::Store(hn::InterleaveLower(d4, ac, be), d4, out + (k + h) * W);
+      hn::Store(hn::InterleaveUpper(d4, ac, be), d4, out + (k + h + 1) * W);
+    }
   }
 }
 #endif
