@@ -5,10 +5,13 @@
 // (Step 2) is a scalar loop over the 8 lanes except on x86 with 256-bit vectors or more,
 // where 4 x 4 transposes move the first 16 of each row's 18 values and the dP/drho values
 // (AVX2: dens_temp 103 -> 89 ns per zone, docs/memory.md; the scalar stores were its
-// limit). The Newton step (invert_step, shared with the scalar kernel) is scalar per lane;
-// the iterating modes run the Newton iteration first, refilling a lane with the next zone
-// as soon as its own is done (newton), each step computing only the outputs it reads, then
-// evaluate the zones in chunks as dens_temp does. The physics is term for term the scalar
+// limit). What depends on density alone (DensityTerms) is computed once per zone, and a
+// chunk is located and its table lines prefetched one chunk ahead (random states' cells
+// miss the cache). The Newton step (invert_step, shared with the scalar kernel) is scalar
+// per lane; the iterating modes run the Newton iteration first, refilling a lane with the
+// next zone (and its density terms, computed 8 zones ahead) as soon as its own is done
+// (newton), each step computing only the outputs it reads, then evaluate the zones in
+// chunks as dens_temp does. The physics is term for term the scalar
 // kernel's (scalar_kernel.cpp), with the sums in the same order, without what apply() does
 // not return (entropy, eta, n): the two agree to round-off.
 //
