@@ -64,13 +64,14 @@ test: deps build
 	cmake --build build --target helm_table nse_table
 	cd build && ctest --output-on-failure -j$(NPROC)
 
-# The Highway hydro and PIC kernels and their unit tests cross-built for aarch64 and run
-# under qemu-user with 512-bit SVE (SVE2, SVE, NEON, scalar): tools/arm/test_arm.sh. It
-# installs g++-aarch64-linux-gnu and qemu-user and unpacks Debian's arm64 libhwy and
-# libgtest into build-arm/sysroot. About 80 s once installed (most of it compiling); not
-# part of make test (see docs/memory.md).
-test-arm:
-	tools/arm/test_arm.sh build-arm
+# The Highway hydro and PIC kernels, the Helmholtz EOS kernels, and their unit tests
+# cross-built for aarch64 and run under qemu-user with 512-bit SVE (SVE2, SVE, NEON,
+# scalar): tools/arm/test_arm.sh (the Helmholtz tests read the table this machine's build
+# generates). It installs g++-aarch64-linux-gnu and qemu-user and unpacks Debian's arm64
+# libhwy, libgtest and libssl into build-arm/sysroot. Not part of make test (see
+# docs/memory.md).
+test-arm: helm-table
+	tools/arm/test_arm.sh build-arm build/helm_table.dat
 
 # The documentation site (docs/ + pages generated from the code) into build/docs/html,
 # Sphinx warnings as errors (tools/gen_docs.py); make test builds it too (ctest -R docs).

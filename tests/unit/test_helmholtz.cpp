@@ -515,72 +515,79 @@ TEST(Helmholtz, GivenRandomPencils_VectorAndScalarKernelsAgreeToRoundOff) {
   // then those of dens_temp at that T to 1e-12.
   HELM_TABLE_OR_SKIP(t);
   const Helmholtz eos(t, 1.0);
-  std::mt19937_64 rng(7);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  const double comps[][2] = {{co_abar, co_zbar}, {4.0, 2.0}, {1.0, 1.0}, {56.0, 26.0}};
-  std::vector<std::size_t> lengths = {1001};
-  for (std::size_t n = 1; n <= 17; ++n) lengths.push_back(n);
-  double worst_t = 0.0, worst_other = 0.0;
-  for (const std::size_t n : lengths) {
-    Zones z(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto& c = comps[i % 4];
-      z.abar[i] = c[0];
-      z.zbar[i] = c[1];
-      if (i % 2) {  // white dwarf
-        z.dens[i] = 1e6 * std::pow(3e3, u(rng));
-        z.temp[i] = 1e7 * std::pow(1e3, u(rng));
-      } else {  // anywhere in the table
-        z.dens[i] = 1e-8 * std::pow(1e19, u(rng));
-        z.temp[i] = 2e3 * std::pow(2.5e9, u(rng));
-      }
-    }
-    Zones a = z, b = z;
-    Pencil pa = a.pencil(), pb = b.pencil();
-    const auto ra = eos.apply_scalar(Mode::dens_temp, pa);
-    const auto rb = eos.apply(Mode::dens_temp, pb);
-    ASSERT_EQ(ra.failed, rb.failed);
-    for (std::size_t i = 0; i < n; ++i) {
-      if (ra.failed == static_cast<std::ptrdiff_t>(i)) continue;
-      for (auto [x, y] : {std::pair{a.pres[i], b.pres[i]},
-                          {a.eint[i], b.eint[i]},
-                          {a.gamc[i], b.gamc[i]},
-                          {a.game[i], b.game[i]},
-                          {a.cs[i], b.cs[i]}}) {
-        EXPECT_LT(rel(y, x), 1e-12) << "dens_temp zone " << i << " of " << n;
-        worst_other = std::max(worst_other, rel(y, x));
-      }
-    }
-    for (const Mode mode : {Mode::dens_ei, Mode::dens_pres}) {
-      Zones sa = a, sb = a;  // a holds eint and pres from dens_temp
-      for (std::size_t i = 0; i < n; ++i) sa.temp[i] = sb.temp[i] = a.temp[i] * (0.5 + u(rng));
-      Pencil qa = sa.pencil(), qb = sb.pencil();
-      const auto r1 = eos.apply_scalar(mode, qa);
-      const auto r2 = eos.apply(mode, qb);
-      ASSERT_EQ(r1.failed, r2.failed);
-      EXPECT_LE(std::abs(r1.iterations - r2.iterations), static_cast<long>(n));
+  // Under every instruction set this processor runs (each forced: both kernels are
+  // compiled once per target, and a portable build's or an Arm build's targets differ).
+  tessera::test::ForceGuard guard;
+  for (const auto& target : tessera::simd::available()) {
+    tessera::simd::force(target);
+    SCOPED_TRACE(target);
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    const double comps[][2] = {{co_abar, co_zbar}, {4.0, 2.0}, {1.0, 1.0}, {56.0, 26.0}};
+    std::vector<std::size_t> lengths = {1001};
+    for (std::size_t n = 1; n <= 17; ++n) lengths.push_back(n);
+    double worst_t = 0.0, worst_other = 0.0;
+    for (const std::size_t n : lengths) {
+      Zones z(n);
       for (std::size_t i = 0; i < n; ++i) {
-        if (r1.failed == static_cast<std::ptrdiff_t>(i)) continue;
-        const FullState s =
-            eos.evaluate(Mode::dens_temp, state(sb.dens[i], sb.temp[i], sb.abar[i], sb.zbar[i]));
-        const double kappa = mode == Mode::dens_ei ? std::fabs(s.eint / (s.temp * s.dedt))
-                                                   : std::fabs(s.pres / (s.temp * s.dpdt));
-        EXPECT_LT(rel(sb.temp[i], sa.temp[i]), 1e-12 * (1.0 + kappa)) << "zone " << i;
-        worst_t = std::max(worst_t, rel(sb.temp[i], sa.temp[i]) / (1.0 + kappa));
-        const double other = mode == Mode::dens_ei ? sb.pres[i] : sb.eint[i];
-        const double want = mode == Mode::dens_ei ? s.pres : s.eint;
-        for (auto [x, y] : {std::pair{want, other},
-                            {s.gamc, sb.gamc[i]},
-                            {s.game, sb.game[i]},
-                            {s.cs, sb.cs[i]}}) {
-          EXPECT_LT(rel(y, x), 1e-12) << "zone " << i << " of " << n;
+        const auto& c = comps[i % 4];
+        z.abar[i] = c[0];
+        z.zbar[i] = c[1];
+        if (i % 2) {  // white dwarf
+          z.dens[i] = 1e6 * std::pow(3e3, u(rng));
+          z.temp[i] = 1e7 * std::pow(1e3, u(rng));
+        } else {  // anywhere in the table
+          z.dens[i] = 1e-8 * std::pow(1e19, u(rng));
+          z.temp[i] = 2e3 * std::pow(2.5e9, u(rng));
+        }
+      }
+      Zones a = z, b = z;
+      Pencil pa = a.pencil(), pb = b.pencil();
+      const auto ra = eos.apply_scalar(Mode::dens_temp, pa);
+      const auto rb = eos.apply(Mode::dens_temp, pb);
+      ASSERT_EQ(ra.failed, rb.failed);
+      for (std::size_t i = 0; i < n; ++i) {
+        if (ra.failed == static_cast<std::ptrdiff_t>(i)) continue;
+        for (auto [x, y] : {std::pair{a.pres[i], b.pres[i]},
+                            {a.eint[i], b.eint[i]},
+                            {a.gamc[i], b.gamc[i]},
+                            {a.game[i], b.game[i]},
+                            {a.cs[i], b.cs[i]}}) {
+          EXPECT_LT(rel(y, x), 1e-12) << "dens_temp zone " << i << " of " << n;
           worst_other = std::max(worst_other, rel(y, x));
         }
       }
+      for (const Mode mode : {Mode::dens_ei, Mode::dens_pres}) {
+        Zones sa = a, sb = a;  // a holds eint and pres from dens_temp
+        for (std::size_t i = 0; i < n; ++i) sa.temp[i] = sb.temp[i] = a.temp[i] * (0.5 + u(rng));
+        Pencil qa = sa.pencil(), qb = sb.pencil();
+        const auto r1 = eos.apply_scalar(mode, qa);
+        const auto r2 = eos.apply(mode, qb);
+        ASSERT_EQ(r1.failed, r2.failed);
+        EXPECT_LE(std::abs(r1.iterations - r2.iterations), static_cast<long>(n));
+        for (std::size_t i = 0; i < n; ++i) {
+          if (r1.failed == static_cast<std::ptrdiff_t>(i)) continue;
+          const FullState s =
+              eos.evaluate(Mode::dens_temp, state(sb.dens[i], sb.temp[i], sb.abar[i], sb.zbar[i]));
+          const double kappa = mode == Mode::dens_ei ? std::fabs(s.eint / (s.temp * s.dedt))
+                                                     : std::fabs(s.pres / (s.temp * s.dpdt));
+          EXPECT_LT(rel(sb.temp[i], sa.temp[i]), 1e-12 * (1.0 + kappa)) << "zone " << i;
+          worst_t = std::max(worst_t, rel(sb.temp[i], sa.temp[i]) / (1.0 + kappa));
+          const double other = mode == Mode::dens_ei ? sb.pres[i] : sb.eint[i];
+          const double want = mode == Mode::dens_ei ? s.pres : s.eint;
+          for (auto [x, y] : {std::pair{want, other},
+                              {s.gamc, sb.gamc[i]},
+                              {s.game, sb.game[i]},
+                              {s.cs, sb.cs[i]}}) {
+            EXPECT_LT(rel(y, x), 1e-12) << "zone " << i << " of " << n;
+            worst_other = std::max(worst_other, rel(y, x));
+          }
+        }
+      }
     }
+    std::printf("[ measured ] %s: vector vs scalar: outputs %.2e, T / (1 + kappa) %.2e\n",
+                target.c_str(), worst_other, worst_t);
   }
-  std::printf("[ measured ] vector vs scalar: outputs %.2e, T / (1 + kappa) %.2e\n", worst_other,
-              worst_t);
 }
 
 TEST(Helmholtz, GivenAPencil_TheVectorKernelGivesEachZoneTheBitsItGetsAlone) {
