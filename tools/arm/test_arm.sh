@@ -43,8 +43,12 @@ if [ ! -f "$SYSROOT/.unpacked-2" ]; then  # -2: libssl added
     $SUDO dpkg --add-architecture arm64
     $SUDO apt-get update -qq
   fi
-  (cd "$OUT/debs" && apt-get download -qq libhwy1:arm64 libhwy-dev:arm64 libgtest-dev:arm64 \
-     libssl3:arm64 libssl-dev:arm64 2>/dev/null)
+  rm -f "$OUT"/debs/*.deb  # only this download's packages go into the sysroot
+  if ! (cd "$OUT/debs" && apt-get download -qq libhwy1:arm64 libhwy-dev:arm64 \
+          libgtest-dev:arm64 libssl3:arm64 libssl-dev:arm64); then
+    echo "test-arm: apt-get download of the arm64 packages failed (names as in Debian 12)" >&2
+    exit 1
+  fi
   for d in "$OUT"/debs/*.deb; do dpkg-deb -x "$d" "$SYSROOT"; done
   touch "$SYSROOT/.unpacked-2"
 fi
@@ -58,26 +62,30 @@ aarch64-linux-gnu-g++ -std=c++20 -O2 -fno-math-errno -Wall -Wextra \
   "$ROOT/physics/pic/kernels_simd.cpp" \
   "$ROOT/tests/unit/test_hydro_simd.cpp" "$ROOT/tests/unit/test_pic_simd.cpp" \
   -L"$LIB" -Wl,-rpath,"$LIB" -lhwy -lgtest_main -lgtest -lpthread -o "$OUT/test_hydro_simd"
-# The Helmholtz kernels as CMakeLists.txt compiles them (the vector kernel without trapping
-# math, the generator without FMA contraction: per file, so one object each), in their own
-# program.
+# The Helmholtz kernels with the Release build's flags (-O3 -DNDEBUG -fno-math-errno; the
+# vector kernel without trapping math, the generator without FMA contraction, as
+# CMakeLists.txt sets them: per file, so one object each), in their own program.
 HELM=$ROOT/physics/eos/helmholtz
 mkdir -p "$OUT/helm"
 cxx() {  # source, extra flags...
   local src=$1; shift
-  aarch64-linux-gnu-g++ -std=c++20 -O2 -fno-math-errno -Wall -Wextra \
+  aarch64-linux-gnu-g++ -std=c++20 -O3 -DNDEBUG -fno-math-errno -Wall -Wextra \
     -I"$ROOT" -isystem "$SYSROOT/usr/include" \
     -isystem "$SYSROOT/usr/include/aarch64-linux-gnu" -DFMT_HEADER_ONLY \
     -DHWY_COMPILE_ALL_ATTAINABLE "-DHWY_DISABLED_TARGETS=(HWY_SSSE3|HWY_AVX3_DL)" \
     "-DTESSERA_HELM_TABLE_DEFAULT=\"$TABLE\"" "$@" -c "$src" \
     -o "$OUT/helm/$(basename "$src" .cpp).o"
 }
+rm -f "$OUT"/helm/*.o
 for f in helmholtz helm_table sha256 scalar_kernel invert_check; do cxx "$HELM/$f.cpp"; done
 cxx "$HELM/vector_kernel.cpp" -fno-trapping-math
 for f in table_generator fermi_dirac; do cxx "$HELM/$f.cpp" -ffp-contract=off; done
 cxx "$ROOT/base/simd.cpp"
 cxx "$ROOT/tests/unit/test_helmholtz.cpp"
-aarch64-linux-gnu-g++ "$OUT"/helm/*.o -L"$LIB" -Wl,-rpath,"$LIB" -lhwy -lcrypto \
+objs=()
+for f in helmholtz helm_table sha256 scalar_kernel invert_check vector_kernel table_generator \
+         fermi_dirac simd test_helmholtz; do objs+=("$OUT/helm/$f.o"); done
+aarch64-linux-gnu-g++ "${objs[@]}" -L"$LIB" -Wl,-rpath,"$LIB" -lhwy -lcrypto \
   -lgtest_main -lgtest -lpthread -o "$OUT/test_helmholtz"
 
 echo "test-arm: running under qemu-aarch64 -cpu max,sve512=on"

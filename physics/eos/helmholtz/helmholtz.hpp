@@ -33,12 +33,15 @@
 // C/O, He and Fe: 1022 of its states are tapered; tests/unit/test_helmholtz.cpp).
 //
 // Two kernels compute the same numbers. apply() is the vectorised one: the pencil is cut in
-// chunks of kChunk zones held as local structure-of-arrays scratch; table indices and the
-// gathers of the 2 x 2 cell nodes are one loop, the Hermite polynomials and the physics are
-// branch-free loops over the chunk that the compiler vectorises. The iterating modes run
-// the Newton iteration first, over the whole pencil a chunk of lanes at a time, a lane
-// taking the next zone as soon as its own has converged or failed, and then evaluate the
-// zones at their temperatures in chunks as dens_temp does. apply_scalar() is the reference: one
+// chunks of kChunk zones held as local structure-of-arrays scratch; a chunk's table cells
+// are located (and their lines prefetched) one chunk ahead, the gathers of the 2 x 2 cell
+// nodes are 4 x 4 transposes on x86 (a loop elsewhere), what depends on density alone is
+// computed once per zone, and the Hermite polynomials and the physics are branch-free
+// loops over the chunk that the compiler vectorises. The iterating modes run the Newton
+// iteration first, over the whole pencil a chunk of lanes at a time, a lane taking the next
+// zone (and its density terms, computed kChunk zones at a time ahead) as soon as its own
+// has converged or failed, and then evaluate the zones at their temperatures in chunks as
+// dens_temp does. apply_scalar() is the reference: one
 // zone at a time, straightforward code; the tests require both to agree to 1e-12.
 //
 // Failures. A zone fails (Result::failed = its index, the first one) if its density,

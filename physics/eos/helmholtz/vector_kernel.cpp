@@ -9,11 +9,11 @@
 // chunk is located and its table lines prefetched one chunk ahead (random states' cells
 // miss the cache). The Newton step (invert_step, shared with the scalar kernel) is scalar
 // per lane; the iterating modes run the Newton iteration first, refilling a lane with the
-// next zone (and its density terms, computed 8 zones ahead) as soon as its own is done
-// (newton), each step computing only the outputs it reads, then evaluate the zones in
-// chunks as dens_temp does. The physics is term for term the scalar
-// kernel's (scalar_kernel.cpp), with the sums in the same order, without what apply() does
-// not return (entropy, eta, n): the two agree to round-off.
+// next zone (and its density terms, computed for the next W zones at a time) as soon as its own is
+// done (newton), each step computing only the outputs it reads, then evaluate the zones in chunks
+// as dens_temp does. The physics is term for term the scalar kernel's (scalar_kernel.cpp), with the
+// sums in the same order, without what apply() does not return (entropy, eta, n): the two agree to
+// round-off.
 //
 // The file is compiled once per Highway target (foreach_target.h, as the hydro kernels):
 // each copy sits under that target's `#pragma GCC target`, so GCC vectorises the same
@@ -124,14 +124,14 @@ struct Cells {
   }
 
   /// Asks the cache for every line the gather of these cells will read (the free-energy
-  /// rows and the dP/drho values): issued a chunk ahead, the misses of random states'
-  /// cells overlap the evaluation of the chunk before.
-  void prefetch(const HelmTable& t) const {
+  /// rows and, with_dpdd, the dP/drho values, which only the full evaluation reads): issued
+  /// a chunk ahead, the misses of random states' cells overlap the evaluation before.
+  void prefetch(const HelmTable& t, bool with_dpdd) const {
     constexpr std::size_t frow = std::size_t(HelmTable::imax) * HelmTable::nf;
     constexpr std::size_t crow = std::size_t(HelmTable::imax) * HelmTable::nc;
     for (int l = 0; l < W; ++l) {
-      // A row of 18 (dP/drho: 16) doubles spans at most 3 lines: its first byte, 64 and
-      // 128 bytes on, and its last value.
+      // A row of 18 doubles (144 bytes) spans at most 4 lines, of 16 (dP/drho) at most 3:
+      // its first value, those 64 and 128 bytes on and its last one touch each of them.
       const double* f0 = t.f_data() + node[l] * HelmTable::nf;
       const double* c0 = t.c_data() + node[l] * HelmTable::nc;
       for (const double* r : {f0, f0 + frow}) {
@@ -140,6 +140,7 @@ struct Cells {
         __builtin_prefetch(r + 16);
         __builtin_prefetch(r + 17);
       }
+      if (!with_dpdd) continue;
       for (const double* r : {c0, c0 + crow}) {
         __builtin_prefetch(r);
         __builtin_prefetch(r + 8);
@@ -540,19 +541,19 @@ void newton(const HelmTable& t, double coulomb_mult, double abar_default, double
       aok[s] = false;
       az.idle(s);
       if (i >= n) continue;
-      const double dens = p.dens[i], temp = p.temp[i];
+      const double rho = p.dens[i], temp = p.temp[i];
       const double abar = p.abar ? p.abar[i] : abar_default;
       const double zbar = p.zbar ? p.zbar[i] : zbar_default;
       const double w = by_e ? p.eint[i] : p.pres[i];
-      if (!valid_lane(t, dens, temp, abar, zbar, false) || !(w > 0.0 && std::isfinite(w))) continue;
+      if (!valid_lane(t, rho, temp, abar, zbar, false) || !(w > 0.0 && std::isfinite(w))) continue;
       aok[s] = true;
-      az.dens[s] = dens;
+      az.dens[s] = rho;
       az.temp[s] = std::min(std::max(temp, tmin), tmax);
       az.abar[s] = abar;
       az.zbar[s] = zbar;
     }
     ac.locate(t, az);
-    ac.prefetch(t);
+    ac.prefetch(t, false);  // a Newton step reads no dP/drho
     ad.compute(t, az, ac);
   };
   // Lane l takes slot s of the look-ahead.
@@ -566,12 +567,26 @@ void newton(const HelmTable& t, double coulomb_mult, double abar_default, double
     cells.icell[l] = ac.icell[s];
     dens.copy_lane(l, ad, s);
   };
-  // An idle lane holds the idle state (Lanes::idle) with its density terms: those of an
-  // all-idle look-ahead, kept for it (a lane never mixes two zones' terms).
-  look_ahead(n);
-  const Lanes idle_z = az;
-  const Cells idle_c = ac;
-  const DensityTerms idle_d = ad;
+  // An idle lane holds the idle state (Lanes::idle) with its density terms (a lane never
+  // mixes two zones' terms): computed once per thread and table, not per call (a hydro
+  // sweep calls this per pencil of a few tens of zones). They depend on the table's grid
+  // alone, the same for every table (HelmTable::standard_grid).
+  struct Idle {
+    Lanes z;
+    Cells c;
+    DensityTerms d;
+  };
+  thread_local const HelmTable* idle_for = nullptr;
+  thread_local Idle idle_state;
+  if (idle_for != &t) {
+    for (int l = 0; l < W; ++l) idle_state.z.idle(l);
+    idle_state.c.locate(t, idle_state.z);
+    idle_state.d.compute(t, idle_state.z, idle_state.c);
+    idle_for = &t;
+  }
+  const Lanes& idle_z = idle_state.z;
+  const Cells& idle_c = idle_state.c;
+  const DensityTerms& idle_d = idle_state.d;
   auto idle = [&](int l) {
     zone[l] = -1;
     z.dens[l] = idle_z.dens[0];
@@ -705,7 +720,7 @@ Result ApplyVector(const HelmTable& t, double coulomb_mult, double abar_default,
     for (int l = m; l < W; ++l) z.idle(l);
     for (int l = 0; l < W; ++l) z.temp[l] = std::min(std::max(z.temp[l], tmin), tmax);
     c.cells.locate(t, z);
-    c.cells.prefetch(t);
+    c.cells.prefetch(t, true);
     c.dens.compute(t, z, c.cells);
   };
   if (n > 0) load(0, chunks[0]);
