@@ -1173,15 +1173,41 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
     return;
   }
   // SSP Runge-Kutta: U^(s) = a_s U^n + b_s (U^(s-1) + dt L(U^(s-1))). Whole-block copies
-  // and blends, so layout-free; the EOS state follows each stage.
+  // and blends (guard zones too) of every variable but the derived ones: a gamma law's EOS
+  // state, which is recomputed from the blended state (refresh_thermo, or sync() while it
+  // is flagged stale) before anything reads it, so blending it was a third of the copy and
+  // blend's memory traffic for nothing. The EOS state follows each stage.
   static const double rk2[2][2] = {{0.0, 1.0}, {0.5, 0.5}};
   static const double rk3[3][2] = {{0.0, 1.0}, {0.75, 0.25}, {1.0 / 3.0, 2.0 / 3.0}};
   const int ns = stages();
   const auto& leaves = m.local_leaves();
   double* const u0 = static_cast<double*>(u0_.data());
+  // The kept variables as runs of consecutive indices, then as contiguous ranges of a
+  // block: a run's variables of every zone in var-major storage, of one zone in zone-major.
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;  // (first double, count)
+  {
+    const auto& vars = m.vars();
+    const bool zone_major = m.layout() == mesh::Layout::zone_major;
+    const std::size_t cells = s.cells(), nv = std::size_t(s.nvar);
+    for (std::size_t v = 0; v < nv;) {
+      if (vars[v].role == mesh::VarRole::derived) {
+        ++v;
+        continue;
+      }
+      std::size_t e = v;
+      while (e < nv && vars[e].role != mesh::VarRole::derived) ++e;
+      if (!zone_major)
+        ranges.emplace_back(v * cells, (e - v) * cells);
+      else if (v == 0 && e == nv)
+        ranges.emplace_back(0, per);
+      else
+        for (std::size_t c = 0; c < cells; ++c) ranges.emplace_back(c * nv + v, e - v);
+      v = e;
+    }
+  }
   for (std::size_t b = 0; b < leaves.size(); ++b) {
     const double* src = m.storage().data(m.slot(leaves[b]));
-    std::copy(src, src + per, u0 + b * per);
+    for (const auto& [at, n] : ranges) std::copy(src + at, src + at + n, u0 + b * per + at);
   }
   for (int st = 0; st < ns; ++st) {
     const double a = ns == 2 ? rk2[st][0] : rk3[st][0];
@@ -1194,7 +1220,8 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
       for (std::size_t bl = 0; bl < leaves.size(); ++bl) {
         double* q = m.storage().data(m.slot(leaves[bl]));
         const double* q0 = u0 + bl * per;
-        for (std::size_t c = 0; c < per; ++c) q[c] = a * q0[c] + b * q[c];
+        for (const auto& [at, n] : ranges)
+          for (std::size_t c = at; c < at + n; ++c) q[c] = a * q0[c] + b * q[c];
       }
     }
     if (st + 1 < ns && !at_.uniform) refresh_thermo(m);
