@@ -150,6 +150,26 @@ struct Cells {
   }
 };
 
+/// Lane l's quintic Hermite weights at x in [0, 1] of a cell of width h (h2 = h^2, hi =
+/// 1/h): w[node * 3 + derivative order] for the near node (0) and the far one (1, at 1 - x),
+/// and dw, their derivatives along the axis. The density's and the temperature's alike.
+HWY_INLINE void quintic_weights(int l, double x, double h, double h2, double hi, double (&w)[6][W],
+                                double (&dw)[6][W]) {
+  const double mx = 1.0 - x;
+  w[0][l] = psi0(x);
+  w[1][l] = psi1(x) * h;
+  w[2][l] = psi2(x) * h2;
+  w[3][l] = psi0(mx);
+  w[4][l] = -psi1(mx) * h;
+  w[5][l] = psi2(mx) * h2;
+  dw[0][l] = dpsi0(x) * hi;
+  dw[1][l] = dpsi1(x);
+  dw[2][l] = dpsi2(x) * h;
+  dw[3][l] = -dpsi0(mx) * hi;
+  dw[4][l] = dpsi1(mx);
+  dw[5][l] = -dpsi2(mx) * h;
+}
+
 /// dst[l] = src[l] for l < m <= W. A whole chunk (m = W) as fixed-size vector moves: GCC
 /// makes a copy of run-time length a `rep movsq` or a memmove call, tens of cycles each,
 /// and the pencil's loads and stores were 40 % of ApplyVector's time in dens_temp.
@@ -183,20 +203,7 @@ struct DensityTerms {
     }
     for (int l = 0; l < W; ++l) {
       xd[l] = std::max((c.din[l] - d0[l]) * ddi[l], 0.0);
-      const double mxd = 1.0 - xd[l];
-      sd[0][l] = psi0(xd[l]);
-      sd[1][l] = psi1(xd[l]) * dd[l];
-      sd[2][l] = psi2(xd[l]) * dd2[l];
-      sd[3][l] = psi0(mxd);
-      sd[4][l] = -psi1(mxd) * dd[l];
-      sd[5][l] = psi2(mxd) * dd2[l];
-      // d/drho: the pressure's
-      dsd[0][l] = dpsi0(xd[l]) * ddi[l];
-      dsd[1][l] = dpsi1(xd[l]);
-      dsd[2][l] = dpsi2(xd[l]) * dd[l];
-      dsd[3][l] = -dpsi0(mxd) * ddi[l];
-      dsd[4][l] = dpsi1(mxd);
-      dsd[5][l] = -dpsi2(mxd) * dd[l];
+      quintic_weights(l, xd[l], dd[l], dd2[l], ddi[l], sd, dsd);  // dsd: the pressure's
     }
     for (int l = 0; l < W; ++l) {
       const double rho = z.dens[l], abar = z.abar[l];
@@ -324,18 +331,7 @@ HWY_NOINLINE void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& HWY
   for (int l = 0; l < W; ++l) {
     xt[l] = std::max((z.temp[l] - t0[l]) * dti[l], 0.0);
     const double mxt = 1.0 - xt[l];
-    st[0][l] = psi0(xt[l]);
-    st[1][l] = psi1(xt[l]) * dt[l];
-    st[2][l] = psi2(xt[l]) * dt2[l];
-    st[3][l] = psi0(mxt);
-    st[4][l] = -psi1(mxt) * dt[l];
-    st[5][l] = psi2(mxt) * dt2[l];
-    dst[0][l] = dpsi0(xt[l]) * dti[l];
-    dst[1][l] = dpsi1(xt[l]);
-    dst[2][l] = dpsi2(xt[l]) * dt[l];
-    dst[3][l] = -dpsi0(mxt) * dti[l];
-    dst[4][l] = dpsi1(mxt);
-    dst[5][l] = -dpsi2(mxt) * dt[l];
+    quintic_weights(l, xt[l], dt[l], dt2[l], dti[l], st, dst);
     if constexpr (kE) {  // d2/dT2: de/dT's
       ddst[0][l] = ddpsi0(xt[l]) * dt2i[l];
       ddst[1][l] = ddpsi1(xt[l]) * dti[l];
