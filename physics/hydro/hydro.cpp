@@ -928,9 +928,33 @@ void Hydro::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext
   scratch_->cfg = cfg_;
   scratch_->arena = memory::Arena();
   scratch_->resize(s, static_cast<int>(at_.scalars.size()));
-  if (opt_.integrator != Integrator::hancock)
+  if (opt_.integrator != Integrator::hancock) {
     u0_ = memory::Arena("rk_stage",
                         std::size_t(m.storage().maxblocks()) * s.doubles() * sizeof(double), cfg_);
+    // What the stages copy and blend (advance): the variables that are not derived, as
+    // runs of consecutive indices, then as contiguous ranges of a block (first double,
+    // count): a run's variables of every zone in var-major storage, of one zone in
+    // zone-major storage.
+    rk_ranges_.clear();
+    const auto& vars = m.vars();
+    const bool zone_major = m.layout() == mesh::Layout::zone_major;
+    const std::size_t cells = s.cells(), nv = std::size_t(s.nvar);
+    for (std::size_t v = 0; v < nv;) {
+      if (vars[v].role == mesh::VarRole::derived) {
+        ++v;
+        continue;
+      }
+      std::size_t e = v;
+      while (e < nv && vars[e].role != mesh::VarRole::derived) ++e;
+      if (!zone_major)
+        rk_ranges_.emplace_back(v * cells, (e - v) * cells);
+      else if (v == 0 && e == nv)
+        rk_ranges_.emplace_back(0, s.doubles());
+      else
+        for (std::size_t c = 0; c < cells; ++c) rk_ranges_.emplace_back(c * nv + v, e - v);
+      v = e;
+    }
+  }
 }
 
 template <mesh::Layout L>
@@ -1182,32 +1206,9 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
   const int ns = stages();
   const auto& leaves = m.local_leaves();
   double* const u0 = static_cast<double*>(u0_.data());
-  // The kept variables as runs of consecutive indices, then as contiguous ranges of a
-  // block: a run's variables of every zone in var-major storage, of one zone in zone-major.
-  std::vector<std::pair<std::size_t, std::size_t>> ranges;  // (first double, count)
-  {
-    const auto& vars = m.vars();
-    const bool zone_major = m.layout() == mesh::Layout::zone_major;
-    const std::size_t cells = s.cells(), nv = std::size_t(s.nvar);
-    for (std::size_t v = 0; v < nv;) {
-      if (vars[v].role == mesh::VarRole::derived) {
-        ++v;
-        continue;
-      }
-      std::size_t e = v;
-      while (e < nv && vars[e].role != mesh::VarRole::derived) ++e;
-      if (!zone_major)
-        ranges.emplace_back(v * cells, (e - v) * cells);
-      else if (v == 0 && e == nv)
-        ranges.emplace_back(0, per);
-      else
-        for (std::size_t c = 0; c < cells; ++c) ranges.emplace_back(c * nv + v, e - v);
-      v = e;
-    }
-  }
   for (std::size_t b = 0; b < leaves.size(); ++b) {
     const double* src = m.storage().data(m.slot(leaves[b]));
-    for (const auto& [at, n] : ranges) std::copy(src + at, src + at + n, u0 + b * per + at);
+    for (const auto& [at, n] : rk_ranges_) std::copy(src + at, src + at + n, u0 + b * per + at);
   }
   for (int st = 0; st < ns; ++st) {
     const double a = ns == 2 ? rk2[st][0] : rk3[st][0];
@@ -1220,7 +1221,7 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
       for (std::size_t bl = 0; bl < leaves.size(); ++bl) {
         double* q = m.storage().data(m.slot(leaves[bl]));
         const double* q0 = u0 + bl * per;
-        for (const auto& [at, n] : ranges)
+        for (const auto& [at, n] : rk_ranges_)
           for (std::size_t c = at; c < at + n; ++c) q[c] = a * q0[c] + b * q[c];
       }
     }

@@ -17,6 +17,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "memory/arena.hpp"
@@ -192,6 +193,9 @@ class Hydro final : public physics::UnitBase<Hydro> {
   mutable bool rotation_checked_ = false;  ///< curvilinear: no v_phi in the initial state
   bool stale_ = false;  ///< a uniform-gamma step left the EOS state in unk stale (sync())
   memory::Arena u0_;    ///< "rk_stage": stage-0 copy for Runge-Kutta, one block array per leaf
+  /// The ranges of a block (first double, count) the Runge-Kutta stages copy and blend:
+  /// every variable but the derived ones (bind).
+  std::vector<std::pair<std::size_t, std::size_t>> rk_ranges_;
   /// eint = etot/dens - |mom|^2/(2 dens^2) on the interior, then the EOS, every leaf.
   void refresh_thermo(mesh::Mesh& m);
   /// refresh_thermo for one interior row (j, k) of a block (no timer region).

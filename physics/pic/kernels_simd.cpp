@@ -79,7 +79,7 @@ HWY_INLINE void Unpad(const double* from, std::size_t L, int rows, std::size_t c
 #if HWY_HAVE_SCALABLE
 template <int N>
 struct Vs {
-  HWY_ALIGN double m[N][HWY_MAX_BYTES / sizeof(double)];
+  HWY_ALIGN double m[N][kMaxLanes];
   HWY_INLINE V operator()(DF d, int i) const { return hn::Load(d, m[i]); }
   HWY_INLINE void set(DF d, int i, V v) { hn::Store(v, d, m[i]); }
 };

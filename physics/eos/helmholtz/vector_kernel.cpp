@@ -236,6 +236,31 @@ struct DensityTerms {
   }
 };
 
+/// A chunk of lanes with its cells and density terms: what eval_lanes reads.
+struct Slots {
+  Lanes z;
+  Cells c;
+  DensityTerms d;
+
+  void locate_and_compute(const HelmTable& t, bool with_dpdd) {
+    c.locate(t, z);
+    c.prefetch(t, with_dpdd);
+    d.compute(t, z, c);
+  }
+  /// Lane `to` takes lane `from` of `o`: its inputs and what depends on density alone
+  /// (Newton's locate_temp redoes the rest each step).
+  void take(int to, const Slots& o, int from) {
+    z.dens[to] = o.z.dens[from];
+    z.temp[to] = o.z.temp[from];
+    z.abar[to] = o.z.abar[from];
+    z.zbar[to] = o.z.zbar[from];
+    c.ye[to] = o.c.ye[from];
+    c.din[to] = o.c.din[from];
+    c.icell[to] = o.c.icell[from];
+    d.copy_lane(to, o.d, from);
+  }
+};
+
 /// What eval_lanes computes: p, e, dp/dT, de/dT and dp/drho (kAll); e and de/dT (a Newton
 /// step of dens_ei); p and dp/dT (of dens_pres).
 enum Outputs { kAll, kEnergy, kPressure };
@@ -516,18 +541,16 @@ void newton(const HelmTable& t, double coulomb_mult, double abar_default, double
             bool by_e, const Pencil& p, double* solved, int* iterations, unsigned char* bad) {
   const std::size_t n = p.n;
   const double tmin = t.temp_min(), tmax = t.temp_max();
-  Lanes z;
-  Cells cells;
-  DensityTerms dens;
+  Slots lanes;  // the zones being iterated
+  Lanes& z = lanes.z;
   alignas(64) double want[W];
   std::ptrdiff_t zone[W];  // the zone a lane holds, -1: none (Lanes::idle)
   int iters[W];
   Bracket br[W];
   // The next W zones of the pencil, from `ahead` on: loaded, checked, their density terms
   // computed (vectorised) and their first table lines prefetched before a lane takes them.
-  Lanes az;
-  Cells ac;
-  DensityTerms ad;
+  Slots ahead_slots;
+  Lanes& az = ahead_slots.z;
   bool aok[W];
   std::size_t ahead = 0;
   auto look_ahead = [&](std::size_t from) {
@@ -548,51 +571,22 @@ void newton(const HelmTable& t, double coulomb_mult, double abar_default, double
       az.abar[s] = abar;
       az.zbar[s] = zbar;
     }
-    ac.locate(t, az);
-    ac.prefetch(t, false);  // a Newton step reads no dP/drho
-    ad.compute(t, az, ac);
-  };
-  // Lane l takes slot s of the look-ahead.
-  auto take = [&](int l, int s) {
-    z.dens[l] = az.dens[s];
-    z.temp[l] = az.temp[s];
-    z.abar[l] = az.abar[s];
-    z.zbar[l] = az.zbar[s];
-    cells.ye[l] = ac.ye[s];
-    cells.din[l] = ac.din[s];
-    cells.icell[l] = ac.icell[s];
-    dens.copy_lane(l, ad, s);
+    ahead_slots.locate_and_compute(t, false);  // a Newton step reads no dP/drho
   };
   // An idle lane holds the idle state (Lanes::idle) with its density terms (a lane never
   // mixes two zones' terms): computed once per thread and table, not per call (a hydro
   // sweep calls this per pencil of a few tens of zones). They depend on the table's grid
   // alone, the same for every table (HelmTable::standard_grid).
-  struct Idle {
-    Lanes z;
-    Cells c;
-    DensityTerms d;
-  };
   thread_local const HelmTable* idle_for = nullptr;
-  thread_local Idle idle_state;
+  thread_local Slots idle_state;
   if (idle_for != &t) {
     for (int l = 0; l < W; ++l) idle_state.z.idle(l);
-    idle_state.c.locate(t, idle_state.z);
-    idle_state.d.compute(t, idle_state.z, idle_state.c);
+    idle_state.locate_and_compute(t, false);
     idle_for = &t;
   }
-  const Lanes& idle_z = idle_state.z;
-  const Cells& idle_c = idle_state.c;
-  const DensityTerms& idle_d = idle_state.d;
   auto idle = [&](int l) {
     zone[l] = -1;
-    z.dens[l] = idle_z.dens[0];
-    z.temp[l] = idle_z.temp[0];
-    z.abar[l] = idle_z.abar[0];
-    z.zbar[l] = idle_z.zbar[0];
-    cells.ye[l] = idle_c.ye[0];
-    cells.din[l] = idle_c.din[0];
-    cells.icell[l] = idle_c.icell[0];
-    dens.copy_lane(l, idle_d, 0);
+    lanes.take(l, idle_state, 0);
     want[l] = 1e15;
   };
   for (int l = 0; l < W; ++l) idle(l);
@@ -612,7 +606,7 @@ void newton(const HelmTable& t, double coulomb_mult, double abar_default, double
           continue;
         }
         zone[l] = static_cast<std::ptrdiff_t>(i);
-        take(l, s);
+        lanes.take(l, ahead_slots, s);
         want[l] = by_e ? p.eint[i] : p.pres[i];
         iters[l] = 0;
         br[l] = Bracket{};
@@ -622,11 +616,11 @@ void newton(const HelmTable& t, double coulomb_mult, double abar_default, double
       any = any || zone[l] >= 0;
     }
     if (!any) break;
-    cells.locate_temp(t, z);
+    lanes.c.locate_temp(t, z);
     if (by_e)
-      eval_lanes<kEnergy>(t, coulomb_mult, z, cells, dens);
+      eval_lanes<kEnergy>(t, coulomb_mult, z, lanes.c, lanes.d);
     else
-      eval_lanes<kPressure>(t, coulomb_mult, z, cells, dens);
+      eval_lanes<kPressure>(t, coulomb_mult, z, lanes.c, lanes.d);
     const double* v = by_e ? z.eint : z.pres;
     const double* dvdt = by_e ? z.dedt : z.dpdt;
     for (int l = 0; l < W; ++l) {
@@ -672,10 +666,7 @@ Result ApplyVector(const HelmTable& t, double coulomb_mult, double abar_default,
   int max_iterations = 0;
   // A chunk is loaded and located (Step 1) one ahead of its evaluation, and its table
   // lines prefetched, so that their misses overlap the evaluation of the chunk before.
-  struct Chunk {
-    Lanes z;
-    Cells cells;
-    DensityTerms dens;
+  struct Chunk : Slots {
     alignas(64) int iters[W];
     bool failed[W];
     bool any_failed;
@@ -715,9 +706,7 @@ Result ApplyVector(const HelmTable& t, double coulomb_mult, double abar_default,
     }
     for (int l = m; l < W; ++l) z.idle(l);
     for (int l = 0; l < W; ++l) z.temp[l] = std::min(std::max(z.temp[l], tmin), tmax);
-    c.cells.locate(t, z);
-    c.cells.prefetch(t, true);
-    c.dens.compute(t, z, c.cells);
+    c.locate_and_compute(t, true);
   };
   if (n > 0) load(0, chunks[0]);
   for (std::size_t base = 0, k = 0; base < n; base += W, k ^= 1) {
@@ -728,7 +717,7 @@ Result ApplyVector(const HelmTable& t, double coulomb_mult, double abar_default,
     const int* const iters = c.iters;
     const bool* const failed = c.failed;
     const bool any_failed = c.any_failed;
-    eval_lanes<kAll>(t, coulomb_mult, z, c.cells, c.dens);
+    eval_lanes<kAll>(t, coulomb_mult, z, c.c, c.d);
     // gamc, game, cs (Cox & Giuli ch. 9; relativistic sound speed, C&G 14.29).
     alignas(64) double gamc[W], game[W], cs[W];
     for (int l = 0; l < W; ++l) {
