@@ -134,21 +134,26 @@ template <bool Acc, Layout L>
 }
 
 // Cartesian restriction of box d, one destination x-row at a time: NR = fy * fz fine
-// rows (z outer, y inner) of 2 fine cells per destination cell, summed in that order.
-template <int NR, Layout L>
+// rows (z outer, y inner) of 2 fine cells per destination cell, summed in that order. N > 0:
+// rows of N cells (a guard fill's x faces, edges, corners), a loop of compile-time length
+// (a runtime one costs more than these rows' arithmetic); N = 0: d's own length.
+template <int NR, int N, Layout L>
 [[gnu::noinline]] void restrict_rows(const Box& d, const IVec& o, const Source<L>& src,
-                                     const BlockView<L>& dst, int nvar, int fy, int fz, double w) {
-  const long sx = src.si;
-  const std::ptrdiff_t xs = dst.offset(0, 1, 0, 0) - dst.offset(0, 0, 0, 0);
-  const int n = d.extent(0);
+                                     const BlockView<L>& dst, int nvar, double w) {
+  constexpr int fy = NR > 1 ? 2 : 1, fz = NR > 2 ? 2 : 1;
+  // Var-major x rows are contiguous in source and destination: known at compile time, a
+  // row's sums vectorise.
+  const long sx = L == Layout::var_major ? 1 : src.si;
+  const std::ptrdiff_t xs =
+      L == Layout::var_major ? 1 : dst.offset(0, 1, 0, 0) - dst.offset(0, 0, 0, 0);
+  const int n = N > 0 ? N : d.extent(0);
   for (int v = 0; v < nvar; ++v)
     for (int k = 0; k < d.extent(2); ++k)
       for (int j = 0; j < d.extent(1); ++j) {
+        const double* r0 = src.ptr(v, o[0], o[1] + fy * j, o[2] + fz * k);
         const double* r[NR];
-        int q = 0;
-        for (int c = 0; c < fz; ++c)
-          for (int b = 0; b < fy; ++b)
-            r[q++] = src.ptr(v, o[0], o[1] + fy * j + b, o[2] + fz * k + c);
+        for (int c = 0, q = 0; c < fz; ++c)
+          for (int b = 0; b < fy; ++b) r[q++] = r0 + b * src.sj + c * src.sk;
         double* out = &dst(v, d.lo[0], d.lo[1] + j, d.lo[2] + k);
         for (int i = 0; i < n; ++i) {
           double sum = 0.0;
@@ -160,6 +165,90 @@ template <int NR, Layout L>
           out[i * xs] = sum * w;
         }
       }
+}
+
+// restrict_rows for fy * fz = NR fine rows per destination row, by the row's length.
+template <int NR, Layout L>
+void restrict_box(const Box& d, const IVec& o, const Source<L>& src, const BlockView<L>& dst,
+                  int nvar, double w) {
+  switch (d.extent(0)) {
+    case 1:
+      return restrict_rows<NR, 1>(d, o, src, dst, nvar, w);
+    case 2:
+      return restrict_rows<NR, 2>(d, o, src, dst, nvar, w);
+    case 3:
+      return restrict_rows<NR, 3>(d, o, src, dst, nvar, w);
+    case 4:
+      return restrict_rows<NR, 4>(d, o, src, dst, nvar, w);
+    default:
+      return restrict_rows<NR, 0>(d, o, src, dst, nvar, w);
+  }
+}
+
+// The slope of one coarse cell along one axis (qm, q0, qp: its neighbours and itself).
+inline double prolong_slope(Prolong kind, double qm, double q0, double qp) {
+  switch (kind) {
+    case Prolong::mc:
+      return mc_slope(qm, q0, qp);
+    case Prolong::linear:
+      return 0.5 * (qp - qm);
+    case Prolong::injection:
+      break;
+  }
+  return 0.0;
+}
+
+// prolong() for boxes of N0 <= 4 fine cells per x row (a guard fill's x faces,
+// edges and corners), a coarse z plane at a time: its cells' values and slopes at fine x
+// resolution, then the plane's fine rows in memory order. The arithmetic per fine cell is
+// the row path's (the x term first, then + the y term + the z term); the row loops are of
+// compile-time length, which the row path's are not (their set-up costs more than these
+// rows' arithmetic). ci, sg: prolong()'s per-axis tables; st: the source strides.
+template <int N0, Layout L>
+[[gnu::noinline]] void prolong_short(const TransferOp& op, const Source<L>& src,
+                                     const BlockView<L>& dst, int nvar, int ndim, Prolong kind,
+                                     const int nc[3], const int clo[3], const int* const ci[3],
+                                     const double* const sg[3], const long st[3]) {
+  const Box& d = op.dst;
+  // One coarse plane at fine x resolution: the x value and the y and z slopes.
+  const std::ptrdiff_t xs =
+      L == Layout::var_major ? 1 : dst.offset(0, 1, 0, 0) - dst.offset(0, 0, 0, 0);
+  thread_local std::vector<double> plane;
+  plane.resize(3 * std::size_t(nc[1]) * N0);
+  double* const X = plane.data();
+  double* const EY = X + std::size_t(nc[1]) * N0;
+  double* const EZ = EY + std::size_t(nc[1]) * N0;
+  for (int v = 0; v < nvar; ++v)
+    for (int ck = 0; ck < nc[2]; ++ck) {
+      for (int cj = 0; cj < nc[1]; ++cj) {
+        const double* q = src.ptr(v, clo[0], clo[1] + cj, clo[2] + ck);
+        double s[3][N0] = {};  // the slopes of the row's coarse cells (at most N0 of them)
+        for (int cx = 0; cx < nc[0]; ++cx)
+          for (int a = 0; a < 3; ++a)
+            s[a][cx] = a < ndim ? prolong_slope(kind, q[cx * st[0] - st[a]], q[cx * st[0]],
+                                                q[cx * st[0] + st[a]])
+                                : 0.0;
+        for (int t = 0; t < N0; ++t) {
+          const int c = ci[0][t];
+          X[cj * N0 + t] = q[c * st[0]] + sg[0][t] * s[0][c];
+          EY[cj * N0 + t] = s[1][c];
+          EZ[cj * N0 + t] = s[2][c];
+        }
+      }
+      for (int k = 0; k < d.extent(2); ++k) {
+        if (ci[2][k] != ck) continue;
+        const double gz = sg[2][k];
+        for (int j = 0; j < d.extent(1); ++j) {
+          const int r = ci[1][j] * N0;
+          const double gy = sg[1][j];
+          double* out = &dst(v, d.lo[0], d.lo[1] + j, d.lo[2] + k);
+          for (int t = 0; t < N0; ++t)
+            out[t * xs] = ndim > 2   ? X[r + t] + gy * EY[r + t] + gz * EZ[r + t]
+                          : ndim > 1 ? X[r + t] + gy * EY[r + t]
+                                     : X[r + t];
+        }
+      }
+    }
 }
 
 // Conservative linear prolongation of op.dst from a coarse source with a 1-cell
@@ -209,6 +298,21 @@ template <Layout L>
                  op.r_dx;
     }
   }
+  // Source strides along x, y, z (either layout, packed buffer or block array).
+  const long sx = L == Layout::var_major ? 1 : src.si;
+  const long st[3] = {sx, src.sj, src.sk};
+  switch (ext[0]) {  // short x rows (a guard fill's x faces, edges, corners)
+    case 1:
+      return prolong_short<1>(op, src, dst, nvar, ndim, kind, nc, clo, ci, sg, st);
+    case 2:
+      return prolong_short<2>(op, src, dst, nvar, ndim, kind, nc, clo, ci, sg, st);
+    case 3:
+      return prolong_short<3>(op, src, dst, nvar, ndim, kind, nc, clo, ci, sg, st);
+    case 4:
+      return prolong_short<4>(op, src, dst, nvar, ndim, kind, nc, clo, ci, sg, st);
+    default:
+      break;
+  }
   // Per coarse row (nc2 x nc1 of them), at fine x resolution (ext0 cells): the coarse
   // value plus the x term, and the y and z slopes of the coarse cell under each fine cell.
   const int nrow = nc[1] * nc[2], n0 = ext[0];
@@ -219,9 +323,6 @@ template <Layout L>
   double* const EZ = X + 2 * NR;
   double* const tq = X + 3 * NR;  // one coarse row: q0 and the slopes along x, y, z
   double* const ts[3] = {tq + nc[0], tq + 2 * nc[0], tq + 3 * nc[0]};
-  // Source strides along x, y, z (either layout, packed buffer or block array).
-  const long sx = L == Layout::var_major ? 1 : src.si;
-  const long st[3] = {sx, src.sj, src.sk};
   for (int v = 0; v < nvar; ++v) {
     // Step 1: coarse values and MC slopes, then the x term at fine resolution.
     for (int k = 0; k < nc[2]; ++k)
@@ -315,13 +416,13 @@ void apply(const TransferOp& op, const Source<L>& src, const BlockView<L>& dst, 
       // order z, y, x of its fine cells (from 0.0, as a sum of no terms).
       switch (fy * fz) {
         case 1:
-          restrict_rows<1>(d, o, src, dst, nvar, fy, fz, w);
+          restrict_box<1>(d, o, src, dst, nvar, w);
           break;
         case 2:
-          restrict_rows<2>(d, o, src, dst, nvar, fy, fz, w);
+          restrict_box<2>(d, o, src, dst, nvar, w);
           break;
         default:
-          restrict_rows<4>(d, o, src, dst, nvar, fy, fz, w);
+          restrict_box<4>(d, o, src, dst, nvar, w);
           break;
       }
       break;

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -136,7 +137,7 @@ template <Layout L>
 void expect_formulas(int nd) {
   BlockShape s;
   s.ndim = nd;
-  s.nx = 8;
+  s.nx = 12;
   s.ng = 2;
   s.nvar = 3;
   BlockStorage st(s, 2, 0, {}, L);
@@ -152,16 +153,19 @@ void expect_formulas(int nd) {
     return std::bit_cast<std::uint64_t>(x) == std::bit_cast<std::uint64_t>(y);
   };
   const int fy = nd > 1 ? 2 : 1, fz = nd > 2 ? 2 : 1;
-  // Restriction of an odd-sized box; prolongation with every parity, odd extents.
-  TransferOp r;
-  r.kind = OpKind::restrict_avg;
-  r.dst = Box{{9, nd > 1 ? 2 : 0, nd > 2 ? 3 : 0}, {12, nd > 1 ? 5 : 1, nd > 2 ? 5 : 1}};
-  r.src = Box{{2, nd > 1 ? 1 : 0, nd > 2 ? 2 : 0}, {8, nd > 1 ? 7 : 1, nd > 2 ? 6 : 1}};
-  for (int parity = 0; parity < 8; ++parity) {
+  // Restriction of odd- and even-sized boxes, prolongation with every parity and odd and
+  // even extents: x rows of 1 to 4 cells take the short-row code, 5 and 7 the row loops.
+  for (int parity = 0; parity < 8 * 5; ++parity) {
+    const int nx = std::array{7, 1, 2, 3, 4}[parity / 8];
+    const int nr = std::array{3, 1, 2, 4, 5}[parity / 8];
+    TransferOp r;
+    r.kind = OpKind::restrict_avg;
+    r.dst = Box{{9, nd > 1 ? 2 : 0, nd > 2 ? 3 : 0}, {9 + nr, nd > 1 ? 5 : 1, nd > 2 ? 5 : 1}};
+    r.src = Box{{2, nd > 1 ? 1 : 0, nd > 2 ? 2 : 0}, {2 + 2 * nr, nd > 1 ? 7 : 1, nd > 2 ? 6 : 1}};
     TransferOp p;
     p.kind = OpKind::prolong;
     p.parity0 = {parity & 1, nd > 1 ? (parity >> 1) & 1 : 0, nd > 2 ? (parity >> 2) & 1 : 0};
-    p.dst = Box{{2, 0, nd > 2 ? 9 : 0}, {9, nd > 1 ? 3 : 1, nd > 2 ? 12 : 1}};
+    p.dst = Box{{2, 0, nd > 2 ? 9 : 0}, {2 + nx, nd > 1 ? 3 : 1, nd > 2 ? 12 : 1}};
     p.src = Box{{2, nd > 1 ? 1 : 0, nd > 2 ? 3 : 0}, {8, nd > 1 ? 5 : 1, nd > 2 ? 7 : 1}};
     TransferPlan plan;
     plan.ops = {r, p};
@@ -179,7 +183,7 @@ void expect_formulas(int nd) {
                   sum += src(v, o[0] + 2 * i + aa, o[1] + fy * j + bb, o[2] + fz * k + c);
             const double want = sum * (1.0 / (2 * fy * fz));
             EXPECT_TRUE(same_bits(dst(v, r.dst.lo[0] + i, r.dst.lo[1] + j, r.dst.lo[2] + k), want))
-                << "restrict v " << v << " at " << i << "," << j << "," << k;
+                << "restrict nx " << nr << " v " << v << " at " << i << "," << j << "," << k;
           }
       const IVec& q = p.src.lo;
       for (int k = 0; k < p.dst.extent(2); ++k)
@@ -202,7 +206,8 @@ void expect_formulas(int nd) {
                   sg[ax] * mc_reference(src(v, m[0], m[1], m[2]), q0, src(v, pl[0], pl[1], pl[2]));
             }
             EXPECT_TRUE(same_bits(dst(v, p.dst.lo[0] + i, p.dst.lo[1] + j, p.dst.lo[2] + k), want))
-                << "prolong parity " << parity << " v " << v << " at " << i << "," << j << "," << k;
+                << "prolong parity " << (parity & 7) << " nx " << nx << " v " << v << " at " << i
+                << "," << j << "," << k;
           }
     }
   }
