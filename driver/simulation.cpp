@@ -198,6 +198,7 @@ void Simulation::place_tiers() {
 }
 
 void Simulation::refresh_units(physics::Deferred what) {
+  mesh_->touch_state();  // a refresh writes unk's derived variables
   for (auto* u : services_first_) u->refresh(*mesh_, what);
 }
 
@@ -224,6 +225,7 @@ void Simulation::initialise() {
     restore(*opt_.restart);
     opt_.restart.reset();
     restarted_ = true;
+    mesh_->touch_state();  // unk is the checkpoint's
     return;
   }
   auto init_all = [&] {
@@ -249,6 +251,7 @@ void Simulation::initialise() {
                     problem_->name(), f, 1.0 / f));
     initialise_units();
   }
+  mesh_->touch_state();  // unk holds the initial conditions
 }
 
 std::vector<double> Simulation::totals() {

@@ -114,6 +114,7 @@ nlohmann::json Simulation::run() {
     // The previous step's outputs may still be copying unk on the I/O thread: dt only
     // reads it, the operators write it.
     out_->wait_captures();
+    mesh_->touch_state();  // the operators write unk (a unit's values kept from it go stale)
     for (auto* op : operators_) {
       // An operator may read what another one deferred (not what it deferred itself).
       if (op->reads(physics::Deferred::unk_state))
@@ -132,6 +133,7 @@ nlohmann::json Simulation::run() {
                                                        s.g(2)) =
             std::numeric_limits<double>::quiet_NaN();
       });
+      mesh_->touch_state();
     }
     check_state();
     if (tiers_ && tiers_->static_pending()) place_tiers();

@@ -508,6 +508,7 @@ void zero_guards(const BlockView<L>& u, const BlockShape& s, int first, int nvar
 
 void Mesh::accumulate_guards(int first, int nvar) {
   TESSERA_REGION("accumulate_guards");
+  ++state_epoch_;
   const int nall = static_cast<int>(vars_.size());
   if (first < 0 || nvar < 0 || first + nvar > nall)
     throw Error("mesh: accumulate_guards(" + std::to_string(first) + ", " + std::to_string(nvar) +
@@ -833,6 +834,7 @@ bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_m
     if (tree_.node(id).leaf() && g[id] != Flag::keep) any = true;
   if (!any) return false;
 
+  ++state_epoch_;  // before_move and the move write the leaves
   if (before_move) before_move();
   auto rb = tree_.rebuild(g);
   Tree& nt = rb.tree;
@@ -941,6 +943,7 @@ void Mesh::restrict_parents() {
 }
 
 void Mesh::restore(const std::vector<std::pair<int, IVec>>& refined) {
+  ++state_epoch_;
   Tree t(tree_.geometry());
   std::vector<std::vector<IVec>> by_level;
   for (const auto& [level, pos] : refined) {

@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -300,6 +301,14 @@ class Mesh {
   /// before that fill calls invalidate_guards() (hydro's mass scalars to rho*X).
   void mark_guards_current() { guards_current_ = true; }
   void invalidate_guards() { guards_current_ = false; }
+  /// A count of changes to the leaves' values. The mesh advances it when it writes them
+  /// itself (a regrid that moves data, a restore, accumulate_guards); whoever else writes
+  /// them calls touch_state() (the driver: before a step's operators run, after the
+  /// initial conditions, the units' refreshes, a restart). A unit may keep a value it
+  /// computed from the leaves for as long as the count is unchanged: hydro's end-of-step
+  /// check computes the next step's time-step rate with it, in the same pass over memory.
+  std::uint64_t state_epoch() const { return state_epoch_; }
+  void touch_state() { ++state_epoch_; }
 
   /// Collective: add every local leaf's guard-zone values of variables [first, first + nvar)
   /// into the interior zones of the blocks they overlap (same-level neighbours; across
@@ -390,6 +399,7 @@ class Mesh {
   std::function<void()> after_fill_;
   int after_fill_nvar_ = 0;
   bool guards_current_ = false;
+  std::uint64_t state_epoch_ = 0;
 
   void after_tree_change();  ///< local lists, plans
   /// Radial position of op's first source cell (r_lo, r_dx) for curvilinear weights.

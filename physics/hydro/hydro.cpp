@@ -1073,31 +1073,39 @@ void Hydro::after_regrid(mesh::Mesh& m) {
   refresh_thermo(m);
 }
 
-double Hydro::max_dt(mesh::Mesh& m) const {
-  const auto& s = m.shape();
+template <class View>
+double Hydro::leaf_rate(const View& u, const mesh::BlockShape& s, const mesh::BlockGeom& bg) const {
   const int nd = s.ndim;
-  double* buf = scratch_->row;
-  double rate = 0.0;  // max over zones of sum_a (|u_a| + c) / dx_a
-  m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom& bg) {
-    const double idx[3] = {1.0 / bg.dx[0], nd > 1 ? 1.0 / bg.dx[1] : 0.0,
-                           nd > 2 ? 1.0 / bg.dx[2] : 0.0};
-    const double* rad = nullptr;
-    if (bg.geometry != mesh::Geometry::cartesian) {
-      double* r = scratch_->geo;  // per interior zone i: max(A-, A+) / V per unit length
-      for (int i = 0; i < s.ni(0); ++i) {
-        const double r0 = bg.lo[0] + i * bg.dx[0], r1 = r0 + bg.dx[0];
-        r[i] = std::max(mesh::geometry::radial_area(bg.geometry, r0),
-                        mesh::geometry::radial_area(bg.geometry, r1)) /
-               mesh::geometry::shell_volume(bg.geometry, r0, r1);
-      }
-      rad = r;
+  const double idx[3] = {1.0 / bg.dx[0], nd > 1 ? 1.0 / bg.dx[1] : 0.0,
+                         nd > 2 ? 1.0 / bg.dx[2] : 0.0};
+  const double* rad = nullptr;
+  if (bg.geometry != mesh::Geometry::cartesian) {
+    double* r = scratch_->geo;  // per interior zone i: max(A-, A+) / V per unit length
+    for (int i = 0; i < s.ni(0); ++i) {
+      const double r0 = bg.lo[0] + i * bg.dx[0], r1 = r0 + bg.dx[0];
+      r[i] = std::max(mesh::geometry::radial_area(bg.geometry, r0),
+                      mesh::geometry::radial_area(bg.geometry, r1)) /
+             mesh::geometry::shell_volume(bg.geometry, r0, r1);
     }
-    const double r = at_.uniform ? max_rate<true>(u, s, idx, at_.pres, at_.gamc, at_.ugamc,
-                                                  at_.ugame - 1.0, opt_.smallp, buf, rad)
-                                 : max_rate<false>(u, s, idx, at_.pres, at_.gamc, 0.0, 0.0,
-                                                   opt_.smallp, buf, rad);
-    rate = std::max(rate, r);
-  });
+    rad = r;
+  }
+  double* buf = scratch_->row;
+  return at_.uniform
+             ? max_rate<true>(u, s, idx, at_.pres, at_.gamc, at_.ugamc, at_.ugame - 1.0,
+                              opt_.smallp, buf, rad)
+             : max_rate<false>(u, s, idx, at_.pres, at_.gamc, 0.0, 0.0, opt_.smallp, buf, rad);
+}
+
+double Hydro::max_dt(mesh::Mesh& m) const {
+  double rate = 0.0;  // max over zones of sum_a (|u_a| + c) / dx_a
+  if (at_.uniform && checked_rate_.epoch == m.state_epoch() &&
+      checked_rate_.target == tessera::simd::current().name) {
+    rate = checked_rate_.rate;  // check() saw these leaves: the same maximum
+  } else {
+    m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom& bg) {
+      rate = std::max(rate, leaf_rate(u, m.shape(), bg));
+    });
+  }
   return rate > 0.0 ? opt_.cfl / rate : std::numeric_limits<double>::max();
 }
 
@@ -1287,15 +1295,23 @@ physics::BadZone Hydro::check(mesh::Mesh& m) const {
     });
     if (bad.bad()) return bad;
   }
-  m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
+  // With a uniform gamma the time-step rate reads the conserved variables alone (its
+  // pressure is recomputed), which a good state's check has just brought into cache: the
+  // next max_dt takes it from here unless the leaves change first (Mesh::state_epoch).
+  double rate = 0.0;
+  m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& bg) {
     if (bad.node >= 0) return;
     physics::BadZone z = at_.uniform ? check_block<true>(u, m.shape(), at_.pres, at_.ugame - 1.0)
                                      : check_block<false>(u, m.shape(), at_.pres, 0.0);
     if (!z.what.empty()) {
       z.node = id;
       bad = z;
+      return;
     }
+    if (at_.uniform) rate = std::max(rate, leaf_rate(u, m.shape(), bg));
   });
+  if (at_.uniform && !bad.bad())
+    checked_rate_ = {rate, m.state_epoch(), tessera::simd::current().name};
   return bad;
 }
 

@@ -112,7 +112,9 @@ class Hydro final : public physics::UnitBase<Hydro> {
   /// Number of guard fills per step (stages).
   int stages() const;
 
-  /// Largest stable time step over this rank's leaves (not reduced).
+  /// Largest stable time step over this rank's leaves (not reduced). With a uniform-gamma
+  /// EOS, from the rate check() computed if the leaves have not changed since
+  /// (Mesh::state_epoch): the same maximum without a second pass over memory.
   double max_dt(mesh::Mesh& m) const override;
   /// Advance every local leaf by dt (collective: fills guards, corrects fluxes, runs the
   /// EOS after each stage).
@@ -149,6 +151,8 @@ class Hydro final : public physics::UnitBase<Hydro> {
   /// from its (interpolated) conserved variables.
   void after_regrid(mesh::Mesh& m) override;
   /// First zone with a NaN or non-positive density or a non-finite pressure or energy.
+  /// With a uniform-gamma EOS and a good state, also the time-step rate max_dt takes next,
+  /// leaf by leaf while the leaf is in cache.
   physics::BadZone check(mesh::Mesh& m) const override;
   /// With a uniform-gamma EOS a step leaves the EOS state in unk (pres, temp, eint, gamc,
   /// game) stale: p = (game - 1) rho e is cheaper to recompute in the kernels than to
@@ -191,6 +195,18 @@ class Hydro final : public physics::UnitBase<Hydro> {
   std::unique_ptr<Scratch> scratch_;
   memory::ArenaConfig cfg_;                ///< memory.pages_scratch
   mutable bool rotation_checked_ = false;  ///< curvilinear: no v_phi in the initial state
+  /// The rate (max over zones of sum_a (|u_a| + c) / dx_a) check() found, the state epoch
+  /// it found it at, and the SIMD target that computed it (simd::current: a test may force
+  /// another in between).
+  struct CheckedRate {
+    double rate = 0.0;
+    std::uint64_t epoch = ~std::uint64_t(0);
+    std::string target;
+  };
+  mutable CheckedRate checked_rate_;
+  /// One leaf's rate (interior zones), as max_dt takes it.
+  template <class View>
+  double leaf_rate(const View& u, const mesh::BlockShape& s, const mesh::BlockGeom& bg) const;
   bool stale_ = false;  ///< a uniform-gamma step left the EOS state in unk stale (sync())
   memory::Arena u0_;    ///< "rk_stage": stage-0 copy for Runge-Kutta, one block array per leaf
   /// The ranges of a block (first double, count) the Runge-Kutta stages copy and blend:

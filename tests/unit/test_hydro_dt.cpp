@@ -1,0 +1,151 @@
+// Hydro's time step from its end-of-step check (hydro.hpp: check, max_dt). With a
+// uniform-gamma EOS the check computes the time-step rate leaf by leaf while the leaf is in
+// cache, and the next max_dt takes it as long as the mesh's state epoch is unchanged
+// (Mesh::state_epoch). These tests hold the contract: the kept rate is the rate max_dt
+// computes itself, to the bit; a touch (the driver's, before the operators), a regrid that
+// moves data, or another SIMD target makes max_dt compute it afresh.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/params.hpp"
+#include "base/simd.hpp"
+#include "driver/simulation.hpp"
+#include "driver/units.hpp"
+#include "mesh/mesh.hpp"
+#include "physics/hydro/hydro.hpp"
+#include "physics/unit.hpp"
+
+namespace tessera {
+namespace {
+
+using hydro::Hydro;
+
+bool same_bits(double a, double b) {
+  return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+}
+
+// A 2-D gamma-law run's units on a 2 x 2 mesh of 8^2 blocks (two levels allowed), bound
+// as in a run, with a smooth flow whose fastest zone is not at a block's edge.
+struct HydroDt : ::testing::Test {
+  base::Params p;
+  physics::Units units;
+  std::vector<physics::Unit*> order;
+  std::unique_ptr<mesh::Mesh> m;
+  Hydro* h = nullptr;
+
+  void SetUp() override {
+    driver::declare_all_params(p);
+    for (const char* o : {"mesh.ndim=2", "mesh.nxb=8", "mesh.nblockx=2", "mesh.nblocky=2",
+                          "mesh.lrefine_max=2", "mesh.maxblocks=40"})
+      p.apply_override(o);
+    std::vector<physics::Unit*> operators;
+    units = driver::make_units(p, &operators);
+    // The driver's order: the services (the EOS), then the operators (hydro).
+    for (const auto& u : units.all())
+      if (std::find(operators.begin(), operators.end(), u.get()) == operators.end())
+        order.push_back(u.get());
+    order.insert(order.end(), operators.begin(), operators.end());
+    const auto vars = driver::unk_variables(units);
+    m = std::make_unique<mesh::Mesh>(p, MPI_COMM_SELF, vars, driver::unk_nguard(units),
+                                     driver::unk_nflux(units, vars));
+    const physics::RunContext ctx;
+    for (auto* u : order) u->bind(*m, units, ctx);
+    h = units.find<Hydro>();
+    ASSERT_NE(h, nullptr);
+    set_flow(1.0);
+  }
+
+  // rho = 1 + 0.5 sin, u = a (0.3 + x y), v = -0.2 a, p = 1 (gamma 1.4; conserved form), then the
+  // units' initialise (eint and the EOS state), as a problem's initial conditions.
+  void set_flow(double a) {
+    const int dens = m->var_index("dens"), momx = m->var_index("momx"), momy = m->var_index("momy"),
+              momz = m->var_index("momz"), etot = m->var_index("etot");
+    ASSERT_TRUE(dens >= 0 && momx >= 0 && momy >= 0 && momz >= 0 && etot >= 0);
+    m->for_each_leaf([&](int, const auto& u, const mesh::BlockGeom& g) {
+      const auto& s = m->shape();
+      for (int j = 0; j < s.n(1); ++j)
+        for (int i = 0; i < s.n(0); ++i) {
+          const double x = g.x(i - s.g(0)), y = g.y(j - s.g(1));
+          const double rho = 1.0 + 0.5 * std::sin(6.0 * x + 1.0), vx = a * (0.3 + x * y),
+                       vy = -0.2 * a;
+          u(dens, i, j, 0) = rho;
+          u(momx, i, j, 0) = rho * vx;
+          u(momy, i, j, 0) = rho * vy;
+          u(momz, i, j, 0) = 0.0;
+          u(etot, i, j, 0) = 1.0 / 0.4 + 0.5 * rho * (vx * vx + vy * vy);
+        }
+    });
+    for (auto* u : order) u->initialise(*m);
+  }
+
+  // max_dt computed afresh (the state as the epoch has never seen it).
+  double fresh_dt() {
+    m->touch_state();
+    return h->max_dt(*m);
+  }
+};
+
+// Given a good state, when hydro's check has run, then max_dt gives the bits it computes
+// itself; without a touch it keeps that value even if unk changed (the caller's contract),
+// and after one it computes the new state's.
+TEST_F(HydroDt, GivenTheCheckedState_ThenMaxDtIsTheSameBitsUntilTheStateIsTouched) {
+  const double want = fresh_dt();
+  ASSERT_FALSE(h->check(*m).bad());
+  EXPECT_TRUE(same_bits(h->max_dt(*m), want));
+  // Twice the velocities: a faster flow, a shorter step; not seen until a touch.
+  set_flow(2.0);
+  const double faster = fresh_dt();
+  EXPECT_LT(faster, want);
+  set_flow(1.0);
+  m->touch_state();
+  ASSERT_FALSE(h->check(*m).bad());
+  set_flow(2.0);  // written without a touch: the check's rate is still taken
+  EXPECT_TRUE(same_bits(h->max_dt(*m), want));
+  m->touch_state();
+  EXPECT_TRUE(same_bits(h->max_dt(*m), faster));
+}
+
+// Given the checked state, when a regrid moves data (refines a leaf: dx halves there), then
+// max_dt computes the new leaves' rate; a regrid that changes nothing keeps the check's.
+TEST_F(HydroDt, GivenARegridThatMovesData_ThenMaxDtComputesItAfresh) {
+  ASSERT_FALSE(h->check(*m).bad());
+  const double before = h->max_dt(*m);
+  std::vector<mesh::Flag> keep(m->tree().size(), mesh::Flag::keep);
+  m->fill_guards();
+  EXPECT_FALSE(m->regrid(keep));
+  EXPECT_TRUE(same_bits(h->max_dt(*m), before));
+  std::vector<mesh::Flag> flags(m->tree().size(), mesh::Flag::keep);
+  flags[m->local_leaves().front()] = mesh::Flag::refine;
+  const auto epoch = m->state_epoch();
+  ASSERT_TRUE(m->regrid(flags, [&] {
+    for (auto* u : order) u->before_regrid(*m);
+  }));
+  EXPECT_NE(m->state_epoch(), epoch);
+  for (auto* u : order) u->after_regrid(*m);
+  const double after = h->max_dt(*m);
+  EXPECT_LT(after, before);
+  EXPECT_TRUE(same_bits(after, fresh_dt()));
+}
+
+// Given the checked state, when another SIMD target is forced, then max_dt computes the
+// rate with it (the targets may round the rate differently).
+TEST_F(HydroDt, GivenAnotherSimdTarget_ThenMaxDtComputesItWithThatTarget) {
+  const std::string best = simd::current().name;
+  ASSERT_FALSE(h->check(*m).bad());
+  simd::force("scalar");
+  const double ref = h->max_dt(*m);
+  m->touch_state();
+  EXPECT_TRUE(same_bits(ref, h->max_dt(*m)));
+  simd::force("auto");
+  EXPECT_EQ(simd::current().name, best);
+}
+
+}  // namespace
+}  // namespace tessera
