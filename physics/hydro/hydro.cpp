@@ -6,7 +6,10 @@
 //   Shu & Osher, J. Comput. Phys. 77 (1988) 439 (SSP Runge-Kutta).
 #include "physics/hydro/hydro.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <new>
@@ -115,6 +118,10 @@ void Hydro::declare_params(base::Params& p) {
                  "Courant number: dt = cfl / max(sum over axes of (|u|+c)/dx)");
   p.declare_real("hydro.smallp", 1e-30, 0.0, 1e300, "pressure floor for reconstructed states");
   p.declare_real("hydro.smalld", 1e-30, 0.0, 1e300, "density floor for reconstructed states");
+  p.declare_bool("hydro.verify_kept_rate", false,
+                 "a test of the time step kept from the end-of-step check (uniform gamma): "
+                 "max_dt also computes the rate afresh and stops the run if the two differ "
+                 "(a writer of unk that did not advance Mesh::state_epoch)");
 }
 
 Hydro::Hydro(const base::Params& p)
@@ -139,6 +146,7 @@ Hydro::Hydro(const base::Params& p)
                      : (gc == "predictor" ? GravityCoupling::predictor : GravityCoupling::balanced);
   opt_.cfl = p.get_real("hydro.cfl");
   opt_.smallp = p.get_real("hydro.smallp");
+  verify_kept_rate_ = p.get_bool("hydro.verify_kept_rate");
   opt_.smalld = p.get_real("hydro.smalld");
 }
 
@@ -885,6 +893,7 @@ std::vector<physics::ArenaNeed> Hydro::memory_needs(const std::vector<mesh::VarI
 }
 
 void Hydro::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& /*ctx*/) {
+  checked_rate_ = {};  // a rate of another mesh's leaves is not this one's
   eos_ = units.find<eos::EosUnit>();
   if (eos_ == nullptr) throw Error("hydro needs the eos unit");
   comp_ = units.find<composition::Composition>();
@@ -1097,15 +1106,22 @@ double Hydro::leaf_rate(const View& u, const mesh::BlockShape& s, const mesh::Bl
 }
 
 double Hydro::max_dt(mesh::Mesh& m) const {
+  // check() saw these leaves (the same mesh, state epoch and SIMD target): its maximum.
+  const bool kept = at_.uniform && checked_rate_.mesh == &m &&
+                    checked_rate_.epoch == m.state_epoch() &&
+                    checked_rate_.target == tessera::simd::current().name;
   double rate = 0.0;  // max over zones of sum_a (|u_a| + c) / dx_a
-  if (at_.uniform && checked_rate_.epoch == m.state_epoch() &&
-      checked_rate_.target == tessera::simd::current().name) {
-    rate = checked_rate_.rate;  // check() saw these leaves: the same maximum
-  } else {
+  if (!kept || verify_kept_rate_)
     m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom& bg) {
       rate = std::max(rate, leaf_rate(u, m.shape(), bg));
     });
-  }
+  if (kept && verify_kept_rate_ &&
+      std::bit_cast<std::uint64_t>(rate) != std::bit_cast<std::uint64_t>(checked_rate_.rate))
+    throw Error(fmt::format(
+        "hydro.verify_kept_rate: the time-step rate kept from the last check ({:.17g}) is not "
+        "the leaves' now ({:.17g}): unk changed without Mesh::touch_state",
+        checked_rate_.rate, rate));
+  if (kept) rate = checked_rate_.rate;
   return rate > 0.0 ? opt_.cfl / rate : std::numeric_limits<double>::max();
 }
 
@@ -1311,7 +1327,7 @@ physics::BadZone Hydro::check(mesh::Mesh& m) const {
     if (at_.uniform) rate = std::max(rate, leaf_rate(u, m.shape(), bg));
   });
   if (at_.uniform && !bad.bad())
-    checked_rate_ = {rate, m.state_epoch(), tessera::simd::current().name};
+    checked_rate_ = {&m, rate, m.state_epoch(), tessera::simd::current().name};
   return bad;
 }
 

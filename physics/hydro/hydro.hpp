@@ -195,15 +195,17 @@ class Hydro final : public physics::UnitBase<Hydro> {
   std::unique_ptr<Scratch> scratch_;
   memory::ArenaConfig cfg_;                ///< memory.pages_scratch
   mutable bool rotation_checked_ = false;  ///< curvilinear: no v_phi in the initial state
-  /// The rate (max over zones of sum_a (|u_a| + c) / dx_a) check() found, the state epoch
-  /// it found it at, and the SIMD target that computed it (simd::current: a test may force
-  /// another in between).
+  /// The rate (max over zones of sum_a (|u_a| + c) / dx_a) check() found: of which mesh, at
+  /// which state epoch, and with which SIMD target (simd::current: a test may force another
+  /// in between).
   struct CheckedRate {
+    const mesh::Mesh* mesh = nullptr;  ///< whose leaves (reset by bind)
     double rate = 0.0;
-    std::uint64_t epoch = ~std::uint64_t(0);
+    std::uint64_t epoch = 0;
     std::string target;
   };
   mutable CheckedRate checked_rate_;
+  bool verify_kept_rate_ = false;  ///< hydro.verify_kept_rate
   /// One leaf's rate (interior zones), as max_dt takes it.
   template <class View>
   double leaf_rate(const View& u, const mesh::BlockShape& s, const mesh::BlockGeom& bg) const;

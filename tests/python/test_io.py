@@ -58,6 +58,31 @@ def check(path):
     return subprocess.run([EXE, "check", str(path)], capture_output=True, text=True)
 
 
+# ---------------------------------------------------------------- the kept time step
+
+def test_the_time_step_kept_from_the_check_is_the_leaves_own_through_regrids_outputs_restart(
+        tmp_path):
+    """Hydro's max_dt takes the rate its end-of-step check computed while the mesh's state
+    epoch stands (Mesh::state_epoch); hydro.verify_kept_rate also computes it afresh every
+    step and stops the run if the two differ. 540 steps of 2-D AMR Sedov marking every step
+    with the lean marking (no refresh before it), a plotfile every 50 steps (the units'
+    refreshes), a checkpoint every 260, then a restart from the step-520 checkpoint: every
+    step's kept rate is the leaves' own, and the restart's history is the run's from step
+    521 on, to the bit. The tree changes from step 44 on; at step 535 the centre's block
+    derefines and the fastest zone's dx doubles: without the regrid's advance of the epoch
+    the run stops at step 536 (the kept rate twice the leaves')."""
+    args = ["driver.nend=540", "mesh.nrefs=1", "io.plotfile_interval_steps=50",
+            "io.checkpoint_interval_steps=260", "hydro.verify_kept_rate=true", *NO_TIMED]
+    run("sedov_2d_amr.toml", tmp_path / "a", *args)
+    rows = lambda d: [l.split(",")[:4] for l in (d / "history.csv").read_text().splitlines()[1:]]
+    full = rows(tmp_path / "a")
+    assert [r[0] for r in full] == [str(n) for n in range(1, 541)]
+    assert full[534][3] != full[533][3], "the tree did not change at step 535"
+    run("sedov_2d_amr.toml", tmp_path / "b", *args,
+        restart=tmp_path / "a" / "sedov_2d_amr_hdf5_chk_0002")
+    assert rows(tmp_path / "b") == full[520:]
+
+
 # ---------------------------------------------------------------- restart
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,9 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "mesh/block_storage.hpp"
@@ -24,6 +26,7 @@ using tessera::mesh::Box;
 using tessera::mesh::IVec;
 using tessera::mesh::Layout;
 using tessera::mesh::OpKind;
+using tessera::mesh::Prolong;
 using tessera::mesh::TransferOp;
 using tessera::mesh::TransferPlan;
 
@@ -153,64 +156,93 @@ void expect_formulas(int nd) {
     return std::bit_cast<std::uint64_t>(x) == std::bit_cast<std::uint64_t>(y);
   };
   const int fy = nd > 1 ? 2 : 1, fz = nd > 2 ? 2 : 1;
-  // Restriction of odd- and even-sized boxes, prolongation with every parity and odd and
-  // even extents: x rows of 1 to 4 cells take the short-row code, 5 and 7 the row loops.
-  for (int parity = 0; parity < 8 * 5; ++parity) {
-    const int nx = std::array{7, 1, 2, 3, 4}[parity / 8];
-    const int nr = std::array{3, 1, 2, 4, 5}[parity / 8];
-    TransferOp r;
-    r.kind = OpKind::restrict_avg;
-    r.dst = Box{{9, nd > 1 ? 2 : 0, nd > 2 ? 3 : 0}, {9 + nr, nd > 1 ? 5 : 1, nd > 2 ? 5 : 1}};
-    r.src = Box{{2, nd > 1 ? 1 : 0, nd > 2 ? 2 : 0}, {2 + 2 * nr, nd > 1 ? 7 : 1, nd > 2 ? 6 : 1}};
-    TransferOp p;
-    p.kind = OpKind::prolong;
-    p.parity0 = {parity & 1, nd > 1 ? (parity >> 1) & 1 : 0, nd > 2 ? (parity >> 2) & 1 : 0};
-    p.dst = Box{{2, 0, nd > 2 ? 9 : 0}, {2 + nx, nd > 1 ? 3 : 1, nd > 2 ? 12 : 1}};
-    p.src = Box{{2, nd > 1 ? 1 : 0, nd > 2 ? 3 : 0}, {8, nd > 1 ? 5 : 1, nd > 2 ? 7 : 1}};
-    TransferPlan plan;
-    plan.ops = {r, p};
-    for (auto& op : plan.ops) op.src_slot = a, op.dst_slot = b;
-    tessera::mesh::execute(plan, st, MPI_COMM_SELF, 901);
-    for (int v = 0; v < s.nvar; ++v) {
-      const IVec& o = r.src.lo;
-      for (int k = 0; k < r.dst.extent(2); ++k)
-        for (int j = 0; j < r.dst.extent(1); ++j)
-          for (int i = 0; i < r.dst.extent(0); ++i) {
-            double sum = 0.0;
-            for (int c = 0; c < fz; ++c)
-              for (int bb = 0; bb < fy; ++bb)
-                for (int aa = 0; aa < 2; ++aa)
-                  sum += src(v, o[0] + 2 * i + aa, o[1] + fy * j + bb, o[2] + fz * k + c);
-            const double want = sum * (1.0 / (2 * fy * fz));
-            EXPECT_TRUE(same_bits(dst(v, r.dst.lo[0] + i, r.dst.lo[1] + j, r.dst.lo[2] + k), want))
-                << "restrict nx " << nr << " v " << v << " at " << i << "," << j << "," << k;
-          }
-      const IVec& q = p.src.lo;
-      for (int k = 0; k < p.dst.extent(2); ++k)
-        for (int j = 0; j < p.dst.extent(1); ++j)
-          for (int i = 0; i < p.dst.extent(0); ++i) {
-            const int t[3] = {i, j, k};
-            int c[3];
-            double sg[3];
-            for (int ax = 0; ax < 3; ++ax) {
-              c[ax] = ax < nd ? q[ax] + ((p.parity0[ax] + t[ax]) >> 1) + 1 : q[ax];
-              sg[ax] = ((p.parity0[ax] + t[ax]) & 1) ? 0.25 : -0.25;
+  // Restriction of odd- and even-sized boxes, prolongation with every parity, odd and even
+  // extents and each of the three slopes: x rows of 1 to 4 cells take the short-row code, 5
+  // and 7 the row loops. The destination block starts as NaN: a cell left unwritten, or
+  // written outside its box, shows.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const Prolong kind : {Prolong::mc, Prolong::linear, Prolong::injection})
+    for (int parity = 0; parity < 8 * 6; ++parity) {
+      const int nx = std::array{7, 1, 2, 3, 4, 5}[parity / 8];
+      const int nr = std::array{3, 1, 2, 4, 5, 7}[parity / 8];
+      TransferOp r;
+      r.kind = OpKind::restrict_avg;
+      r.dst = Box{{9, nd > 1 ? 2 : 0, nd > 2 ? 3 : 0}, {9 + nr, nd > 1 ? 5 : 1, nd > 2 ? 5 : 1}};
+      r.src =
+          Box{{2, nd > 1 ? 1 : 0, nd > 2 ? 2 : 0}, {2 + 2 * nr, nd > 1 ? 7 : 1, nd > 2 ? 6 : 1}};
+      TransferOp p;
+      p.kind = OpKind::prolong;
+      p.parity0 = {parity & 1, nd > 1 ? (parity >> 1) & 1 : 0, nd > 2 ? (parity >> 2) & 1 : 0};
+      p.dst = Box{{2, 0, nd > 2 ? 9 : 0}, {2 + nx, nd > 1 ? 3 : 1, nd > 2 ? 12 : 1}};
+      p.src = Box{{2, nd > 1 ? 1 : 0, nd > 2 ? 3 : 0}, {8, nd > 1 ? 5 : 1, nd > 2 ? 7 : 1}};
+      TransferPlan plan;
+      plan.ops = {r, p};
+      for (auto& op : plan.ops) op.src_slot = a, op.dst_slot = b;
+      for (int v = 0; v < s.nvar; ++v)
+        for (int k = 0; k < s.n(2); ++k)
+          for (int j = 0; j < s.n(1); ++j)
+            for (int i = 0; i < s.n(0); ++i) dst(v, i, j, k) = nan;
+      tessera::mesh::execute(plan, st, MPI_COMM_SELF, 901, {{0, s.nvar, kind}});
+      const std::string what =
+          std::string("prolong ") +
+          (kind == Prolong::mc ? "mc" : (kind == Prolong::linear ? "linear" : "injection")) +
+          " parity " + std::to_string(parity & 7) + " nx " + std::to_string(nx);
+      auto slope = [&](double qm, double q0, double qp) {
+        return kind == Prolong::mc ? mc_reference(qm, q0, qp)
+                                   : (kind == Prolong::linear ? 0.5 * (qp - qm) : 0.0);
+      };
+      auto inside = [](const Box& bx, int i, int j, int k) {
+        return i >= bx.lo[0] && i < bx.hi[0] && j >= bx.lo[1] && j < bx.hi[1] && k >= bx.lo[2] &&
+               k < bx.hi[2];
+      };
+      for (int v = 0; v < s.nvar; ++v) {
+        const IVec& o = r.src.lo;
+        for (int k = 0; k < r.dst.extent(2); ++k)
+          for (int j = 0; j < r.dst.extent(1); ++j)
+            for (int i = 0; i < r.dst.extent(0); ++i) {
+              double sum = 0.0;
+              for (int c = 0; c < fz; ++c)
+                for (int bb = 0; bb < fy; ++bb)
+                  for (int aa = 0; aa < 2; ++aa)
+                    sum += src(v, o[0] + 2 * i + aa, o[1] + fy * j + bb, o[2] + fz * k + c);
+              const double want = sum * (1.0 / (2 * fy * fz));
+              EXPECT_TRUE(
+                  same_bits(dst(v, r.dst.lo[0] + i, r.dst.lo[1] + j, r.dst.lo[2] + k), want))
+                  << "restrict nx " << nr << " v " << v << " at " << i << "," << j << "," << k;
             }
-            const double q0 = src(v, c[0], c[1], c[2]);
-            double want = q0;
-            for (int ax = 0; ax < nd; ++ax) {
-              int m[3] = {c[0], c[1], c[2]}, pl[3] = {c[0], c[1], c[2]};
-              --m[ax];
-              ++pl[ax];
-              want +=
-                  sg[ax] * mc_reference(src(v, m[0], m[1], m[2]), q0, src(v, pl[0], pl[1], pl[2]));
+        const IVec& q = p.src.lo;
+        for (int k = 0; k < p.dst.extent(2); ++k)
+          for (int j = 0; j < p.dst.extent(1); ++j)
+            for (int i = 0; i < p.dst.extent(0); ++i) {
+              const int t[3] = {i, j, k};
+              int c[3];
+              double sg[3];
+              for (int ax = 0; ax < 3; ++ax) {
+                c[ax] = ax < nd ? q[ax] + ((p.parity0[ax] + t[ax]) >> 1) + 1 : q[ax];
+                sg[ax] = ((p.parity0[ax] + t[ax]) & 1) ? 0.25 : -0.25;
+              }
+              const double q0 = src(v, c[0], c[1], c[2]);
+              double want = q0;
+              for (int ax = 0; ax < nd; ++ax) {
+                int m[3] = {c[0], c[1], c[2]}, pl[3] = {c[0], c[1], c[2]};
+                --m[ax];
+                ++pl[ax];
+                want += sg[ax] * slope(src(v, m[0], m[1], m[2]), q0, src(v, pl[0], pl[1], pl[2]));
+              }
+              EXPECT_TRUE(
+                  same_bits(dst(v, p.dst.lo[0] + i, p.dst.lo[1] + j, p.dst.lo[2] + k), want))
+                  << what << " v " << v << " at " << i << "," << j << "," << k;
             }
-            EXPECT_TRUE(same_bits(dst(v, p.dst.lo[0] + i, p.dst.lo[1] + j, p.dst.lo[2] + k), want))
-                << "prolong parity " << (parity & 7) << " nx " << nx << " v " << v << " at " << i
-                << "," << j << "," << k;
-          }
+        // Nothing written outside the two boxes.
+        int written = 0;
+        for (int k = 0; k < s.n(2); ++k)
+          for (int j = 0; j < s.n(1); ++j)
+            for (int i = 0; i < s.n(0); ++i)
+              if (!inside(r.dst, i, j, k) && !inside(p.dst, i, j, k))
+                written += !std::isnan(dst(v, i, j, k));
+        EXPECT_EQ(written, 0) << what << " restrict nx " << nr << " v " << v;
+      }
     }
-  }
 }
 
 TEST(Transfer, GivenAnyParityAndDimension_ThenRestrictAndProlongGiveTheDocumentedFormulasToTheBit) {
