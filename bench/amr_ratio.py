@@ -17,10 +17,10 @@ pool several rounds; the bests are the least disturbed runs.
 import argparse
 import json
 import statistics
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from compare_builds import one_run  # one run's zone-updates/s from its summary.json
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = {
@@ -30,12 +30,10 @@ CASES = {
 }
 
 
-def one_run(exe, case, steps, extra):
+def case_run(exe, case, steps, extra):
     problem, *args = CASES[case]
-    with tempfile.TemporaryDirectory() as d:
-        subprocess.run([str(exe), "run", str(ROOT / problem), "--dir", d, f"driver.nend={steps}",
-                        "sedov.nsubzones=1", *args, *extra], check=True, capture_output=True)
-        return json.loads((Path(d) / "summary.json").read_text())["zone_updates_per_second"]
+    return one_run(exe, ROOT / problem, [f"driver.nend={steps}", "sedov.nsubzones=1", *args,
+                                         *extra])
 
 
 def main():
@@ -54,7 +52,7 @@ def main():
         line = []
         for e in exes:
             for case in ("amr", "uniform"):
-                rates[str(e)][case].append(one_run(e, case, a.steps, a.set))
+                rates[str(e)][case].append(case_run(e, case, a.steps, a.set))
             amr, uni = rates[str(e)]["amr"][-1], rates[str(e)]["uniform"][-1]
             line.append(f"{e.parent.parent.name}/{e.name}: {amr:.3g} / {uni:.3g} = {amr / uni:.3f}")
         print(f"round {r + 1}/{a.rounds}: " + ";  ".join(line), flush=True)

@@ -7,14 +7,12 @@
 //
 //   tessera_eos_bench [TABLE] [--zones N] [--repeats R] [--mode dens_temp|dens_ei] [--hash]
 //
-// --hash prints a hash of each kernel's outputs (zlib's CRC-32 of their bytes), to show that
+// --hash prints a hash of each kernel's outputs (the CRC-32 of their bytes), to show that
 // a change to a kernel gives the same bits as before.
 //
 // The vector kernel runs the best SIMD target this processor has, or the one TESSERA_SIMD
 // names (base/simd.hpp: avx2, avx512, sse4, ...); the first line says which. Forcing a
 // lower target measures it only in a portable build (-DTESSERA_NATIVE=OFF).
-#include <zlib.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -28,6 +26,7 @@
 #include <vector>
 
 #include "base/simd.hpp"
+#include "io/manifest.hpp"
 #include "physics/eos/helmholtz/helmholtz.hpp"
 
 namespace {
@@ -43,14 +42,17 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-/// The CRC-32 (zlib's, as the output files' checksums) of the bytes of every output (temp,
-/// eint, pres, gamc, game, cs): equal values mean the same bits (to check that a change to a
-/// kernel leaves its results alone).
+/// The CRC-32 (io/manifest.hpp: the output files' checksums) of the bytes of every output
+/// (temp, eint, pres, gamc, game, cs), in that order: equal values mean the same bits (to
+/// check that a change to a kernel leaves its results alone).
 std::uint32_t output_crc(const Zones& z) {
-  uLong crc = crc32_z(0L, Z_NULL, 0);
-  for (const auto* v : {&z.temp, &z.eint, &z.pres, &z.gamc, &z.game, &z.cs})
-    crc = crc32_z(crc, reinterpret_cast<const Bytef*>(v->data()), v->size() * sizeof(double));
-  return static_cast<std::uint32_t>(crc);
+  std::vector<std::uint32_t> crcs;
+  std::vector<std::uint64_t> bytes;
+  for (const auto* v : {&z.temp, &z.eint, &z.pres, &z.gamc, &z.game, &z.cs}) {
+    bytes.push_back(v->size() * sizeof(double));
+    crcs.push_back(tessera::io::crc_of_bytes(v->data(), bytes.back()));
+  }
+  return tessera::io::chain_crcs(crcs, bytes);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <type_traits>
 #include <vector>
 
 #include "parallel/comm.hpp"
@@ -167,22 +168,30 @@ template <int NR, int N, Layout L>
       }
 }
 
+// f(std::integral_constant<int, N>) with N = n for rows of 1 to 4 cells (a guard fill's x
+// faces, edges and corners, whose loops run at compile-time length), else N = 0.
+template <class F>
+void by_row_length(int n, F&& f) {
+  switch (n) {
+    case 1:
+      return f(std::integral_constant<int, 1>{});
+    case 2:
+      return f(std::integral_constant<int, 2>{});
+    case 3:
+      return f(std::integral_constant<int, 3>{});
+    case 4:
+      return f(std::integral_constant<int, 4>{});
+    default:
+      return f(std::integral_constant<int, 0>{});
+  }
+}
+
 // restrict_rows for fy * fz = NR fine rows per destination row, by the row's length.
 template <int NR, Layout L>
 void restrict_box(const Box& d, const IVec& o, const Source<L>& src, const BlockView<L>& dst,
                   int nvar, double w) {
-  switch (d.extent(0)) {
-    case 1:
-      return restrict_rows<NR, 1>(d, o, src, dst, nvar, w);
-    case 2:
-      return restrict_rows<NR, 2>(d, o, src, dst, nvar, w);
-    case 3:
-      return restrict_rows<NR, 3>(d, o, src, dst, nvar, w);
-    case 4:
-      return restrict_rows<NR, 4>(d, o, src, dst, nvar, w);
-    default:
-      return restrict_rows<NR, 0>(d, o, src, dst, nvar, w);
-  }
+  by_row_length(d.extent(0),
+                [&](auto n) { restrict_rows<NR, decltype(n)::value>(d, o, src, dst, nvar, w); });
 }
 
 // The slope of one coarse cell along one axis (qm, q0, qp: its neighbours and itself).
@@ -301,17 +310,12 @@ template <Layout L>
   // Source strides along x, y, z (either layout, packed buffer or block array).
   const long sx = L == Layout::var_major ? 1 : src.si;
   const long st[3] = {sx, src.sj, src.sk};
-  switch (ext[0]) {  // short x rows (a guard fill's x faces, edges, corners)
-    case 1:
-      return prolong_short<1>(op, src, dst, nvar, ndim, kind, nc, clo, ci, sg, st);
-    case 2:
-      return prolong_short<2>(op, src, dst, nvar, ndim, kind, nc, clo, ci, sg, st);
-    case 3:
-      return prolong_short<3>(op, src, dst, nvar, ndim, kind, nc, clo, ci, sg, st);
-    case 4:
-      return prolong_short<4>(op, src, dst, nvar, ndim, kind, nc, clo, ci, sg, st);
-    default:
-      break;
+  if (ext[0] <= 4) {  // short x rows (a guard fill's x faces, edges, corners)
+    by_row_length(ext[0], [&](auto n) {
+      if constexpr (decltype(n)::value > 0)
+        prolong_short<decltype(n)::value>(op, src, dst, nvar, ndim, kind, nc, clo, ci, sg, st);
+    });
+    return;
   }
   // Per coarse row (nc2 x nc1 of them), at fine x resolution (ext0 cells): the coarse
   // value plus the x term, and the y and z slopes of the coarse cell under each fine cell.
@@ -332,16 +336,20 @@ template <Layout L>
         for (int a = 0; a < ndim; ++a) {
           const long sa = st[a];
           double* __restrict out = ts[a];
+          // One loop per kind (a constant kind in each: the loop vectorises).
+          auto slopes = [&](auto k) {
+            for (int i = 0; i < nc[0]; ++i)
+              out[i] = prolong_slope(k.value, q[i * sx - sa], q[i * sx], q[i * sx + sa]);
+          };
           switch (kind) {
             case Prolong::mc:
-              for (int i = 0; i < nc[0]; ++i)
-                out[i] = mc_slope(q[i * sx - sa], q[i * sx], q[i * sx + sa]);
+              slopes(std::integral_constant<Prolong, Prolong::mc>{});
               break;
             case Prolong::linear:
-              for (int i = 0; i < nc[0]; ++i) out[i] = 0.5 * (q[i * sx + sa] - q[i * sx - sa]);
+              slopes(std::integral_constant<Prolong, Prolong::linear>{});
               break;
             case Prolong::injection:
-              for (int i = 0; i < nc[0]; ++i) out[i] = 0.0;
+              slopes(std::integral_constant<Prolong, Prolong::injection>{});
               break;
           }
         }

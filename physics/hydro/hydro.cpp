@@ -940,29 +940,23 @@ void Hydro::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext
   if (opt_.integrator != Integrator::hancock) {
     u0_ = memory::Arena("rk_stage",
                         std::size_t(m.storage().maxblocks()) * s.doubles() * sizeof(double), cfg_);
-    // What the stages copy and blend (advance): the variables that are not derived, as
-    // runs of consecutive indices, then as contiguous ranges of a block (first double,
-    // count): a run's variables of every zone in var-major storage, of one zone in
-    // zone-major storage.
+    // What the stages copy and blend (advance), as contiguous ranges of a block (first
+    // double, count). Var-major: each run of consecutive variables that are not derived.
+    // Zone-major: the whole block, since a zone's derived variables share its cache lines
+    // (skipping them saves no memory traffic, and ranges of a few doubles per zone would
+    // cost more than blending them).
     rk_ranges_.clear();
     const auto& vars = m.vars();
-    const bool zone_major = m.layout() == mesh::Layout::zone_major;
     const std::size_t cells = s.cells(), nv = std::size_t(s.nvar);
-    for (std::size_t v = 0; v < nv;) {
-      if (vars[v].role == mesh::VarRole::derived) {
-        ++v;
-        continue;
+    if (m.layout() == mesh::Layout::zone_major)
+      rk_ranges_.emplace_back(0, s.doubles());
+    else
+      for (std::size_t v = 0; v < nv;) {
+        std::size_t e = v;
+        while (e < nv && vars[e].role != mesh::VarRole::derived) ++e;
+        if (e > v) rk_ranges_.emplace_back(v * cells, (e - v) * cells);
+        v = e + 1;  // past the derived variable that ended the run
       }
-      std::size_t e = v;
-      while (e < nv && vars[e].role != mesh::VarRole::derived) ++e;
-      if (!zone_major)
-        rk_ranges_.emplace_back(v * cells, (e - v) * cells);
-      else if (v == 0 && e == nv)
-        rk_ranges_.emplace_back(0, s.doubles());
-      else
-        for (std::size_t c = 0; c < cells; ++c) rk_ranges_.emplace_back(c * nv + v, e - v);
-      v = e;
-    }
   }
 }
 
@@ -1221,10 +1215,10 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
     return;
   }
   // SSP Runge-Kutta: U^(s) = a_s U^n + b_s (U^(s-1) + dt L(U^(s-1))). Whole-block copies
-  // and blends (guard zones too) of every variable but the derived ones: a gamma law's EOS
-  // state, which is recomputed from the blended state (refresh_thermo, or sync() while it
-  // is flagged stale) before anything reads it, so blending it was a third of the copy and
-  // blend's memory traffic for nothing. The EOS state follows each stage.
+  // and blends (guard zones too) of the ranges rk_ranges_ holds: in var-major storage every
+  // variable but the derived ones (a gamma law's EOS state, 5 of sedov_3d_uniform's 10
+  // variables), which are recomputed from the blended state (refresh_thermo, or sync()
+  // while flagged stale) before anything reads them. The EOS state follows each stage.
   static const double rk2[2][2] = {{0.0, 1.0}, {0.5, 0.5}};
   static const double rk3[3][2] = {{0.0, 1.0}, {0.75, 0.25}, {1.0 / 3.0, 2.0 / 3.0}};
   const int ns = stages();

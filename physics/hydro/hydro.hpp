@@ -212,7 +212,7 @@ class Hydro final : public physics::UnitBase<Hydro> {
   bool stale_ = false;  ///< a uniform-gamma step left the EOS state in unk stale (sync())
   memory::Arena u0_;    ///< "rk_stage": stage-0 copy for Runge-Kutta, one block array per leaf
   /// The ranges of a block (first double, count) the Runge-Kutta stages copy and blend:
-  /// every variable but the derived ones (bind).
+  /// var-major, every variable but the derived ones; zone-major, the whole block (bind).
   std::vector<std::pair<std::size_t, std::size_t>> rk_ranges_;
   /// eint = etot/dens - |mom|^2/(2 dens^2) on the interior, then the EOS, every leaf.
   void refresh_thermo(mesh::Mesh& m);
