@@ -11,9 +11,9 @@
 // per lane; the iterating modes run the Newton iteration first, refilling a lane with the
 // next zone (and its density terms, computed for the next W zones at a time) as soon as its own is
 // done (newton), each step computing only the outputs it reads, then evaluate the zones in chunks
-// as dens_temp does. The physics is term for term the scalar kernel's (scalar_kernel.cpp), with the
-// sums in the same order, without what apply() does not return (entropy, eta, n): the two agree to
-// round-off.
+// as dens_temp does. The physics is the scalar kernel's (scalar_kernel.cpp), with the sums in the
+// same order, without what apply() does not return (entropy, eta, n), and with its divisions
+// shared where the scalar kernel repeats them (Step 6, DensityTerms): the two agree to round-off.
 //
 // The file is compiled once per Highway target (foreach_target.h, as the hydro kernels):
 // each copy sits under that target's `#pragma GCC target`, so GCC vectorises the same
@@ -211,11 +211,13 @@ struct DensityTerms {
       ytot1[l] = 1.0 / abar;
       xni[l] = avo * ytot1[l] * rho;
       dxnidd[l] = avo * ytot1[l];
-      const double s_n = 4.0 / 3.0 * pi * xni[l], dsdd = 4.0 / 3.0 * pi * dxnidd[l];
+      const double s_n = 4.0 / 3.0 * pi * xni[l];
       const double log_s = vlog(s_n);
-      inv_lami[l] = vexp(log_s / 3.0);  // cbrt
+      inv_lami[l] = vexp(log_s * (1.0 / 3.0));  // cbrt
       const double lami = 1.0 / inv_lami[l];
-      lamidd[l] = -lami / 3.0 * dsdd / s_n;
+      // The scalar kernel's -lami / 3 dsdd / s_n, with dsdd / s_n = dxnidd / xni = 1 / rho:
+      // 1 division where it has 3.
+      lamidd[l] = -lami * (1.0 / 3.0) * deni[l];
     }
   }
 
@@ -431,10 +433,17 @@ HWY_NOINLINE void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& HWY
     }
   }
 
-  // Step 6: the physics, term for term as the scalar kernel.
+  // Step 6: the physics of the scalar kernel, with its divisions shared: the scalar kernel
+  // divides 15 times per zone (1/T, 1/kT, 1/Gamma three times, by 3 four times, the two
+  // ratios to p0 and e0 and the two tapers), this one 6 times (1/T, 1/Gamma, 1/xs, the
+  // ratios, one for both tapers), which on AVX2 is some 18 cycles of the divider per zone
+  // and Newton step. The same terms and sums; the products that replace the quotients
+  // round differently, so the two agree to round-off rather than to the bit
+  // (tests/unit/test_helmholtz.cpp: 1e-12).
   constexpr double a1 = -0.898004, b1 = 0.96786, c1 = 0.220703, d1 = -0.86097;
   constexpr double a2 = 0.29561, b2 = 1.9885, c2 = 0.288675;
   constexpr double esqu = electron_charge * electron_charge;
+  constexpr double third = 1.0 / 3.0;
   for (int l = 0; l < W; ++l) {
     const double rho = z.dens[l], temp = z.temp[l], zbar = z.zbar[l];
     const double deni = dens.deni[l], tempi = 1.0 / temp, ytot1 = dens.ytot1[l];
@@ -460,26 +469,28 @@ HWY_NOINLINE void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& HWY
     const double deepdt = temp * dsepdt;
     // Coulomb: both branches, then a select (no branch).
     const double inv_lami = dens.inv_lami[l], lamidd = dens.lamidd[l];
-    const double plasg = zbar * zbar * esqu / kt * inv_lami;
+    const double plasg = zbar * zbar * (esqu / kerg) * tempi * inv_lami;
+    const double plasgi = 1.0 / plasg;
     const double plasgdd = -plasg * inv_lami * lamidd;
     const double plasgdt = -plasg * tempi;
     // strong coupling (Gamma >= 1)
-    const double xs = std::sqrt(std::sqrt(plasg));
+    const double sq = std::sqrt(plasg);
+    const double xs = std::sqrt(sq), xsi = 1.0 / xs;
     const double ys = avo * ytot1 * kerg;
-    const double ecoul_s = ys * temp * (a1 * plasg + b1 * xs + c1 / xs + d1);
-    const double pcoul_s = rho * ecoul_s / 3.0;
-    const double ys2 = avo * ytot1 * kt * (a1 + 0.25 / plasg * (b1 * xs - c1 / xs));
+    const double ecoul_s = ys * temp * (a1 * plasg + b1 * xs + c1 * xsi + d1);
+    const double pcoul_s = rho * ecoul_s * third;
+    const double ys2 = avo * ytot1 * kt * (a1 + 0.25 * plasgi * (b1 * xs - c1 * xsi));
     const double decouldd_s = ys2 * plasgdd;
     const double decouldt_s = ys2 * plasgdt + ecoul_s * tempi;
-    const double dpcouldd_s = ecoul_s / 3.0 + rho / 3.0 * decouldd_s;
-    const double dpcouldt_s = rho / 3.0 * decouldt_s;
+    const double dpcouldd_s = ecoul_s * third + rho * third * decouldd_s;
+    const double dpcouldt_s = rho * third * decouldt_s;
     // weak coupling (Gamma < 1)
-    const double xw = plasg * std::sqrt(plasg);
+    const double xw = plasg * sq;
     const double yw = vexp(b2 * vlog(plasg));
-    const double zw = c2 * xw - a2 * yw / 3.0;
+    const double zw = c2 * xw - a2 * yw * third;
     const double pcoul_w = -pion * zw;
     const double ecoul_w = 3.0 * pcoul_w * deni;
-    const double sw = 1.5 * c2 * xw / plasg - a2 * b2 * yw / (3.0 * plasg);
+    const double sw = 1.5 * c2 * sq - a2 * b2 * yw * third * plasgi;
     const double dpcouldd_w = -dpiondd * zw - pion * sw * plasgdd;
     const double dpcouldt_w = -dpiondt * zw - pion * sw * plasgdt;
     const double decouldt_w = 3.0 * deni * dpcouldt_w;
@@ -489,14 +500,14 @@ HWY_NOINLINE void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& HWY
     const double dpcouldd = strong ? dpcouldd_s : dpcouldd_w;
     const double dpcouldt = strong ? dpcouldt_s : dpcouldt_w;
     const double decouldt = strong ? decouldt_s : decouldt_w;
-    // The Coulomb taper (helmholtz.hpp), both forms then a select.
+    // The Coulomb taper (helmholtz.hpp), both forms then a select; both tapers' divisions
+    // as one (coulomb_taper_pair).
     const double cm = coulomb_mult;
     const double p0 = prad + pion + pele, e0 = erad + eion + eele;
     const double rp = p0 > 0.0 ? -(cm * pcoul) / p0 : 0.0;
     const double re = e0 > 0.0 ? -(cm * ecoul) / e0 : 0.0;
     double op, dhp, oe, dhe;  // 1 - h and h' for the pressure and the energy
-    coulomb_taper(rp, op, dhp);
-    coulomb_taper(re, oe, dhe);
+    coulomb_taper_pair(rp, re, op, dhp, oe, dhe);
     const bool tp = rp > kCoulombTaperStart, te = re > kCoulombTaperStart;
     const double bp = op + dhp * rp, be = oe + dhe * re;
     // totals (Timmes' sums where untapered)
