@@ -286,8 +286,11 @@ std::vector<double> Simulation::totals() {
 
 void Simulation::check_state() {
   physics::BadZone bad;
-  for (const auto& u : units_.all())
-    if (!bad.bad()) bad = u->check(*mesh_);
+  {
+    TESSERA_REGION("check");
+    for (const auto& u : units_.all())
+      if (!bad.bad()) bad = u->check(*mesh_);
+  }
   char msg[1024] = {0};
   if (bad.bad() && bad.sentence) {
     std::snprintf(msg, sizeof msg, "step %d (rank %d): %s", step_, rank_, bad.what.c_str());

@@ -114,12 +114,15 @@ nlohmann::json Simulation::run() {
     // The previous step's outputs may still be copying unk on the I/O thread: dt only
     // reads it, the operators write it.
     out_->wait_captures();
-    mesh_->touch_state();  // the operators write unk (a unit's values kept from it go stale)
     for (auto* op : operators_) {
       // An operator may read what another one deferred (not what it deferred itself).
       if (op->reads(physics::Deferred::unk_state))
         for (auto* u : services_first_)
           if (u != op) u->refresh(*mesh_, physics::Deferred::unk_state);
+      // Each operator writes unk: what a unit kept from it (hydro's time-step rate, or the
+      // check its sweep made as it went) goes stale, and an operator's own record of what
+      // it wrote stands only until the next one runs.
+      mesh_->touch_state();
       op->advance(*mesh_, dt_);
     }
     time_ += dt_;

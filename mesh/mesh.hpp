@@ -303,10 +303,11 @@ class Mesh {
   void invalidate_guards() { guards_current_ = false; }
   /// A count of changes to the leaves' values. The mesh advances it when it writes them
   /// itself (a regrid that moves data, a restore, accumulate_guards); whoever else writes
-  /// them calls touch_state() (the driver: before a step's operators run, after the
+  /// them calls touch_state() (the driver: before each operator of a step, after the
   /// initial conditions, the units' refreshes, a restart). A unit may keep a value it
   /// computed from the leaves for as long as the count is unchanged: hydro's end-of-step
-  /// check computes the next step's time-step rate with it, in the same pass over memory.
+  /// check computes the next step's time-step rate with it, in the same pass over memory,
+  /// and takes its own test from hydro's one-stage sweep, which made it row by row.
   std::uint64_t state_epoch() const { return state_epoch_; }
   void touch_state() { ++state_epoch_; }
 

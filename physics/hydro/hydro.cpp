@@ -243,11 +243,10 @@ struct MassFluxOut {
 // the conserved variables (gm1 = game - 1; unk's pres may be stale), the same bits as the
 // EOS's.
 template <bool UG, Layout L>
-double max_rate(const BlockView<L>& u, const BlockShape& s, const double idx[3], int ipres,
-                int igamc, double ugc, double gm1, double smallp, double* buf,
-                const double* rad = nullptr) {
-  double m[4] = {0.0, 0.0, 0.0, 0.0};  // independent maxima: max is exact in any order
-  const int n = s.ni(0);
+double row_rate(const BlockView<L>& u, const BlockShape& s, int j, int k, const double idx[3],
+                int ipres, int igamc, double ugc, double gm1, double smallp, double* buf,
+                const double* rad) {
+  const int n = s.ni(0), o = s.g(0);
   if (!tessera::simd::reference()) {
     // The Highway kernel on contiguous rows: var-major's own, zone-major's gathered (the
     // same inputs, so both layouts give the same bits).
@@ -257,49 +256,51 @@ double max_rate(const BlockView<L>& u, const BlockShape& s, const double idx[3],
     const int nv = UG ? 5 : 7;
     const int vars[7] = {DENS, MOMX, MOMY, MOMZ, ETOT, ipres, igamc};
     const double* rows[7] = {};
-    for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-      for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
-        const int o = s.g(0);
-        for (int v = 0; v < nv; ++v) {
-          const auto src = u.row(vars[v], j, k);
-          if constexpr (L == Layout::var_major) {
-            rows[v] = src + o;
-          } else {
-            for (int i = 0; i < n; ++i) buf[v * n + i] = src[o + i];
-            rows[v] = buf + v * n;
-          }
-        }
-        a.d = rows[0], a.mx = rows[1], a.my = rows[2], a.mz = rows[3], a.e = rows[4];
-        a.pres = rows[5], a.gamc = rows[6];
-        m[0] = std::max(m[0], simd::max_rate(a));
+    for (int v = 0; v < nv; ++v) {
+      const auto src = u.row(vars[v], j, k);
+      if constexpr (L == Layout::var_major) {
+        rows[v] = src + o;
+      } else {
+        for (int i = 0; i < n; ++i) buf[v * n + i] = src[o + i];
+        rows[v] = buf + v * n;
       }
-    return m[0];
-  }
-  for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-    for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
-      const int o = s.g(0);
-      const auto d = u.row(DENS, j, k), mx = u.row(MOMX, j, k), my = u.row(MOMY, j, k),
-                 mz = u.row(MOMZ, j, k), pr = u.row(ipres, j, k), gc = u.row(igamc, j, k),
-                 e = u.row(ETOT, j, k);
-      for (int i = 0; i < n; ++i) {
-        const double r = 1.0 / d[o + i];
-        const double vx = mx[o + i] * r, vy = my[o + i] * r, vz = mz[o + i] * r;
-        double p;
-        if constexpr (UG)
-          p = std::max(gm1 * d[o + i] * (e[o + i] * r - 0.5 * (vx * vx + vy * vy + vz * vz)),
-                       smallp);
-        else
-          p = std::max(pr[o + i], smallp);
-        const double c = std::sqrt((UG ? ugc : gc[o + i]) * p * r);
-        buf[i] = (std::fabs(vx) + c) * (rad ? rad[i] : idx[0]) + (std::fabs(vy) + c) * idx[1] +
-                 (std::fabs(vz) + c) * idx[2];
-      }
-      int i = 0;
-      for (; i + 4 <= n; i += 4)
-        for (int l = 0; l < 4; ++l) m[l] = std::max(m[l], buf[i + l]);
-      for (; i < n; ++i) m[0] = std::max(m[0], buf[i]);
     }
+    a.d = rows[0], a.mx = rows[1], a.my = rows[2], a.mz = rows[3], a.e = rows[4];
+    a.pres = rows[5], a.gamc = rows[6];
+    return simd::max_rate(a);
+  }
+  double m[4] = {0.0, 0.0, 0.0, 0.0};  // independent maxima: max is exact in any order
+  const auto d = u.row(DENS, j, k), mx = u.row(MOMX, j, k), my = u.row(MOMY, j, k),
+             mz = u.row(MOMZ, j, k), pr = u.row(ipres, j, k), gc = u.row(igamc, j, k),
+             e = u.row(ETOT, j, k);
+  for (int i = 0; i < n; ++i) {
+    const double r = 1.0 / d[o + i];
+    const double vx = mx[o + i] * r, vy = my[o + i] * r, vz = mz[o + i] * r;
+    double p;
+    if constexpr (UG)
+      p = std::max(gm1 * d[o + i] * (e[o + i] * r - 0.5 * (vx * vx + vy * vy + vz * vz)), smallp);
+    else
+      p = std::max(pr[o + i], smallp);
+    const double c = std::sqrt((UG ? ugc : gc[o + i]) * p * r);
+    buf[i] = (std::fabs(vx) + c) * (rad ? rad[i] : idx[0]) + (std::fabs(vy) + c) * idx[1] +
+             (std::fabs(vz) + c) * idx[2];
+  }
+  int i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int l = 0; l < 4; ++l) m[l] = std::max(m[l], buf[i + l]);
+  for (; i < n; ++i) m[0] = std::max(m[0], buf[i]);
   return std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
+}
+
+template <bool UG, Layout L>
+double max_rate(const BlockView<L>& u, const BlockShape& s, const double idx[3], int ipres,
+                int igamc, double ugc, double gm1, double smallp, double* buf,
+                const double* rad = nullptr) {
+  double m = 0.0;  // the rows' maxima: max is exact in any order
+  for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+    for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
+      m = std::max(m, row_rate<UG>(u, s, j, k, idx, ipres, igamc, ugc, gm1, smallp, buf, rad));
+  return m;
 }
 
 // Step 1: primitives (rho, v, p, X, gamc, 1/(game-1)) on the whole block array, guards
@@ -836,37 +837,46 @@ inline double ug_pressure(double gm1, double d, double mx, double my, double mz,
   return gm1 * d * (e * ir - 0.5 * (vx * vx + vy * vy + vz * vz));
 }
 
+// check_block's test of one interior row (j, k).
 template <bool UG, Layout L>
-physics::BadZone check_block(const BlockView<L>& u, const BlockShape& s, int ipres, double gm1) {
+physics::BadZone check_row(const BlockView<L>& u, const BlockShape& s, int j, int k, int ipres,
+                           double gm1) {
   const double inf = std::numeric_limits<double>::infinity();
   const int o = s.g(0), n = s.ni(0);
+  const auto d = u.row(DENS, j, k), e = u.row(ETOT, j, k), pr = u.row(ipres, j, k);
+  const auto mx = u.row(MOMX, j, k), my = u.row(MOMY, j, k), mz = u.row(MOMZ, j, k);
+  auto pres = [&](int i) {
+    if constexpr (UG) {
+      return ug_pressure(gm1, d[i], mx[i], my[i], mz[i], e[i]);
+    } else {
+      return double(pr[i]);
+    }
+  };
+  bool bad = false;
+  if constexpr (UG) {
+    for (int i = o; i < o + n; ++i)
+      bad |= !(d[i] > 0.0) | !(std::fabs(e[i]) < inf) | !(std::fabs(mx[i]) < inf) |
+             !(std::fabs(my[i]) < inf) | !(std::fabs(mz[i]) < inf);
+  } else {
+    for (int i = o; i < o + n; ++i)
+      bad |= !(d[i] > 0.0) | !(std::fabs(pr[i]) < inf) | !(std::fabs(e[i]) < inf);
+  }
+  if (!bad) return {};
+  for (int i = o; i < o + n; ++i) {
+    if (!(d[i] > 0.0)) return {0, i - o, j - s.g(1), k - s.g(2), d[i], "density", false};
+    const double p = pres(i);
+    if (!std::isfinite(p) || !std::isfinite(e[i]))
+      return {0, i - o, j - s.g(1), k - s.g(2), p, "pressure", false};
+  }
+  return {};
+}
+
+template <bool UG, Layout L>
+physics::BadZone check_block(const BlockView<L>& u, const BlockShape& s, int ipres, double gm1) {
   for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
     for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
-      const auto d = u.row(DENS, j, k), e = u.row(ETOT, j, k), pr = u.row(ipres, j, k);
-      const auto mx = u.row(MOMX, j, k), my = u.row(MOMY, j, k), mz = u.row(MOMZ, j, k);
-      auto pres = [&](int i) {
-        if constexpr (UG) {
-          return ug_pressure(gm1, d[i], mx[i], my[i], mz[i], e[i]);
-        } else {
-          return double(pr[i]);
-        }
-      };
-      bool bad = false;
-      if constexpr (UG) {
-        for (int i = o; i < o + n; ++i)
-          bad |= !(d[i] > 0.0) | !(std::fabs(e[i]) < inf) | !(std::fabs(mx[i]) < inf) |
-                 !(std::fabs(my[i]) < inf) | !(std::fabs(mz[i]) < inf);
-      } else {
-        for (int i = o; i < o + n; ++i)
-          bad |= !(d[i] > 0.0) | !(std::fabs(pr[i]) < inf) | !(std::fabs(e[i]) < inf);
-      }
-      if (!bad) continue;
-      for (int i = o; i < o + n; ++i) {
-        if (!(d[i] > 0.0)) return {0, i - o, j - s.g(1), k - s.g(2), d[i], "density", false};
-        const double p = pres(i);
-        if (!std::isfinite(p) || !std::isfinite(e[i]))
-          return {0, i - o, j - s.g(1), k - s.g(2), p, "pressure", false};
-      }
+      physics::BadZone z = check_row<UG>(u, s, j, k, ipres, gm1);
+      if (!z.what.empty()) return z;
     }
   return {};
 }
@@ -1174,6 +1184,59 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
     else
       refresh_thermo(m);
   };
+  swept_.mesh = nullptr;
+  if (opt_.integrator == Integrator::hancock && swept_checkable(m)) {
+    // One stage, uniform gamma, no mass scalars: each interior row gets check()'s test and
+    // its time-step rate as soon as its update is complete, while it is in cache (timed
+    // inside "fluxes"), and the blocks that flux correction changes afterwards get them
+    // again; check() takes the result (swept_) unless the leaves change first. That is a
+    // pass over the leaves' conserved variables less per step. The same bad zone and the
+    // same rate bits as check()'s own pass (max is exact in any order).
+    const double gm1 = at_.ugame - 1.0;
+    m.fill_guards();
+    swept_.leaves.clear();
+    m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& bg) {
+      const int slot = m.slot(id);
+      BoundaryFluxes out{{}, fr.per_var()};
+      for (int f = 0; f < 6; ++f) out.face[f] = fr.face(slot, f);
+      const int nd = s.ndim;
+      const double idx[3] = {1.0 / bg.dx[0], nd > 1 ? 1.0 / bg.dx[1] : 0.0,
+                             nd > 2 ? 1.0 / bg.dx[2] : 0.0};
+      SweptLeaf leaf;
+      leaf.id = id;
+      update_block(u, s, bg, opt_, at_, dt, true, *scratch_, out, mass_out(slot, 1.0, false),
+                   field(u), [&](int j, int k) {
+                     if (!leaf.bad.bad()) {
+                       leaf.bad = check_row<true>(u, s, j, k, at_.pres, gm1);
+                       if (leaf.bad.bad()) leaf.bad.node = id;
+                     }
+                     leaf.rate = std::max(
+                         leaf.rate, row_rate<true>(u, s, j, k, idx, at_.pres, at_.gamc, at_.ugamc,
+                                                   gm1, opt_.smallp, scratch_->row, nullptr));
+                   });
+      swept_.leaves.push_back(std::move(leaf));
+    });
+    fr.correct(m.storage(), m.tree(), m.comm(), dt, at_.flux, mflux_ != nullptr);
+    if (mflux_) store_boundary_mass_fluxes(m, 1.0, false);
+    if (!fr.corrected_slots().empty()) {
+      std::size_t b = 0;
+      m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& bg) {
+        SweptLeaf& leaf = swept_.leaves[b++];
+        if (!std::binary_search(fr.corrected_slots().begin(), fr.corrected_slots().end(),
+                                m.slot(id)))
+          return;
+        leaf.bad = check_block<true>(u, s, at_.pres, gm1);
+        if (leaf.bad.bad()) leaf.bad.node = id;
+        leaf.rate = leaf_rate(u, s, bg);
+      });
+    }
+    finish();
+    if (mflux_) mflux_->mass_fluxes_written();
+    swept_.mesh = &m;
+    swept_.epoch = m.state_epoch();
+    swept_.target = tessera::simd::current().name;
+    return;
+  }
   if (opt_.integrator == Integrator::hancock && at_.uniform) {
     sweep(true, 1.0, false);
     finish();
@@ -1235,18 +1298,39 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
     double w = 1.0;
     for (int later = st; later < ns; ++later) w *= ns == 2 ? rk2[later][1] : rk3[later][1];
     sweep(false, w, st > 0);
+    // The last stage's blend is the step's last write to a block: with a uniform gamma, no
+    // mass scalars and Cartesian geometry, check()'s test and the time-step rate follow it
+    // block by block while the block is in cache, as the one-stage sweep does row by row.
+    const bool check_here = st + 1 == ns && st > 0 && swept_checkable(m);
+    if (check_here) swept_.leaves.clear();
     if (st > 0) {
       for (std::size_t bl = 0; bl < leaves.size(); ++bl) {
         double* q = m.storage().data(m.slot(leaves[bl]));
         const double* q0 = u0 + bl * per;
         for (const auto& [at, n] : rk_ranges_)
           for (std::size_t c = at; c < at + n; ++c) q[c] = a * q0[c] + b * q[c];
+        if (check_here)
+          m.with_layout([&](auto tag) {
+            const int id = leaves[bl];
+            SweptLeaf leaf;
+            leaf.id = id;
+            const auto u = m.view(id, tag);
+            leaf.bad = check_block<true>(u, s, at_.pres, at_.ugame - 1.0);
+            if (leaf.bad.bad()) leaf.bad.node = id;
+            leaf.rate = leaf_rate(u, s, m.geom(id));
+            swept_.leaves.push_back(std::move(leaf));
+          });
       }
     }
     if (st + 1 < ns && !at_.uniform) refresh_thermo(m);
   }
   finish();
   if (mflux_) mflux_->mass_fluxes_written();
+  if (ns > 1 && swept_checkable(m)) {
+    swept_.mesh = &m;
+    swept_.epoch = m.state_epoch();
+    swept_.target = tessera::simd::current().name;
+  }
 }
 
 void Hydro::store_boundary_mass_fluxes(mesh::Mesh& m, double w, bool add) {
@@ -1305,10 +1389,55 @@ physics::BadZone Hydro::check(mesh::Mesh& m) const {
     });
     if (bad.bad()) return bad;
   }
+  // The one-stage uniform-gamma sweep checked every row as it finished it (advance): its
+  // result stands while nothing has written the leaves since (the driver advances the
+  // state epoch before every operator).
+  const bool swept = swept_.mesh == &m && swept_.epoch == m.state_epoch() &&
+                     swept_.target == tessera::simd::current().name &&
+                     swept_.leaves.size() == m.local_leaves().size();
+  double rate = 0.0;
+  if (swept) {
+    for (const SweptLeaf& l : swept_.leaves) {
+      if (l.bad.bad()) {
+        bad = l.bad;
+        break;
+      }
+      rate = std::max(rate, l.rate);
+    }
+    if (verify_kept_rate_) {
+      // Leaf by leaf: a leaf the sweep saw otherwise than it is now (flux correction after
+      // the sweep, say) shows even where it holds neither the bad zone nor the maximum.
+      const auto bits = [](double x) { return std::bit_cast<std::uint64_t>(x); };
+      std::size_t b = 0;
+      m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& bg) {
+        const SweptLeaf& l = swept_.leaves[b++];
+        physics::BadZone z = check_block<true>(u, m.shape(), at_.pres, at_.ugame - 1.0);
+        if (z.bad()) z.node = id;
+        const double own = leaf_rate(u, m.shape(), bg);
+        if (l.id != id || z.node != l.bad.node || z.i != l.bad.i || z.j != l.bad.j ||
+            z.k != l.bad.k || z.what != l.bad.what || bits(z.value) != bits(l.bad.value) ||
+            bits(own) != bits(l.rate))
+          throw Error(fmt::format(
+              "hydro.verify_kept_rate: what the sweep found in leaf {} ({}, rate {:.17g}) is "
+              "not what the leaf holds now ({}, rate {:.17g}): unk changed without "
+              "Mesh::touch_state",
+              id + 1, l.bad.bad() ? l.bad.what : "good", l.rate, z.bad() ? z.what : "good", own));
+      });
+    }
+  } else {
+    bad = check_leaves(m, rate);
+  }
+  if (at_.uniform && !bad.bad())
+    checked_rate_ = {&m, rate, m.state_epoch(), tessera::simd::current().name};
+  return bad;
+}
+
+physics::BadZone Hydro::check_leaves(mesh::Mesh& m, double& rate) const {
   // With a uniform gamma the time-step rate reads the conserved variables alone (its
   // pressure is recomputed), which a good state's check has just brought into cache: the
   // next max_dt takes it from here unless the leaves change first (Mesh::state_epoch).
-  double rate = 0.0;
+  physics::BadZone bad;
+  rate = 0.0;
   m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& bg) {
     if (bad.node >= 0) return;
     physics::BadZone z = at_.uniform ? check_block<true>(u, m.shape(), at_.pres, at_.ugame - 1.0)
@@ -1320,8 +1449,6 @@ physics::BadZone Hydro::check(mesh::Mesh& m) const {
     }
     if (at_.uniform) rate = std::max(rate, leaf_rate(u, m.shape(), bg));
   });
-  if (at_.uniform && !bad.bad())
-    checked_rate_ = {&m, rate, m.state_epoch(), tessera::simd::current().name};
   return bad;
 }
 

@@ -205,6 +205,32 @@ class Hydro final : public physics::UnitBase<Hydro> {
     std::string target;
   };
   mutable CheckedRate checked_rate_;
+  /// What the last uniform-gamma step found leaf by leaf as it finished them (check()'s
+  /// test and leaf_rate: the one-stage sweep row by row while each row is in cache, the
+  /// Runge-Kutta schemes block by block after the last stage's blend), for check() to take
+  /// while the mesh, the state epoch and the SIMD target are unchanged: its leaves in
+  /// for_each_leaf order. mesh is null where the last advance did not check so.
+  struct SweptLeaf {
+    int id = -1;
+    physics::BadZone bad;  ///< the first bad zone (k, j, i order), or none
+    double rate = 0.0;
+  };
+  struct Swept {
+    const mesh::Mesh* mesh = nullptr;
+    std::uint64_t epoch = 0;
+    std::string target;
+    std::vector<SweptLeaf> leaves;
+  };
+  Swept swept_;
+  /// Whether advance checks the leaves as it writes them for check() to take (swept_): a
+  /// uniform gamma (the rate needs no EOS state), no mass scalars (finish() writes unk
+  /// after the sweep), Cartesian geometry (the radial rate's factors share the sweep's
+  /// scratch).
+  bool swept_checkable(const mesh::Mesh& m) const {
+    return at_.uniform && at_.scalars.empty() && m.geometry() == mesh::Geometry::cartesian;
+  }
+  /// check()'s own pass over the leaves (first bad zone; the rate of the leaves before it).
+  physics::BadZone check_leaves(mesh::Mesh& m, double& rate) const;
   bool verify_kept_rate_ = false;  ///< hydro.verify_kept_rate
   /// One leaf's rate (interior zones), as max_dt takes it.
   template <class View>

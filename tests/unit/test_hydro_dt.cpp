@@ -3,7 +3,9 @@
 // cache, and the next max_dt takes it as long as the mesh's state epoch is unchanged
 // (Mesh::state_epoch). These tests hold the contract: the kept rate is the rate max_dt
 // computes itself, to the bit; a touch (the driver's, before the operators), a regrid that
-// moves data, or another SIMD target makes max_dt compute it afresh.
+// moves data, or another SIMD target makes max_dt compute it afresh. In a one-stage step
+// the sweep makes check()'s test and takes the rate row by row as it finishes each row, and
+// check() takes that result: the same rate bits and the same bad zone as its own pass.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -41,11 +43,14 @@ struct HydroDt : ::testing::Test {
   std::unique_ptr<mesh::Mesh> m;
   Hydro* h = nullptr;
 
+  std::vector<std::string> extra;  // more parameters (a derived fixture's)
+
   void SetUp() override {
     driver::declare_all_params(p);
     for (const char* o : {"mesh.ndim=2", "mesh.nxb=8", "mesh.nblockx=2", "mesh.nblocky=2",
                           "mesh.lrefine_max=2", "mesh.maxblocks=40"})
       p.apply_override(o);
+    for (const auto& o : extra) p.apply_override(o);
     std::vector<physics::Unit*> operators;
     units = driver::make_units(p, &operators);
     // The driver's order: the services (the EOS), then the operators (hydro).
@@ -177,6 +182,71 @@ TEST_F(HydroDt, GivenAnotherMeshAtTheSameEpoch_ThenMaxDtComputesItsOwn) {
   const double dt = h->max_dt(*m);
   EXPECT_LT(dt, kept);
   std::swap(m, other);
+}
+
+bool same_zone(const physics::BadZone& a, const physics::BadZone& b) {
+  return a.node == b.node && a.i == b.i && a.j == b.j && a.k == b.k && a.what == b.what &&
+         same_bits(a.value, b.value);
+}
+
+// The same fixture with each integrator: the one-stage sweep checks rows as it finishes
+// them, the Runge-Kutta schemes check blocks as their last stage's blend finishes them.
+struct HydroDtSwept : HydroDt, ::testing::WithParamInterface<const char*> {
+  void SetUp() override {
+    extra = {std::string("hydro.integrator=") + GetParam()};
+    HydroDt::SetUp();
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Integrators, HydroDtSwept, ::testing::Values("hancock", "rk2", "rk3"));
+
+// Given a step (uniform gamma, no mass scalars), when hydro's check runs, then it takes
+// what the step found as it wrote the leaves: the rate max_dt gets is the bits check()'s
+// own pass over the leaves gives, and without a touch check() does not look at unk again.
+TEST_P(HydroDtSwept, GivenAStep_ThenTheCheckTakesWhatTheStepFound) {
+  const double dt = 0.5 * fresh_dt();
+  m->touch_state();
+  h->advance(*m, dt);
+  ASSERT_FALSE(h->check(*m).bad());
+  const double swept = h->max_dt(*m);
+  m->touch_state();  // check()'s own pass over the leaves
+  ASSERT_FALSE(h->check(*m).bad());
+  EXPECT_TRUE(same_bits(h->max_dt(*m), swept));
+  // Another step, then a faster flow written without a touch: the sweep's result stands.
+  m->touch_state();
+  h->advance(*m, dt);
+  set_flow(2.0);
+  const auto epoch = m->state_epoch();
+  ASSERT_FALSE(h->check(*m).bad());
+  const double kept = h->max_dt(*m);
+  ASSERT_EQ(m->state_epoch(), epoch);
+  EXPECT_FALSE(same_bits(kept, fresh_dt()));
+  EXPECT_GT(kept, fresh_dt());
+}
+
+// Given a NaN density planted in one zone, when a step spreads it, then the step's check
+// names the zone check()'s own pass names (the first bad zone in leaf order,
+// then k, j, i), with the same value.
+TEST_P(HydroDtSwept, GivenAStepThatGoesBad_ThenTheStepsCheckNamesTheZoneTheFullCheckNames) {
+  const double dt = 0.5 * fresh_dt();
+  const int dens = m->var_index("dens");
+  const int leaf = m->local_leaves()[2];
+  m->with_layout([&](auto tag) {
+    const auto& s = m->shape();
+    m->view(leaf, tag)(dens, s.g(0) + 5, s.g(1) + 3, 0) = std::nan("");
+  });
+  m->touch_state();
+  h->advance(*m, dt);
+  const physics::BadZone swept = h->check(*m);
+  ASSERT_TRUE(swept.bad());
+  m->touch_state();
+  const physics::BadZone full = h->check(*m);
+  ASSERT_TRUE(full.bad());
+  EXPECT_TRUE(same_zone(swept, full))
+      << swept.what << " in " << swept.node << " (" << swept.i << "," << swept.j << ") against "
+      << full.what << " in " << full.node << " (" << full.i << "," << full.j << ")";
+  // The NaN reaches the zones next to it: the first bad one is below or left of it.
+  EXPECT_EQ(full.node, leaf);
+  EXPECT_LT(full.j * 8 + full.i, 3 * 8 + 5);
 }
 
 }  // namespace
