@@ -242,10 +242,13 @@ struct MassFluxOut {
 // A uniform-gamma EOS (UG): Gamma1 is ugc, and the pressure (game - 1) rho e comes from
 // the conserved variables (gm1 = game - 1; unk's pres may be stale), the same bits as the
 // EOS's.
+// With `bad`: also whether the row may hold a zone check_row finds (the Highway kernel
+// tests check_row's conditions on the rate's loads: true exactly when check_row finds
+// one; the reference always says true, and check_row decides).
 template <bool UG, Layout L>
 double row_rate(const BlockView<L>& u, const BlockShape& s, int j, int k, const double idx[3],
                 int ipres, int igamc, double ugc, double gm1, double smallp, double* buf,
-                const double* rad) {
+                const double* rad, bool* bad = nullptr) {
   const int n = s.ni(0), o = s.g(0);
   if (!tessera::simd::reference()) {
     // The Highway kernel on contiguous rows: var-major's own, zone-major's gathered (the
@@ -267,8 +270,10 @@ double row_rate(const BlockView<L>& u, const BlockShape& s, int j, int k, const 
     }
     a.d = rows[0], a.mx = rows[1], a.my = rows[2], a.mz = rows[3], a.e = rows[4];
     a.pres = rows[5], a.gamc = rows[6];
+    a.bad = bad;
     return simd::max_rate(a);
   }
+  if (bad != nullptr) *bad = true;
   double m[4] = {0.0, 0.0, 0.0, 0.0};  // independent maxima: max is exact in any order
   const auto d = u.row(DENS, j, k), mx = u.row(MOMX, j, k), my = u.row(MOMY, j, k),
              mz = u.row(MOMZ, j, k), pr = u.row(ipres, j, k), gc = u.row(igamc, j, k),
@@ -1206,13 +1211,15 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
       leaf.id = id;
       update_block(u, s, bg, opt_, at_, dt, true, *scratch_, out, mass_out(slot, 1.0, false),
                    field(u), [&](int j, int k) {
-                     if (!leaf.bad.bad()) {
+                     bool flagged = false;
+                     leaf.rate =
+                         std::max(leaf.rate, row_rate<true>(u, s, j, k, idx, at_.pres, at_.gamc,
+                                                            at_.ugamc, gm1, opt_.smallp,
+                                                            scratch_->row, nullptr, &flagged));
+                     if (flagged && !leaf.bad.bad()) {
                        leaf.bad = check_row<true>(u, s, j, k, at_.pres, gm1);
                        if (leaf.bad.bad()) leaf.bad.node = id;
                      }
-                     leaf.rate = std::max(
-                         leaf.rate, row_rate<true>(u, s, j, k, idx, at_.pres, at_.gamc, at_.ugamc,
-                                                   gm1, opt_.smallp, scratch_->row, nullptr));
                    });
       swept_.leaves.push_back(std::move(leaf));
     });

@@ -23,6 +23,7 @@
 #include <hwy/highway.h>
 
 #include <cstddef>
+#include <limits>
 #include <type_traits>
 
 HWY_BEFORE_NAMESPACE();
@@ -645,22 +646,35 @@ HWY_NOINLINE double MaxRateT(const MaxRateRow& row) {
   const V sp = hn::Set(d, a.smallp), one = hn::Set(d, 1.0), half = hn::Set(d, 0.5);
   const V gm1 = hn::Set(d, a.gm1), ugc = hn::Set(d, a.ugc);
   const V x1 = hn::Set(d, a.idx[1]), x2 = hn::Set(d, a.idx[2]);
+  const V inf = hn::Set(d, std::numeric_limits<double>::infinity());
   V best = hn::Zero(d);
+  auto bad = hn::FirstN(d, 0);  // check_row's test, where asked for (a.bad)
   ForRow(d, 0, a.n, [&](auto full, int i, auto m) {
     constexpr bool F = decltype(full)::value;
     const V rho = Ld<F>(d, m, a.d + i);
     const V r = hn::Div(one, rho);
-    const V vx = hn::Mul(Ld<F>(d, m, a.mx + i), r), vy = hn::Mul(Ld<F>(d, m, a.my + i), r);
-    const V vz = hn::Mul(Ld<F>(d, m, a.mz + i), r);
+    const V mx = Ld<F>(d, m, a.mx + i), my = Ld<F>(d, m, a.my + i), mz = Ld<F>(d, m, a.mz + i);
+    const V vx = hn::Mul(mx, r), vy = hn::Mul(my, r);
+    const V vz = hn::Mul(mz, r);
+    const V e = Ld<F>(d, m, a.e + i);
     V p = hn::Zero(d), g = ugc;
+    auto ok = hn::And(hn::Gt(rho, hn::Zero(d)), hn::Lt(hn::Abs(e), inf));
     if constexpr (kUniform) {
       const V q = hn::Add(hn::Add(hn::Mul(vx, vx), hn::Mul(vy, vy)), hn::Mul(vz, vz));
-      const V ein = hn::Sub(hn::Mul(Ld<F>(d, m, a.e + i), r), hn::Mul(half, q));
+      const V ein = hn::Sub(hn::Mul(e, r), hn::Mul(half, q));
       p = hn::Max(hn::Mul(hn::Mul(gm1, rho), ein), sp);
+      ok = hn::And(ok, hn::And(hn::Lt(hn::Abs(mx), inf),
+                               hn::And(hn::Lt(hn::Abs(my), inf), hn::Lt(hn::Abs(mz), inf))));
     } else {
-      p = hn::Max(Ld<F>(d, m, a.pres + i), sp);
+      const V pr = Ld<F>(d, m, a.pres + i);
+      p = hn::Max(pr, sp);
       g = Ld<F>(d, m, a.gamc + i);
+      ok = hn::And(ok, hn::Lt(hn::Abs(pr), inf));
     }
+    if constexpr (F)
+      bad = hn::Or(bad, hn::Not(ok));
+    else
+      bad = hn::Or(bad, hn::AndNot(ok, hn::FirstN(d, std::size_t(m))));
     const V c = hn::Sqrt(hn::Mul(hn::Mul(g, p), r));
     const V x0 = a.rad ? Ld<F>(d, m, a.rad + i) : hn::Set(d, a.idx[0]);
     const V rate =
@@ -673,6 +687,7 @@ HWY_NOINLINE double MaxRateT(const MaxRateRow& row) {
     else
       best = hn::IfThenElse(hn::And(hn::FirstN(d, std::size_t(m)), hn::Lt(best, rate)), rate, best);
   });
+  if (a.bad != nullptr) *a.bad = !hn::AllFalse(d, bad);
   return hn::GetLane(hn::MaxOfLanes(d, best));
 }
 

@@ -56,6 +56,10 @@ struct MaxRateRow {
   bool uniform = true;
   double ugc = 0, gm1 = 0, smallp = 0;
   double idx[3] = {0, 0, 0};
+  /// If set: true when a zone of the row fails hydro's check (check_row in hydro.cpp:
+  /// density not > 0, or a non-finite energy or momentum, uniform; a non-finite pres or
+  /// energy otherwise), false when none does. The loads are the rate's.
+  bool* bad = nullptr;
 };
 
 /// The largest over the row of sum_a (|u_a| + c) / dx_a, c = sqrt(Gamma1 p / rho), p from

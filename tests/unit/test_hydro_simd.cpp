@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -249,6 +250,57 @@ TEST(HydroSimd, MaxRateIsTheLargestSignalSpeedOverDxOnEveryTarget) {
               << " zones";
         }
       }
+  }
+}
+
+// The rate kernel's flag for hydro's check (MaxRateRow::bad): true exactly when a zone of
+// the row has a density not > 0 or a non-finite energy or momentum (uniform gamma), or a
+// non-finite pres or energy (otherwise): a good row, then each bad value at each zone of
+// rows of 19 (whole vectors and the overlapping last one) and 3 (shorter than a vector:
+// the lanes past the row must not count), on every target.
+TEST(HydroSimd, MaxRateFlagsARowExactlyWhenAZoneFailsHydrosCheckOnEveryTarget) {
+  ForceGuard guard;
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  for (int n : {19, 3}) {
+    std::vector<double> d(n, 1.0), mx(n, 0.5), my(n, -0.5), mz(n, 0.25), e(n, 3.0), p(n, 1.0),
+        g(n, 1.4);
+    hs::MaxRateRow r;
+    r.n = n, r.d = d.data(), r.mx = mx.data(), r.my = my.data(), r.mz = mz.data();
+    r.e = e.data(), r.pres = p.data(), r.gamc = g.data();
+    r.ugc = 1.4, r.gm1 = 0.4, r.smallp = 1e-30;
+    r.idx[0] = r.idx[1] = r.idx[2] = 1.0;
+    bool bad = true;
+    r.bad = &bad;
+    struct Case {
+      std::vector<double>* v;
+      double x;
+      bool uniform, nonuniform;  // flagged with a uniform gamma / without
+    };
+    const std::vector<Case> cases = {
+        {&d, 0.0, true, true},   {&d, -1.0, true, true},  {&d, nan, true, true},
+        {&e, inf, true, true},   {&e, nan, true, true},   {&mx, -inf, true, false},
+        {&my, nan, true, false}, {&mz, inf, true, false}, {&p, inf, false, true},
+        {&p, nan, false, true},  {&e, -1.0, false, false}};
+    for (const auto& t : highway_targets()) {
+      simd::force(t);
+      for (bool uniform : {true, false}) {
+        r.uniform = uniform;
+        bad = true;
+        hs::max_rate(r);
+        EXPECT_FALSE(bad) << t << " a good row of " << n;
+        for (const auto& c : cases)
+          for (int i = 0; i < n; ++i) {
+            const double keep = (*c.v)[i];
+            (*c.v)[i] = c.x;
+            bad = !(uniform ? c.uniform : c.nonuniform);
+            hs::max_rate(r);
+            EXPECT_EQ(bad, uniform ? c.uniform : c.nonuniform)
+                << t << (uniform ? " uniform" : "") << ", " << c.x << " at zone " << i << " of "
+                << n;
+            (*c.v)[i] = keep;
+          }
+      }
+    }
   }
 }
 
