@@ -1114,6 +1114,33 @@ double Hydro::leaf_rate(const View& u, const mesh::BlockShape& s, const mesh::Bl
              : max_rate<false>(u, s, idx, at_.pres, at_.gamc, 0.0, 0.0, opt_.smallp, buf, rad);
 }
 
+template <class View>
+void Hydro::swept_row(const View& u, const mesh::BlockShape& s, int j, int k, const double idx[3],
+                      SweptLeaf& leaf) const {
+  const double gm1 = at_.ugame - 1.0;
+  bool flagged = false;
+  leaf.rate =
+      std::max(leaf.rate, row_rate<true>(u, s, j, k, idx, at_.pres, at_.gamc, at_.ugamc, gm1,
+                                         opt_.smallp, scratch_->row, nullptr, &flagged));
+  if (flagged && !leaf.bad.bad()) {
+    leaf.bad = check_row<true>(u, s, j, k, at_.pres, gm1);
+    if (leaf.bad.bad()) leaf.bad.node = leaf.id;
+  }
+}
+
+template <class View>
+Hydro::SweptLeaf Hydro::swept_leaf(const View& u, const mesh::BlockShape& s,
+                                   const mesh::BlockGeom& bg, int id) const {
+  const int nd = s.ndim;
+  const double idx[3] = {1.0 / bg.dx[0], nd > 1 ? 1.0 / bg.dx[1] : 0.0,
+                         nd > 2 ? 1.0 / bg.dx[2] : 0.0};
+  SweptLeaf leaf;
+  leaf.id = id;
+  for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+    for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) swept_row(u, s, j, k, idx, leaf);
+  return leaf;
+}
+
 double Hydro::max_dt(mesh::Mesh& m) const {
   // check() saw these leaves (the same mesh, state epoch and SIMD target): its maximum.
   const bool kept = at_.uniform && checked_rate_.mesh == &m &&
@@ -1197,7 +1224,6 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
     // again; check() takes the result (swept_) unless the leaves change first. That is a
     // pass over the leaves' conserved variables less per step. The same bad zone and the
     // same rate bits as check()'s own pass (max is exact in any order).
-    const double gm1 = at_.ugame - 1.0;
     m.fill_guards();
     swept_.leaves.clear();
     m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& bg) {
@@ -1210,17 +1236,7 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
       SweptLeaf leaf;
       leaf.id = id;
       update_block(u, s, bg, opt_, at_, dt, true, *scratch_, out, mass_out(slot, 1.0, false),
-                   field(u), [&](int j, int k) {
-                     bool flagged = false;
-                     leaf.rate =
-                         std::max(leaf.rate, row_rate<true>(u, s, j, k, idx, at_.pres, at_.gamc,
-                                                            at_.ugamc, gm1, opt_.smallp,
-                                                            scratch_->row, nullptr, &flagged));
-                     if (flagged && !leaf.bad.bad()) {
-                       leaf.bad = check_row<true>(u, s, j, k, at_.pres, gm1);
-                       if (leaf.bad.bad()) leaf.bad.node = id;
-                     }
-                   });
+                   field(u), [&](int j, int k) { swept_row(u, s, j, k, idx, leaf); });
       swept_.leaves.push_back(std::move(leaf));
     });
     fr.correct(m.storage(), m.tree(), m.comm(), dt, at_.flux, mflux_ != nullptr);
@@ -1232,9 +1248,7 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
         if (!std::binary_search(fr.corrected_slots().begin(), fr.corrected_slots().end(),
                                 m.slot(id)))
           return;
-        leaf.bad = check_block<true>(u, s, at_.pres, gm1);
-        if (leaf.bad.bad()) leaf.bad.node = id;
-        leaf.rate = leaf_rate(u, s, bg);
+        leaf = swept_leaf(u, s, bg, id);
       });
     }
     finish();
@@ -1319,13 +1333,7 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
         if (check_here)
           m.with_layout([&](auto tag) {
             const int id = leaves[bl];
-            SweptLeaf leaf;
-            leaf.id = id;
-            const auto u = m.view(id, tag);
-            leaf.bad = check_block<true>(u, s, at_.pres, at_.ugame - 1.0);
-            if (leaf.bad.bad()) leaf.bad.node = id;
-            leaf.rate = leaf_rate(u, s, m.geom(id));
-            swept_.leaves.push_back(std::move(leaf));
+            swept_.leaves.push_back(swept_leaf(m.view(id, tag), s, m.geom(id), id));
           });
       }
     }

@@ -229,6 +229,15 @@ class Hydro final : public physics::UnitBase<Hydro> {
   bool swept_checkable(const mesh::Mesh& m) const {
     return at_.uniform && at_.scalars.empty() && m.geometry() == mesh::Geometry::cartesian;
   }
+  /// One interior row (j, k) into `leaf`: its rate, and check()'s test where the rate
+  /// kernel flags the row and the leaf has no bad zone yet (Cartesian: idx = 1/dx).
+  template <class View>
+  void swept_row(const View& u, const mesh::BlockShape& s, int j, int k, const double idx[3],
+                 SweptLeaf& leaf) const;
+  /// swept_row over a leaf's interior rows, k then j (check_block's order).
+  template <class View>
+  SweptLeaf swept_leaf(const View& u, const mesh::BlockShape& s, const mesh::BlockGeom& bg,
+                       int id) const;
   /// check()'s own pass over the leaves (first bad zone; the rate of the leaves before it).
   physics::BadZone check_leaves(mesh::Mesh& m, double& rate) const;
   bool verify_kept_rate_ = false;  ///< hydro.verify_kept_rate
