@@ -15,9 +15,10 @@ counts are those of the simulated machine, the same on every run: instructions a
 cache misses are a model (no prefetcher, no out-of-order overlap), so they rank changes
 that remove memory passes or instructions, not their time. The default mesh is 64^3
 (4^3 blocks of 16^3) so that a run takes about a minute; give --set mesh.nblockx=... to
-change it. Needs valgrind (Debian: apt install valgrind); the executables run as they are,
-so force the SIMD target with --set perf.simd=avx2 where that is the point (valgrind
-reports the host's AVX2 but not AVX-512).
+change it. Needs valgrind (Debian: apt install valgrind), which runs AVX2 code but not
+AVX-512: compare -DTESSERA_ARCH=x86-64-v3 or portable builds, with the target forced by
+TESSERA_SIMD=avx2 in the environment (builds older than perf.simd ignore it) or --set
+perf.simd=avx2.
 """
 import argparse
 import json
