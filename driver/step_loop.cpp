@@ -119,10 +119,10 @@ nlohmann::json Simulation::run() {
       if (op->reads(physics::Deferred::unk_state))
         for (auto* u : services_first_)
           if (u != op) u->refresh(*mesh_, physics::Deferred::unk_state);
-      // Each operator writes unk: what a unit kept from it (hydro's time-step rate, or the
-      // check its sweep made as it went) goes stale, and an operator's own record of what
-      // it wrote stands only until the next one runs.
-      mesh_->touch_state();
+      // An operator that writes unk makes what a unit kept from it stale (hydro's time-step
+      // rate, or the check its step made as it went): an operator's own record of what it
+      // wrote stands only until the next writer runs.
+      if (op->writes_unk()) mesh_->touch_state();
       op->advance(*mesh_, dt_);
     }
     time_ += dt_;

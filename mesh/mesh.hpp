@@ -307,7 +307,7 @@ class Mesh {
   /// initial conditions, the units' refreshes, a restart). A unit may keep a value it
   /// computed from the leaves for as long as the count is unchanged: hydro's end-of-step
   /// check computes the next step's time-step rate with it, in the same pass over memory,
-  /// and takes its own test from hydro's one-stage sweep, which made it row by row.
+  /// and takes its own test from hydro's step, which made it as it wrote the leaves.
   std::uint64_t state_epoch() const { return state_epoch_; }
   void touch_state() { ++state_epoch_; }
 

@@ -144,6 +144,10 @@ class Unit {
   virtual double max_dt(mesh::Mesh& /*m*/) const { return std::numeric_limits<double>::max(); }
   /// Advance every local leaf by dt (collective). Only operators are advanced.
   virtual void advance(mesh::Mesh& /*m*/, double /*dt*/) {}
+  /// Whether advance may write the leaves' values in unk (default true; the tracers move
+  /// particles only). The driver advances Mesh::state_epoch before each operator that
+  /// does, so that what another unit kept from unk goes stale.
+  virtual bool writes_unk() const { return true; }
   /// Bring up to date what the unit deferred of kind `what` (nothing to do when nothing
   /// was deferred; collective). One mechanism for every unit's lazy work: the driver calls
   /// it for a kind before a reader of that kind needs it (see Deferred).

@@ -119,9 +119,10 @@ void Hydro::declare_params(base::Params& p) {
   p.declare_real("hydro.smallp", 1e-30, 0.0, 1e300, "pressure floor for reconstructed states");
   p.declare_real("hydro.smalld", 1e-30, 0.0, 1e300, "density floor for reconstructed states");
   p.declare_bool("hydro.verify_kept_rate", false,
-                 "a test of the time step kept from the end-of-step check (uniform gamma): "
-                 "max_dt also computes the rate afresh and stops the run if the two differ "
-                 "(a writer of unk that did not advance Mesh::state_epoch)");
+                 "a test of what hydro keeps from unk (uniform gamma): max_dt also computes "
+                 "the rate afresh, and check() its test and rate leaf by leaf where the step "
+                 "made them, and the run stops if they differ (a writer of unk that did not "
+                 "advance Mesh::state_epoch)");
 }
 
 Hydro::Hydro(const base::Params& p)
@@ -907,8 +908,15 @@ std::vector<physics::ArenaNeed> Hydro::memory_needs(const std::vector<mesh::VarI
   return v;
 }
 
-void Hydro::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& /*ctx*/) {
+void Hydro::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) {
   checked_rate_ = {};  // a rate of another mesh's leaves is not this one's
+  swept_ = {};
+  // The step's own check serves check() only when no operator runs after hydro (the
+  // tracers, which write no unk, may).
+  if (ctx.params != nullptr) {
+    const auto& ops = ctx.params->get_string_list("driver.operators");
+    sweep_check_ = !ops.empty() && ops.back() == name();
+  }
   eos_ = units.find<eos::EosUnit>();
   if (eos_ == nullptr) throw Error("hydro needs the eos unit");
   comp_ = units.find<composition::Composition>();
@@ -1218,7 +1226,8 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
   };
   swept_.mesh = nullptr;
   if (opt_.integrator == Integrator::hancock && swept_checkable(m)) {
-    // One stage, uniform gamma, no mass scalars: each interior row gets check()'s test and
+    // One stage, uniform gamma, no mass scalars, Cartesian, hydro the last operator: each
+    // interior row gets check()'s test and
     // its time-step rate as soon as its update is complete, while it is in cache (timed
     // inside "fluxes"), and the blocks that flux correction changes afterwards get them
     // again; check() takes the result (swept_) unless the leaves change first. That is a
@@ -1404,9 +1413,10 @@ physics::BadZone Hydro::check(mesh::Mesh& m) const {
     });
     if (bad.bad()) return bad;
   }
-  // The one-stage uniform-gamma sweep checked every row as it finished it (advance): its
-  // result stands while nothing has written the leaves since (the driver advances the
-  // state epoch before every operator).
+  // The step checked the leaves as it finished them (advance: the one-stage sweep row by
+  // row, Runge-Kutta block by block after its last blend; swept_checkable): its result
+  // stands while nothing has written the leaves since (the driver advances the state
+  // epoch before every operator that writes unk).
   const bool swept = swept_.mesh == &m && swept_.epoch == m.state_epoch() &&
                      swept_.target == tessera::simd::current().name &&
                      swept_.leaves.size() == m.local_leaves().size();

@@ -226,9 +226,13 @@ class Hydro final : public physics::UnitBase<Hydro> {
   /// uniform gamma (the rate needs no EOS state), no mass scalars (finish() writes unk
   /// after the sweep), Cartesian geometry (the radial rate's factors share the sweep's
   /// scratch).
+  /// And hydro is the last operator of driver.operators (bind): with another after it the
+  /// driver advances the state epoch again and check() makes its own pass anyway.
   bool swept_checkable(const mesh::Mesh& m) const {
-    return at_.uniform && at_.scalars.empty() && m.geometry() == mesh::Geometry::cartesian;
+    return sweep_check_ && at_.uniform && at_.scalars.empty() &&
+           m.geometry() == mesh::Geometry::cartesian;
   }
+  bool sweep_check_ = true;
   /// One interior row (j, k) into `leaf`: its rate, and check()'s test where the rate
   /// kernel flags the row and the leaf has no bad zone yet (Cartesian: idx = 1/dx).
   template <class View>

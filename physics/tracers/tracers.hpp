@@ -52,6 +52,8 @@ class Tracers final : public physics::Unit {
   double max_dt(mesh::Mesh& m) const override;
   /// It reads dens and the momenta only: hydro's deferred EOS refresh need not run first.
   bool reads(physics::Deferred) const override { return false; }
+  /// The particles move; unk's interiors are only read (its guard zones may be filled).
+  bool writes_unk() const override { return false; }
   /// Defers the move over dt to the next guard fill (see above).
   void advance(mesh::Mesh& m, double dt) override;
   /// Completes a deferred move (collective).

@@ -2,7 +2,7 @@
 // uniform-gamma EOS the check computes the time-step rate leaf by leaf while the leaf is in
 // cache, and the next max_dt takes it as long as the mesh's state epoch is unchanged
 // (Mesh::state_epoch). These tests hold the contract: the kept rate is the rate max_dt
-// computes itself, to the bit; a touch (the driver's, before the operators), a regrid that
+// computes itself, to the bit; a touch (the driver's, before each operator), a regrid that
 // moves data, or another SIMD target makes max_dt compute it afresh. In a one-stage step
 // the sweep makes check()'s test and takes the rate row by row as it finishes each row, and
 // check() takes that result: the same rate bits and the same bad zone as its own pass.

@@ -27,25 +27,6 @@ constexpr double kCoulombTaperStart = 0.6;
   omh = r <= r0 ? 1.0 - r : w * q;
   dh = r <= r0 ? 1.0 : q * q;
 }
-/// coulomb_taper of two ratios (the pressure's and the energy's) with one division for
-/// both: q_a = w / A = w B / (A B), A = u_a + w >= w. u is capped at 1e100 so that A B
-/// cannot overflow; a ratio past 1e100 (a Coulomb term 1e100 times the ideal gas's, which
-/// no state in the table comes near) then gets 1 - h = w q of at most 2e-101 instead of
-/// less. The vector kernel's (round-off from coulomb_taper: a product in place of a
-/// quotient).
-[[gnu::always_inline]] inline void coulomb_taper_pair(double ra, double rb, double& omha,
-                                                      double& dha, double& omhb, double& dhb) {
-  constexpr double r0 = kCoulombTaperStart, w = 1.0 - kCoulombTaperStart;
-  const double A = std::min(std::max(ra - r0, 0.0), 1e100) + w;
-  const double B = std::min(std::max(rb - r0, 0.0), 1e100) + w;
-  const double wi = w / (A * B);
-  const double qa = B * wi, qb = A * wi;
-  omha = ra <= r0 ? 1.0 - ra : w * qa;
-  dha = ra <= r0 ? 1.0 : qa * qa;
-  omhb = rb <= r0 ? 1.0 - rb : w * qb;
-  dhb = rb <= r0 ? 1.0 : qb * qb;
-}
-
 /// The state of one zone's inversion for T (dens_ei, dens_pres) between steps: the bracket
 /// [lo, hi] that holds the root (the table's edges until evaluated) and the last two steps.
 struct Bracket {

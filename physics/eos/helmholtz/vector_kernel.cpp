@@ -184,7 +184,7 @@ HWY_INLINE void copy_lanes(double* HWY_RESTRICT dst, const double* HWY_RESTRICT 
 /// What depends on density (and composition) alone: the density's Hermite weights (Steps
 /// 2-3) and the ions' and the Coulomb term's density factors (Step 6). Computed once per
 /// zone, also where Newton iterates in T (newton computes it for the next W zones ahead and
-/// copies a zone's lane in on refill); the same expressions as before, so the same bits.
+/// copies a zone's lane in on refill); the same expressions in every mode, so the same bits.
 struct DensityTerms {
   alignas(64) double xd[W], dd[W], sd[6][W], dsd[6][W];
   alignas(64) double deni[W], ytot1[W], xni[W], dxnidd[W], inv_lami[W], lamidd[W];
@@ -434,12 +434,13 @@ HWY_NOINLINE void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& HWY
   }
 
   // Step 6: the physics of the scalar kernel, with its divisions shared: the scalar kernel
-  // divides 15 times per zone (1/T, 1/kT, 1/Gamma three times, by 3 four times, the two
-  // ratios to p0 and e0 and the two tapers), this one 6 times (1/T, 1/Gamma, 1/xs, the
-  // ratios, one for both tapers), which on AVX2 is some 18 cycles of the divider per zone
-  // and Newton step. The same terms and sums; the products that replace the quotients
-  // round differently, so the two agree to round-off rather than to the bit
-  // (tests/unit/test_helmholtz.cpp: 1e-12).
+  // divides 14 times per zone (1/T, 1/kT, c1/xs, 1/Gamma three times, by 3 four times, the
+  // two ratios to p0 and e0 and the two tapers), this one 7 times (1/T, 1/Gamma, 1/xs, the
+  // ratios, the tapers), which on AVX2 is some 14 cycles of the divider less per zone and
+  // Newton step. The same terms and sums; the products that replace the quotients round
+  // differently, so the two agree to round-off rather than to the bit
+  // (tests/unit/test_helmholtz.cpp: 1e-12). Each output's expression is the same in every
+  // mode (eval_lanes<What> leaves out what it does not return, nothing else).
   constexpr double a1 = -0.898004, b1 = 0.96786, c1 = 0.220703, d1 = -0.86097;
   constexpr double a2 = 0.29561, b2 = 1.9885, c2 = 0.288675;
   constexpr double esqu = electron_charge * electron_charge;
@@ -500,14 +501,14 @@ HWY_NOINLINE void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& HWY
     const double dpcouldd = strong ? dpcouldd_s : dpcouldd_w;
     const double dpcouldt = strong ? dpcouldt_s : dpcouldt_w;
     const double decouldt = strong ? decouldt_s : decouldt_w;
-    // The Coulomb taper (helmholtz.hpp), both forms then a select; both tapers' divisions
-    // as one (coulomb_taper_pair).
+    // The Coulomb taper (helmholtz.hpp), both forms then a select.
     const double cm = coulomb_mult;
     const double p0 = prad + pion + pele, e0 = erad + eion + eele;
     const double rp = p0 > 0.0 ? -(cm * pcoul) / p0 : 0.0;
     const double re = e0 > 0.0 ? -(cm * ecoul) / e0 : 0.0;
     double op, dhp, oe, dhe;  // 1 - h and h' for the pressure and the energy
-    coulomb_taper_pair(rp, re, op, dhp, oe, dhe);
+    coulomb_taper(rp, op, dhp);
+    coulomb_taper(re, oe, dhe);
     const bool tp = rp > kCoulombTaperStart, te = re > kCoulombTaperStart;
     const double bp = op + dhp * rp, be = oe + dhe * re;
     // totals (Timmes' sums where untapered)
