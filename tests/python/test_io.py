@@ -83,6 +83,23 @@ def test_the_time_step_kept_from_the_check_is_the_leaves_own_through_regrids_out
     assert rows(tmp_path / "b") == full[520:]
 
 
+@pytest.mark.parametrize("config", [
+    ["hydro.integrator=rk3"],
+    ['driver.operators=["hydro","gravity"]', "gravity.type=constant"]],
+    ids=["rk3", "gravity_after_hydro"])
+def test_what_hydro_keeps_from_unk_is_the_leaves_own_with_rk3_and_with_an_operator_after_it(
+        tmp_path, config):
+    """The Runge-Kutta step checks each block after its last blend, and check() takes that;
+    with an operator after hydro, the driver advances the state epoch before it and
+    check() makes its own pass. 200 steps of 2-D AMR Sedov marking every step, with
+    hydro.verify_kept_rate (the kept rate and, leaf by leaf, the step's check against
+    the leaves' own): the run completes."""
+    run("sedov_2d_amr.toml", tmp_path, "driver.nend=200", "mesh.nrefs=1",
+        "hydro.verify_kept_rate=true", *config, *NO_TIMED)
+    rows = (tmp_path / "history.csv").read_text().splitlines()[1:]
+    assert len(rows) == 200
+
+
 # ---------------------------------------------------------------- restart
 
 @pytest.fixture(scope="module")
