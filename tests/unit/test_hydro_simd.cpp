@@ -10,8 +10,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <tuple>
@@ -293,7 +294,11 @@ TEST(HydroSimd, MaxRateFlagsARowExactlyWhenAZoneFailsHydrosCheckOnEveryTarget) {
             const double keep = (*c.v)[i];
             (*c.v)[i] = c.x;
             bad = !(uniform ? c.uniform : c.nonuniform);
-            hs::max_rate(r);
+            const double rate = hs::max_rate(r);
+            r.bad = nullptr;  // the rate is the same bits without the flag
+            const double plain = hs::max_rate(r);
+            r.bad = &bad;
+            EXPECT_EQ(std::memcmp(&rate, &plain, sizeof rate), 0) << t;
             EXPECT_EQ(bad, uniform ? c.uniform : c.nonuniform)
                 << t << (uniform ? " uniform" : "") << ", " << c.x << " at zone " << i << " of "
                 << n;
