@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/params.hpp"
@@ -76,17 +77,18 @@ struct HydroDt : ::testing::Test {
     ASSERT_TRUE(dens >= 0 && momx >= 0 && momy >= 0 && momz >= 0 && etot >= 0);
     m->for_each_leaf([&](int, const auto& u, const mesh::BlockGeom& g) {
       const auto& s = m->shape();
-      for (int j = 0; j < s.n(1); ++j)
-        for (int i = 0; i < s.n(0); ++i) {
-          const double x = g.x(i - s.g(0)), y = g.y(j - s.g(1));
-          const double rho = 1.0 + 0.5 * std::sin(6.0 * x + 1.0), vx = a * (0.3 + x * y),
-                       vy = -0.2 * a;
-          u(dens, i, j, 0) = rho;
-          u(momx, i, j, 0) = rho * vx;
-          u(momy, i, j, 0) = rho * vy;
-          u(momz, i, j, 0) = 0.0;
-          u(etot, i, j, 0) = 1.0 / 0.4 + 0.5 * rho * (vx * vx + vy * vy);
-        }
+      for (int k = 0; k < s.n(2); ++k)
+        for (int j = 0; j < s.n(1); ++j)
+          for (int i = 0; i < s.n(0); ++i) {
+            const double x = g.x(i - s.g(0)), y = g.y(j - s.g(1));
+            const double rho = 1.0 + 0.5 * std::sin(6.0 * x + 1.0), vx = a * (0.3 + x * y),
+                         vy = -0.2 * a;
+            u(dens, i, j, k) = rho;
+            u(momx, i, j, k) = rho * vx;
+            u(momy, i, j, k) = rho * vy;
+            u(momz, i, j, k) = 0.0;
+            u(etot, i, j, k) = 1.0 / 0.4 + 0.5 * rho * (vx * vx + vy * vy);
+          }
     });
     for (auto* u : order) u->initialise(*m);
   }
@@ -189,15 +191,25 @@ bool same_zone(const physics::BadZone& a, const physics::BadZone& b) {
          same_bits(a.value, b.value);
 }
 
-// The same fixture with each integrator: the one-stage sweep checks rows as it finishes
-// them, the Runge-Kutta schemes check blocks as their last stage's blend finishes them.
-struct HydroDtSwept : HydroDt, ::testing::WithParamInterface<const char*> {
+// The same fixture with each integrator (the one-stage sweep checks rows as it finishes
+// them, the Runge-Kutta schemes blocks as their last stage's blend finishes them), in 2-D
+// var-major and 3-D zone-major storage (2 x 2 x 2 blocks of 8^3: the row hook's 3-D order).
+struct HydroDtSwept : HydroDt,
+                      ::testing::WithParamInterface<std::tuple<const char*, int, const char*>> {
   void SetUp() override {
-    extra = {std::string("hydro.integrator=") + GetParam()};
+    const auto [integrator, nd, layout] = GetParam();
+    extra = {std::string("hydro.integrator=") + integrator, "mesh.ndim=" + std::to_string(nd),
+             std::string("mesh.layout=") + layout};
+    if (nd == 3) extra.push_back("mesh.nblockz=2");
     HydroDt::SetUp();
   }
 };
-INSTANTIATE_TEST_SUITE_P(Integrators, HydroDtSwept, ::testing::Values("hancock", "rk2", "rk3"));
+INSTANTIATE_TEST_SUITE_P(Integrators, HydroDtSwept,
+                         ::testing::Values(std::make_tuple("hancock", 2, "var_major"),
+                                           std::make_tuple("rk2", 2, "var_major"),
+                                           std::make_tuple("rk3", 2, "var_major"),
+                                           std::make_tuple("hancock", 3, "zone_major"),
+                                           std::make_tuple("rk2", 3, "zone_major")));
 
 // Given a step (uniform gamma, no mass scalars), when hydro's check runs, then it takes
 // what the step found as it wrote the leaves: the rate max_dt gets is the bits check()'s
@@ -230,9 +242,10 @@ TEST_P(HydroDtSwept, GivenAStepThatGoesBad_ThenTheStepsCheckNamesTheZoneTheFullC
   const double dt = 0.5 * fresh_dt();
   const int dens = m->var_index("dens");
   const int leaf = m->local_leaves()[2];
+  const int kk = m->shape().ndim == 3 ? 2 : 0;  // the planted zone's k (interior)
   m->with_layout([&](auto tag) {
     const auto& s = m->shape();
-    m->view(leaf, tag)(dens, s.g(0) + 5, s.g(1) + 3, 0) = std::nan("");
+    m->view(leaf, tag)(dens, s.g(0) + 5, s.g(1) + 3, s.g(2) + kk) = std::nan("");
   });
   m->touch_state();
   h->advance(*m, dt);
@@ -246,7 +259,7 @@ TEST_P(HydroDtSwept, GivenAStepThatGoesBad_ThenTheStepsCheckNamesTheZoneTheFullC
       << full.what << " in " << full.node << " (" << full.i << "," << full.j << ")";
   // The NaN reaches the zones next to it: the first bad one is below or left of it.
   EXPECT_EQ(full.node, leaf);
-  EXPECT_LT(full.j * 8 + full.i, 3 * 8 + 5);
+  EXPECT_LT((full.k * 8 + full.j) * 8 + full.i, (kk * 8 + 3) * 8 + 5);
 }
 
 }  // namespace
