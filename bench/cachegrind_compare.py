@@ -8,8 +8,9 @@ a few per cent (single runs of one binary 0.6-1.4 of their median on some days).
         [--set key=value ...]
 
 Each executable runs the problem twice under `valgrind --tool=cachegrind --cache-sim=yes`
-(a last-level cache of --ll-mib MiB, 16-way, 64-byte lines: a core's share of a real
-machine's), for the two step counts given; the difference between the two runs is the
+(32 KiB 8-way L1s and a last-level cache of --ll-mib MiB, 16-way, 64-byte lines: a
+core's share of a real machine's, the same on every host; a size whose sets are not a
+power of two is refused by valgrind), for the two step counts given; the difference between the two runs is the
 steps' own cost (setup and the first steps cancel), divided by their zone-updates. The
 counts are those of the simulated machine, the same on every run: instructions are exact,
 cache misses are a model (no prefetcher, no out-of-order overlap), so they rank changes
@@ -48,7 +49,8 @@ def totals(text):
 
 def run(exe, problem, steps, ll_bytes, sets):
     with tempfile.TemporaryDirectory() as d:
-        cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=yes", f"--LL={ll_bytes},16,64",
+        cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=yes", "--I1=32768,8,64",
+               "--D1=32768,8,64", f"--LL={ll_bytes},16,64",
                f"--cachegrind-out-file={d}/cg.out", str(exe), "run", str(problem), "--dir", d,
                f"driver.nend={steps}", *sets]
         p = subprocess.run(cmd, capture_output=True, text=True)
@@ -78,6 +80,9 @@ def main():
         print(f"{exe}: {a.steps[0]} and {a.steps[1]} steps under cachegrind ...", flush=True)
         few, more = (run(exe, a.problem, n, ll, sets) for n in a.steps)
         zu = more["zone_updates"] - few["zone_updates"]
+        if zu <= 0:
+            sys.exit(f"cachegrind_compare: {exe}: no zone-updates between {a.steps[0]} and "
+                     f"{a.steps[1]} steps (did the run stop early?)")
         per = {k: (more[k] - few[k]) / zu for k in few if k != "zone_updates"}
         out["builds"][exe] = {"per_zone_update": per, "zone_updates": zu}
         print("  per zone-update: " + ", ".join(f"{k} {v:.2f}" for k, v in per.items()), flush=True)

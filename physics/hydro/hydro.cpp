@@ -1149,11 +1149,17 @@ Hydro::SweptLeaf Hydro::swept_leaf(const View& u, const mesh::BlockShape& s,
   return leaf;
 }
 
+Hydro::StateStamp Hydro::StateStamp::of(const mesh::Mesh& m) {
+  return {&m, m.state_epoch(), tessera::simd::current().name};
+}
+
+bool Hydro::StateStamp::matches(const mesh::Mesh& m) const {
+  return mesh == &m && epoch == m.state_epoch() && target == tessera::simd::current().name;
+}
+
 double Hydro::max_dt(mesh::Mesh& m) const {
   // check() saw these leaves (the same mesh, state epoch and SIMD target): its maximum.
-  const bool kept = at_.uniform && checked_rate_.mesh == &m &&
-                    checked_rate_.epoch == m.state_epoch() &&
-                    checked_rate_.target == tessera::simd::current().name;
+  const bool kept = at_.uniform && checked_rate_.stamp.matches(m);
   double rate = 0.0;  // max over zones of sum_a (|u_a| + c) / dx_a
   if (!kept || verify_kept_rate_)
     m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom& bg) {
@@ -1202,17 +1208,30 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
     mo.add = add;
     return mo;
   };
-  auto sweep = [&](bool predictor, double w, bool add) {
+  // One sweep over the leaves, then flux correction. row(id, u, bg, j, k) runs for every
+  // interior row as soon as its update is complete (update_block's hook), corrected(b, id,
+  // u, bg) for each leaf (b: its place in for_each_leaf order) flux correction changed.
+  const auto none = [](auto&&...) {};
+  auto sweep = [&](bool predictor, double w, bool add, auto&& row, auto&& corrected) {
     m.fill_guards();
     m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& bg) {
       const int slot = m.slot(id);
       BoundaryFluxes out{{}, fr.per_var()};
       for (int f = 0; f < 6; ++f) out.face[f] = fr.face(slot, f);
       update_block(u, s, bg, opt_, at_, dt, predictor, *scratch_, out, mass_out(slot, w, add),
-                   field(u));
+                   field(u), [&](int j, int k) { row(id, u, bg, j, k); });
     });
     fr.correct(m.storage(), m.tree(), m.comm(), dt, at_.flux, mflux_ != nullptr);
     if (mflux_) store_boundary_mass_fluxes(m, w, add);
+    if (!fr.corrected_slots().empty()) {
+      std::size_t b = 0;
+      m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& bg) {
+        if (std::binary_search(fr.corrected_slots().begin(), fr.corrected_slots().end(),
+                               m.slot(id)))
+          corrected(b, id, u, bg);
+        ++b;
+      });
+    }
   };
   // The EOS after the last stage sees X again (normalised species). A uniform-gamma
   // EOS's state waits for sync(): the kernels do not read it.
@@ -1224,51 +1243,37 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
     else
       refresh_thermo(m);
   };
-  swept_.mesh = nullptr;
+  swept_.stamp = {};
   if (opt_.integrator == Integrator::hancock && swept_checkable(m)) {
     // One stage, uniform gamma, no mass scalars, Cartesian, hydro the last operator: each
-    // interior row gets check()'s test and
-    // its time-step rate as soon as its update is complete, while it is in cache (timed
-    // inside "fluxes"), and the blocks that flux correction changes afterwards get them
-    // again; check() takes the result (swept_) unless the leaves change first. That is a
-    // pass over the leaves' conserved variables less per step. The same bad zone and the
-    // same rate bits as check()'s own pass (max is exact in any order).
-    m.fill_guards();
+    // interior row gets check()'s test and its time-step rate as soon as its update is
+    // complete, while it is in cache (timed inside "fluxes"), and the blocks that flux
+    // correction changes afterwards get them again; check() takes the result (swept_)
+    // unless the leaves change first. That is a pass over the leaves' conserved variables
+    // less per step. The same bad zone and the same rate bits as check()'s own pass (max is
+    // exact in any order).
     swept_.leaves.clear();
-    m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& bg) {
-      const int slot = m.slot(id);
-      BoundaryFluxes out{{}, fr.per_var()};
-      for (int f = 0; f < 6; ++f) out.face[f] = fr.face(slot, f);
-      const int nd = s.ndim;
-      const double idx[3] = {1.0 / bg.dx[0], nd > 1 ? 1.0 / bg.dx[1] : 0.0,
-                             nd > 2 ? 1.0 / bg.dx[2] : 0.0};
-      SweptLeaf leaf;
-      leaf.id = id;
-      update_block(u, s, bg, opt_, at_, dt, true, *scratch_, out, mass_out(slot, 1.0, false),
-                   field(u), [&](int j, int k) { swept_row(u, s, j, k, idx, leaf); });
-      swept_.leaves.push_back(std::move(leaf));
-    });
-    fr.correct(m.storage(), m.tree(), m.comm(), dt, at_.flux, mflux_ != nullptr);
-    if (mflux_) store_boundary_mass_fluxes(m, 1.0, false);
-    if (!fr.corrected_slots().empty()) {
-      std::size_t b = 0;
-      m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& bg) {
-        SweptLeaf& leaf = swept_.leaves[b++];
-        if (!std::binary_search(fr.corrected_slots().begin(), fr.corrected_slots().end(),
-                                m.slot(id)))
-          return;
-        leaf = swept_leaf(u, s, bg, id);
-      });
-    }
+    double idx[3] = {0.0, 0.0, 0.0};  // 1/dx of the leaf being swept
+    sweep(
+        true, 1.0, false,
+        [&](int id, const auto& u, const mesh::BlockGeom& bg, int j, int k) {
+          if (swept_.leaves.empty() || swept_.leaves.back().id != id) {  // the leaf's first row
+            swept_.leaves.push_back({});
+            swept_.leaves.back().id = id;
+            for (int a = 0; a < 3; ++a) idx[a] = a < s.ndim ? 1.0 / bg.dx[a] : 0.0;
+          }
+          swept_row(u, s, j, k, idx, swept_.leaves.back());
+        },
+        [&](std::size_t b, int id, const auto& u, const mesh::BlockGeom& bg) {
+          swept_.leaves[b] = swept_leaf(u, s, bg, id);
+        });
     finish();
     if (mflux_) mflux_->mass_fluxes_written();
-    swept_.mesh = &m;
-    swept_.epoch = m.state_epoch();
-    swept_.target = tessera::simd::current().name;
+    swept_.stamp = StateStamp::of(m);
     return;
   }
   if (opt_.integrator == Integrator::hancock && at_.uniform) {
-    sweep(true, 1.0, false);
+    sweep(true, 1.0, false, none, none);
     finish();
     if (mflux_) mflux_->mass_fluxes_written();
     return;
@@ -1278,31 +1283,20 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
     // update is complete, while it is in cache (timed inside "fluxes"), and again for the
     // blocks that flux correction changes afterwards. The same values as
     // refresh_thermo() after the sweep.
-    m.fill_guards();
-    m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& bg) {
-      const int slot = m.slot(id);
-      BoundaryFluxes out{{}, fr.per_var()};
-      for (int f = 0; f < 6; ++f) out.face[f] = fr.face(slot, f);
-      update_block(u, s, bg, opt_, at_, dt, true, *scratch_, out, mass_out(slot, 1.0, false),
-                   field(u), [&](int j, int k) { refresh_row(u, s, id, j, k); });
-    });
-    fr.correct(m.storage(), m.tree(), m.comm(), dt, at_.flux, mflux_ != nullptr);
-    if (mflux_) {
-      store_boundary_mass_fluxes(m, 1.0, false);
-      mflux_->mass_fluxes_written();
-    }
-    if (!fr.corrected_slots().empty()) {
-      TESSERA_REGION("eos");
-      m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom&) {
-        if (std::binary_search(fr.corrected_slots().begin(), fr.corrected_slots().end(),
-                               m.slot(id)))
+    sweep(
+        true, 1.0, false,
+        [&](int id, const auto& u, const mesh::BlockGeom&, int j, int k) {
+          refresh_row(u, s, id, j, k);
+        },
+        [&](std::size_t, int id, const auto& u, const mesh::BlockGeom&) {
+          TESSERA_REGION("eos");
           refresh_block(u, s, id);
-      });
-    }
+        });
+    if (mflux_) mflux_->mass_fluxes_written();
     return;
   }
   if (opt_.integrator == Integrator::hancock) {
-    sweep(true, 1.0, false);
+    sweep(true, 1.0, false, none, none);
     finish();
     if (mflux_) mflux_->mass_fluxes_written();
     return;
@@ -1327,7 +1321,7 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
     // This stage's weight in the step's effective flux: the b of every stage from it on.
     double w = 1.0;
     for (int later = st; later < ns; ++later) w *= ns == 2 ? rk2[later][1] : rk3[later][1];
-    sweep(false, w, st > 0);
+    sweep(false, w, st > 0, none, none);
     // The last stage's blend is the step's last write to a block: with a uniform gamma, no
     // mass scalars and Cartesian geometry, check()'s test and the time-step rate follow it
     // block by block while the block is in cache, as the one-stage sweep does row by row.
@@ -1350,11 +1344,7 @@ void Hydro::advance(mesh::Mesh& m, double dt) {
   }
   finish();
   if (mflux_) mflux_->mass_fluxes_written();
-  if (ns > 1 && swept_checkable(m)) {
-    swept_.mesh = &m;
-    swept_.epoch = m.state_epoch();
-    swept_.target = tessera::simd::current().name;
-  }
+  if (ns > 1 && swept_checkable(m)) swept_.stamp = StateStamp::of(m);
 }
 
 void Hydro::store_boundary_mass_fluxes(mesh::Mesh& m, double w, bool add) {
@@ -1417,9 +1407,7 @@ physics::BadZone Hydro::check(mesh::Mesh& m) const {
   // row, Runge-Kutta block by block after its last blend; swept_checkable): its result
   // stands while nothing has written the leaves since (the driver advances the state
   // epoch before every operator that writes unk).
-  const bool swept = swept_.mesh == &m && swept_.epoch == m.state_epoch() &&
-                     swept_.target == tessera::simd::current().name &&
-                     swept_.leaves.size() == m.local_leaves().size();
+  const bool swept = swept_.stamp.matches(m) && swept_.leaves.size() == m.local_leaves().size();
   double rate = 0.0;
   if (swept) {
     for (const SweptLeaf& l : swept_.leaves) {
@@ -1452,8 +1440,7 @@ physics::BadZone Hydro::check(mesh::Mesh& m) const {
   } else {
     bad = check_leaves(m, rate);
   }
-  if (at_.uniform && !bad.bad())
-    checked_rate_ = {&m, rate, m.state_epoch(), tessera::simd::current().name};
+  if (at_.uniform && !bad.bad()) checked_rate_ = {StateStamp::of(m), rate};
   return bad;
 }
 

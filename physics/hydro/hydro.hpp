@@ -195,37 +195,40 @@ class Hydro final : public physics::UnitBase<Hydro> {
   std::unique_ptr<Scratch> scratch_;
   memory::ArenaConfig cfg_;                ///< memory.pages_scratch
   mutable bool rotation_checked_ = false;  ///< curvilinear: no v_phi in the initial state
-  /// The rate (max over zones of sum_a (|u_a| + c) / dx_a) check() found: of which mesh, at
-  /// which state epoch, and with which SIMD target (simd::current: a test may force another
-  /// in between).
-  struct CheckedRate {
-    const mesh::Mesh* mesh = nullptr;  ///< whose leaves (reset by bind)
-    double rate = 0.0;
+  /// Which leaves a kept value was computed from: the mesh, its state epoch and the SIMD
+  /// target (simd::current: a test may force another in between). Default: none.
+  struct StateStamp {
+    const mesh::Mesh* mesh = nullptr;
     std::uint64_t epoch = 0;
     std::string target;
+    static StateStamp of(const mesh::Mesh& m);
+    bool matches(const mesh::Mesh& m) const;
+  };
+  /// The rate (max over zones of sum_a (|u_a| + c) / dx_a) check() found, and of what.
+  struct CheckedRate {
+    StateStamp stamp;
+    double rate = 0.0;
   };
   mutable CheckedRate checked_rate_;
   /// What the last uniform-gamma step found leaf by leaf as it finished them (check()'s
   /// test and leaf_rate: the one-stage sweep row by row while each row is in cache, the
   /// Runge-Kutta schemes block by block after the last stage's blend), for check() to take
   /// while the mesh, the state epoch and the SIMD target are unchanged: its leaves in
-  /// for_each_leaf order. mesh is null where the last advance did not check so.
+  /// for_each_leaf order.
   struct SweptLeaf {
     int id = -1;
     physics::BadZone bad;  ///< the first bad zone (k, j, i order), or none
     double rate = 0.0;
   };
   struct Swept {
-    const mesh::Mesh* mesh = nullptr;
-    std::uint64_t epoch = 0;
-    std::string target;
+    StateStamp stamp;  ///< none where the last advance did not check so
     std::vector<SweptLeaf> leaves;
   };
   Swept swept_;
   /// Whether advance checks the leaves as it writes them for check() to take (swept_): a
-  /// uniform gamma (the rate needs no EOS state), no mass scalars (finish() writes unk
-  /// after the sweep), Cartesian geometry (the radial rate's factors share the sweep's
-  /// scratch).
+  /// uniform gamma (the rate needs no EOS state), no mass scalars (the case measured; the
+  /// check reads none of what finish() writes after the sweep, species and X), Cartesian
+  /// geometry (the radial rate's factors share the sweep's scratch).
   /// And hydro is the last operator of driver.operators (bind): with another after it the
   /// driver advances the state epoch again and check() makes its own pass anyway.
   bool swept_checkable(const mesh::Mesh& m) const {

@@ -27,6 +27,7 @@ constexpr double kCoulombTaperStart = 0.6;
   omh = r <= r0 ? 1.0 - r : w * q;
   dh = r <= r0 ? 1.0 : q * q;
 }
+
 /// The state of one zone's inversion for T (dens_ei, dens_pres) between steps: the bracket
 /// [lo, hi] that holds the root (the table's edges until evaluated) and the last two steps.
 struct Bracket {

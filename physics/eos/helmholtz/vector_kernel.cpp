@@ -436,11 +436,12 @@ HWY_NOINLINE void eval_lanes(const HelmTable& t, double coulomb_mult, Lanes& HWY
   // Step 6: the physics of the scalar kernel, with its divisions shared: the scalar kernel
   // divides 14 times per zone (1/T, 1/kT, c1/xs, 1/Gamma three times, by 3 four times, the
   // two ratios to p0 and e0 and the two tapers), this one 7 times (1/T, 1/Gamma, 1/xs, the
-  // ratios, the tapers), which on AVX2 is some 14 cycles of the divider less per zone and
-  // Newton step. The same terms and sums; the products that replace the quotients round
-  // differently, so the two agree to round-off rather than to the bit
-  // (tests/unit/test_helmholtz.cpp: 1e-12). Each output's expression is the same in every
-  // mode (eval_lanes<What> leaves out what it does not return, nothing else).
+  // ratios, the tapers): 7 divisions of 4 lanes less per zone and Newton step, some 14
+  // cycles of the divider on AVX2 by the processors' published throughputs (estimated, not
+  // measured; dens_temp's measured speed-up is in docs/memory.md). The same terms and sums; the
+  // products that replace the quotients round differently, so the two agree to round-off rather
+  // than to the bit (tests/unit/test_helmholtz.cpp: 1e-12). Each output's expression is the same in
+  // every mode (eval_lanes<What> leaves out what it does not return, nothing else).
   constexpr double a1 = -0.898004, b1 = 0.96786, c1 = 0.220703, d1 = -0.86097;
   constexpr double a2 = 0.29561, b2 = 1.9885, c2 = 0.288675;
   constexpr double esqu = electron_charge * electron_charge;
