@@ -298,13 +298,17 @@ int main(int argc, char** argv) {
       const auto t = tessera::simd::current();
       const auto all = tessera::simd::available();
       if (rank == 0 && simd_json) {
-        std::cout << nlohmann::json{{"target", t.name}, {"lanes", t.lanes}, {"available", all}}
+        std::cout << nlohmann::json{{"target", t.name},
+                                    {"lanes", t.lanes},
+                                    {"available", all},
+                                    {"compiled_for", tessera::simd::compiled_for()}}
                   << "\n";
       } else if (rank == 0) {
         std::cout << "kernels run " << t.name << " (" << t.lanes << " doubles per vector); "
                   << "perf.simd can force:";
         for (const auto& a : all) std::cout << " " << a;
-        std::cout << "\n";
+        std::cout << "\nthe rest of the code is compiled for " << tessera::simd::compiled_for()
+                  << "\n";
       }
     } else if (*eos_cmd) {
       rc = tessera::app::eos_command(eos_opt);

@@ -101,5 +101,13 @@ void force_from_environment() {
   if (const char* e = std::getenv("TESSERA_SIMD")) force(e);
 }
 
+std::string compiled_for() {
+#ifdef TESSERA_MARCH
+  return TESSERA_MARCH;
+#else
+  return "unknown";  // built outside CMake (tools/arm/test_arm.sh)
+#endif
+}
+
 }  // namespace tessera::simd
 #endif  // HWY_ONCE

@@ -39,5 +39,8 @@ std::vector<std::string> available();
 void force(const std::string& name);
 /// force(TESSERA_SIMD) if that variable is set (the app calls it at start).
 void force_from_environment();
+/// What the code outside the dispatched kernels was compiled for: "portable" (no -march,
+/// the default), "native" (TESSERA_NATIVE) or TESSERA_ARCH's -march value.
+std::string compiled_for();
 
 }  // namespace tessera::simd

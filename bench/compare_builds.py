@@ -9,11 +9,14 @@ of each and their ratio, with the load average before the runs.
     .venv/bin/python bench/compare_builds.py --base-exe build/bin/tessera \
         --new-exe build-port/bin/tessera   # two builds of this tree (native vs portable)
 
---base REV is built once (Release, like build/) in a git worktree under build-base/REV
-(reused if present); the new executable is build/bin/tessera, or --new-exe. --arch builds
-the base for that instruction set (-DTESSERA_ARCH, in build-base/REV-ARCH) instead of
--march=native: to measure as on another machine (x86-64-v3: an AVX2 processor), with a
-new build configured the same way. Parameters a build does not
+--base REV is built once (Release, like build/) in a git worktree under build-base/REV-ARCH
+(reused if present); the new executable is build/bin/tessera, or --new-exe. --arch says
+how: "portable" (the default, as build/ is configured by default since the portable
+default: -DTESSERA_NATIVE=OFF, no -march), "native" (-DTESSERA_NATIVE=ON), or an
+instruction set (-DTESSERA_ARCH=ARCH: x86-64-v3 measures as on an AVX2 processor), with a
+new build configured the same way. (A revision older than the runtime dispatch has no
+vectorised kernels in a portable build: compare such a one with --arch native or a named
+set.) Parameters a build does not
 know (renamed keys) can be given per build with --set-base / --set-new. --base-exe takes
 an executable already built from this tree instead of --base (e.g. the native build
 against a portable one, -DTESSERA_NATIVE=OFF).
@@ -30,15 +33,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def build_base(rev, arch=""):
-    tree = ROOT / "build-base" / (rev + (f"-{arch}" if arch else ""))
+def build_base(rev, arch="portable"):
+    """Build revision rev with -march arch ("portable": none; "native"; or a named set)."""
+    tree = ROOT / "build-base" / f"{rev}-{arch}"
     exe = tree / "build" / "bin" / "tessera"
     if exe.exists():
         return exe, tree
     if not tree.exists():
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), rev],
                        check=True, capture_output=True)
-    extra = [f"-DTESSERA_ARCH={arch}"] if arch else []
+    extra = {"portable": ["-DTESSERA_NATIVE=OFF"],
+             "native": ["-DTESSERA_NATIVE=ON"]}.get(arch, [f"-DTESSERA_ARCH={arch}"])
     subprocess.run(["cmake", "--preset", "release", *extra], cwd=tree, check=True,
                    capture_output=True)
     print(f"building {rev} in {tree} ...", flush=True)
@@ -64,7 +69,8 @@ def main():
     ap.add_argument("--set", action="append", default=[], help="key=value for both builds")
     ap.add_argument("--set-base", action="append", default=[])
     ap.add_argument("--set-new", action="append", default=[])
-    ap.add_argument("--arch", default="", help="-march of the base build (default native)")
+    ap.add_argument("--arch", default="portable",
+                    help="the base build: portable (default), native, or a -march value")
     ap.add_argument("--new-exe", default=str(ROOT / "build" / "bin" / "tessera"))
     a = ap.parse_args()
     if bool(a.base) == bool(a.base_exe):
@@ -86,7 +92,7 @@ def main():
     # Each pair ran back to back: the median of the pair ratios is the least sensitive to
     # load that changes over the run (other jobs on a shared machine).
     pairs = statistics.median(n / b for b, n in zip(runs["base"], runs["new"]))
-    out = {"problem": a.problem, "base": a.base or str(base_exe), "arch": a.arch or "native",
+    out = {"problem": a.problem, "base": a.base or str(base_exe), "arch": a.arch,
            "new_exe": str(new_exe), "repeat": a.repeat, "steps": a.steps,
            "median_zone_updates_per_second": {"base": mb, "new": mn}, "ratio_new_over_base": mn / mb,
            "median_pair_ratio": pairs,

@@ -47,7 +47,9 @@ nlohmann::json Simulation::report(const RunTotals& rt) {
   s["zone_updates_per_second_per_rank"] =
       loop_seconds > 0 ? zone_updates / loop_seconds / nranks_ : 0.0;
   const auto simd_target = simd::current();
-  s["simd"] = {{"target", simd_target.name}, {"lanes", simd_target.lanes}};
+  s["simd"] = {{"target", simd_target.name},
+               {"lanes", simd_target.lanes},
+               {"compiled_for", simd::compiled_for()}};
   s["units"] = nlohmann::json::array();
   for (const auto& u : units_.all()) {
     s["units"].push_back(u->name());

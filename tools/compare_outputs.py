@@ -7,7 +7,8 @@ reported). Then one checkpoint of the older build is restarted by this one and c
 both builds continue it from there and must write the same files.
 
     .venv/bin/python tools/compare_outputs.py --base REV | --base-exe PATH
-        [--steps 6] [--ranks 1 2] [--problem NAME ...] [--allow-param KEY ...]
+        [--arch portable|native|MARCH] [--steps 6] [--ranks 1 2] [--problem NAME ...]
+        [--allow-param KEY ...]
 
 --base REV is built as bench/compare_builds.py builds it (a worktree under build-base/).
 Prints one line per (problem, ranks) and exits 1 if any output differs.
@@ -70,6 +71,9 @@ def main():
     g.add_argument("--base", help="git revision of the older build")
     g.add_argument("--base-exe", help="the older build's tessera executable")
     ap.add_argument("--new-exe", default=str(ROOT / "build" / "bin" / "tessera"))
+    ap.add_argument("--arch", default="portable",
+                    help="how --base is built: portable (default, as build/), native, or a "
+                         "-march value; configure it as the new build was")
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--ranks", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--problem", nargs="*", default=None, help="problem file stems")
@@ -77,7 +81,7 @@ def main():
                     help="a runtime parameter whose stored value may differ (a changed default)")
     a = ap.parse_args()
     ALLOWED.update(a.allow_param)
-    base = Path(a.base_exe) if a.base_exe else build_base(a.base)[0]
+    base = Path(a.base_exe) if a.base_exe else build_base(a.base, a.arch)[0]
     new = Path(a.new_exe)
     names = a.problem or sorted(p.stem for p in (ROOT / "problems").glob("*.toml"))
     step = max(1, a.steps // 2)

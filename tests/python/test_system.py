@@ -6,6 +6,7 @@ verification.md). They need TESSERA_EXE (set by ctest) or build/bin/tessera.
 import json
 import math
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -241,6 +242,24 @@ def simd_targets():
     return [t.lower() for t in json.loads(p.stdout)["available"]]
 
 
+def compiled_for():
+    """What the code outside the dispatched kernels was compiled for (`tessera simd`)."""
+    p = subprocess.run([EXE, "simd", "--json"], capture_output=True, text=True, check=True)
+    built = json.loads(p.stdout)["compiled_for"]
+    # The CMake configuration's: TESSERA_ARCH's -march value, "native" or "portable".
+    cache = Path(EXE).resolve().parents[1] / "CMakeCache.txt"
+    if cache.exists():
+        text = cache.read_text()
+        arch = re.search(r"^TESSERA_ARCH:STRING=(.*)$", text, re.M)
+        native = re.search(r"^TESSERA_NATIVE:BOOL=(\w+)$", text, re.M)
+        release = re.search(r"^CMAKE_BUILD_TYPE:STRING=Release$", text, re.M)
+        want = (arch.group(1) if arch and arch.group(1) else
+                "native" if native and native.group(1) in ("ON", "TRUE", "1") and release
+                else "portable")
+        assert built == want, (built, want)
+    return built
+
+
 def test_a_forced_simd_target_is_bitwise_on_1_2_4_ranks_and_round_off_from_the_reference(
         tmp_path):
     # Issue 26: with a fixed instruction set every output is the same on any rank count
@@ -261,6 +280,9 @@ def test_a_forced_simd_target_is_bitwise_on_1_2_4_ranks_and_round_off_from_the_r
         run("sedov_2d_amr.toml", out, *args, f"perf.simd={simd}",
             "mesh.distribution=" + ("round_robin" if n == 4 else "morton"), ranks=n)
         assert summary(out)["simd"]["target"].lower() == simd
+        # What the rest of the code was compiled for, as `tessera simd` says (the CMake
+        # configuration: portable by default).
+        assert summary(out)["simd"]["compiled_for"] == compiled_for()
         files[(n, simd)] = sorted(out.glob("*_hdf5_chk_*"))[-1]
     ref = h5py.File(files[(1, forced)], "r")
     for n in (2, 4):
