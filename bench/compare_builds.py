@@ -6,20 +6,20 @@ of each and their ratio, with the load average before the runs.
     .venv/bin/python bench/compare_builds.py --base 85700cd [--repeat 7] [--steps 20]
         [--problem problems/sedov_3d_uniform.toml] [--set key=value ...]
         [--arch x86-64-v3 --new-exe build-v3/bin/tessera]
-    .venv/bin/python bench/compare_builds.py --base-exe build/bin/tessera \
-        --new-exe build-port/bin/tessera   # two builds of this tree (native vs portable)
+    .venv/bin/python bench/compare_builds.py --base-exe build-native/bin/tessera \
+        --new-exe build/bin/tessera   # two builds of this tree (native vs portable)
 
 --base REV is built once (Release, like build/) in a git worktree under build-base/REV-ARCH
 (reused if present); the new executable is build/bin/tessera, or --new-exe. --arch says
-how: "portable" (the default, as build/ is configured by default since the portable
-default: -DTESSERA_NATIVE=OFF, no -march), "native" (-DTESSERA_NATIVE=ON), or an
-instruction set (-DTESSERA_ARCH=ARCH: x86-64-v3 measures as on an AVX2 processor), with a
-new build configured the same way. (A revision older than the runtime dispatch has no
+how: "portable" (no -march, the default configuration), "native" (-DTESSERA_NATIVE=ON),
+or an instruction set (-DTESSERA_ARCH=ARCH: x86-64-v3 measures as on an AVX2 processor).
+Without --arch the base is built as the new executable was (`tessera simd --json` →
+compiled_for; portable for a build too old to say), so that like is compared with like. (A revision older than the runtime dispatch has no
 vectorised kernels in a portable build: compare such a one with --arch native or a named
 set.) Parameters a build does not
 know (renamed keys) can be given per build with --set-base / --set-new. --base-exe takes
-an executable already built from this tree instead of --base (e.g. the native build
-against a portable one, -DTESSERA_NATIVE=OFF).
+an executable already built from this tree instead of --base (e.g. a native build,
+-DTESSERA_NATIVE=ON in build-native/, against the default portable one).
 """
 import argparse
 import json
@@ -52,6 +52,17 @@ def build_base(rev, arch="portable"):
     return exe, tree
 
 
+def compiled_for(exe):
+    """What exe's code outside the dispatched kernels was compiled for (its `tessera simd
+    --json`): "portable", "native" or a -march value; "portable" if it does not say."""
+    p = subprocess.run([str(exe), "simd", "--json"], capture_output=True, text=True)
+    try:
+        arch = json.loads(p.stdout).get("compiled_for", "portable")
+    except ValueError:
+        arch = "portable"
+    return "portable" if arch == "unknown" else arch
+
+
 def one_run(exe, problem, args):
     with tempfile.TemporaryDirectory() as d:
         subprocess.run([str(exe), "run", str(problem), "--dir", d, *args], check=True,
@@ -69,8 +80,9 @@ def main():
     ap.add_argument("--set", action="append", default=[], help="key=value for both builds")
     ap.add_argument("--set-base", action="append", default=[])
     ap.add_argument("--set-new", action="append", default=[])
-    ap.add_argument("--arch", default="portable",
-                    help="the base build: portable (default), native, or a -march value")
+    ap.add_argument("--arch", default="",
+                    help="the base build: portable, native, or a -march value (default: as "
+                         "the new executable was built)")
     ap.add_argument("--new-exe", default=str(ROOT / "build" / "bin" / "tessera"))
     a = ap.parse_args()
     if bool(a.base) == bool(a.base_exe):
@@ -78,6 +90,7 @@ def main():
     if a.base_exe:
         base_exe, base_tree = Path(a.base_exe).resolve(), ROOT
     else:
+        a.arch = a.arch or compiled_for(a.new_exe)
         base_exe, base_tree = build_base(a.base, a.arch)
     new_exe = Path(a.new_exe)
     common = [f"driver.nend={a.steps}", "sedov.nsubzones=1", *a.set]

@@ -12,7 +12,8 @@
 //
 // The vector kernel runs the best SIMD target this processor has, or the one TESSERA_SIMD
 // names (base/simd.hpp: avx2, avx512, sse4, ...); the first line says which. Forcing a
-// lower target measures it only in a portable build (-DTESSERA_NATIVE=OFF).
+// lower target measures it only in a portable build (the default; not with
+// -DTESSERA_NATIVE=ON or -DTESSERA_ARCH).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -109,8 +110,8 @@ int main(int argc, char** argv) {
                 repeats, target.name.c_str(), target.lanes);
 #ifndef TESSERA_PORTABLE
     std::printf(
-        "  (a native build: every target's copy carries -march=native's instructions, so a\n"
-        "   forced lower target is not measured here; build with -DTESSERA_NATIVE=OFF)\n");
+        "  (built with -march: every target's copy carries its instructions, so a forced\n"
+        "   lower target is not measured here; use the default, portable build)\n");
 #endif
     std::printf("\n");
     std::printf("  %-10s %-8s %14s %12s %10s %10s\n", "mode", "kernel", "evals/s", "ns/eval",

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests" / "python"))
-from compare_builds import build_base  # noqa: E402
+from compare_builds import build_base, compiled_for  # noqa: E402
 from h5compare import differing_datasets, params_of  # noqa: E402
 import h5py  # noqa: E402
 
@@ -71,9 +71,9 @@ def main():
     g.add_argument("--base", help="git revision of the older build")
     g.add_argument("--base-exe", help="the older build's tessera executable")
     ap.add_argument("--new-exe", default=str(ROOT / "build" / "bin" / "tessera"))
-    ap.add_argument("--arch", default="portable",
-                    help="how --base is built: portable (default, as build/), native, or a "
-                         "-march value; configure it as the new build was")
+    ap.add_argument("--arch", default="",
+                    help="how --base is built: portable, native, or a -march value (default: "
+                         "as the new executable was built)")
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--ranks", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--problem", nargs="*", default=None, help="problem file stems")
@@ -81,7 +81,7 @@ def main():
                     help="a runtime parameter whose stored value may differ (a changed default)")
     a = ap.parse_args()
     ALLOWED.update(a.allow_param)
-    base = Path(a.base_exe) if a.base_exe else build_base(a.base, a.arch)[0]
+    base = Path(a.base_exe) if a.base_exe else build_base(a.base, a.arch or compiled_for(a.new_exe))[0]
     new = Path(a.new_exe)
     names = a.problem or sorted(p.stem for p in (ROOT / "problems").glob("*.toml"))
     step = max(1, a.steps // 2)
