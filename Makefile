@@ -64,9 +64,9 @@ test: deps build
 	cmake --build build --target helm_table nse_table
 	cd build && ctest --output-on-failure -j$(NPROC)
 
-# The Highway hydro and PIC kernels, the Helmholtz EOS kernels, and their unit tests
-# cross-built for aarch64 and run under qemu-user with 512-bit SVE (SVE2, SVE, NEON,
-# scalar): tools/arm/test_arm.sh (the Helmholtz tests read the table this machine's build
+# The Highway hydro and PIC kernels, the level set's WENO5 rows, the Helmholtz EOS kernels,
+# and their unit tests cross-built for aarch64 and run under qemu-user with 512-bit SVE
+# (SVE2, SVE, NEON, scalar): tools/arm/test_arm.sh (the Helmholtz tests read the table this machine's build
 # generates). It installs g++-aarch64-linux-gnu and qemu-user and unpacks Debian's arm64
 # libhwy, libgtest and libssl into build-arm/sysroot. Not part of make test (see
 # docs/memory.md).

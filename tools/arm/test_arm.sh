@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# make test-arm: the Highway hydro and PIC kernels and the Helmholtz EOS kernels, and their
-# unit tests (tests/unit/test_hydro_simd.cpp, test_pic_simd.cpp and the kernel tests of
-# test_helmholtz.cpp, against the C++ reference kernels) cross-built for aarch64 with
+# make test-arm: the Highway hydro and PIC kernels, the level set's WENO5 rows and the
+# Helmholtz EOS kernels, and their unit tests (tests/unit/test_hydro_simd.cpp,
+# test_pic_simd.cpp, test_levelset_rows.cpp and the kernel tests of test_helmholtz.cpp,
+# against the C++ reference kernels) cross-built for aarch64 with
 # Debian's g++-aarch64-linux-gnu and run under qemu-user on an emulated processor with
 # 512-bit SVE (qemu-aarch64 -cpu max,sve512=on: the A64FX's vector length), every target
 # Highway finds there (SVE2, SVE, NEON, its scalar code) and the C++ reference.
 #
 # The kernels need no MPI or HDF5: base/simd.cpp, physics/hydro/kernels_simd.cpp,
-# physics/pic/kernels_simd.cpp, physics/eos/helmholtz/*.cpp and the tests, with fmt
+# physics/pic/kernels_simd.cpp, physics/levelset/rows.cpp, physics/eos/helmholtz/*.cpp and
+# the tests, with fmt
 # header-only. The Helmholtz tests read the table the host build generated (the second
 # argument; make test-arm runs `make helm-table` first): its bytes are the same on any
 # little-endian machine. Highway's, GoogleTest's and OpenSSL's (the table's SHA-256) arm64 libraries come from
@@ -54,7 +56,12 @@ if [ ! -f "$SYSROOT/.unpacked-2" ]; then  # -2: libssl added
 fi
 
 LIB=$SYSROOT/usr/lib/aarch64-linux-gnu
-echo "test-arm: building the kernels and tests/unit/test_{hydro,pic}_simd.cpp, test_helmholtz.cpp for aarch64"
+echo "test-arm: building the kernels and tests/unit/test_{hydro,pic}_simd.cpp, test_levelset_rows.cpp, test_helmholtz.cpp for aarch64"
+# The level set's WENO5 rows without FMA contraction, as CMakeLists.txt builds them.
+aarch64-linux-gnu-g++ -std=c++20 -O3 -fno-math-errno -ffp-contract=off -Wall -Wextra \
+  -I"$ROOT" -isystem "$SYSROOT/usr/include" \
+  -DHWY_COMPILE_ALL_ATTAINABLE "-DHWY_DISABLED_TARGETS=(HWY_SSSE3|HWY_AVX3_DL)" \
+  -c "$ROOT/physics/levelset/rows.cpp" -o "$OUT/levelset_rows.o"
 # -O3 as the Release build (GCC vectorises and inlines differently at -O2), asserts kept.
 aarch64-linux-gnu-g++ -std=c++20 -O3 -fno-math-errno -Wall -Wextra \
   -I"$ROOT" -isystem "$SYSROOT/usr/include" -DFMT_HEADER_ONLY \
@@ -62,6 +69,7 @@ aarch64-linux-gnu-g++ -std=c++20 -O3 -fno-math-errno -Wall -Wextra \
   "$ROOT/base/simd.cpp" "$ROOT/physics/hydro/kernels_simd.cpp" \
   "$ROOT/physics/pic/kernels_simd.cpp" \
   "$ROOT/tests/unit/test_hydro_simd.cpp" "$ROOT/tests/unit/test_pic_simd.cpp" \
+  "$OUT/levelset_rows.o" "$ROOT/tests/unit/test_levelset_rows.cpp" \
   -L"$LIB" -Wl,-rpath,"$LIB" -lhwy -lgtest_main -lgtest -lpthread -o "$OUT/test_hydro_simd"
 # The Helmholtz kernels with the Release build's flags (-O3 -DNDEBUG -fno-math-errno; the
 # vector kernel without trapping math, the generator without FMA contraction, as
