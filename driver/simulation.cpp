@@ -152,10 +152,9 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
   if (!out_->async_note().empty()) log("warning: " + out_->async_note());
   {
     const auto t = simd::current();
-    log(
-        fmt::format("simd: vectorised kernels run {} ({} double{} per vector); the rest is "
-                    "compiled for {}",
-                    t.name, t.lanes, t.lanes == 1 ? "" : "s", simd::compiled_for()));
+    log(fmt::format("simd: vectorised kernels run {} ({} double{} per vector)", t.name, t.lanes,
+                    t.lanes == 1 ? "" : "s"));
+    log("simd: the rest of the code is compiled for " + simd::compiled_for());
   }
   for (const auto& a : memory::report_all()) {
     log(fmt::format("memory: arena {} {} pages={} (requested {}), {} in huge pages", a.name,

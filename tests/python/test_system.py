@@ -284,8 +284,9 @@ def test_a_forced_simd_target_is_bitwise_on_1_2_4_ranks_and_round_off_from_the_r
     built = compiled_for()
     for n, simd in [(1, forced), (2, forced), (4, forced), (1, "scalar")]:
         out = tmp_path / f"r{n}_{simd}"
-        run("sedov_2d_amr.toml", out, *args, f"perf.simd={simd}",
-            "mesh.distribution=" + ("round_robin" if n == 4 else "morton"), ranks=n)
+        p = run("sedov_2d_amr.toml", out, *args, f"perf.simd={simd}",
+                "mesh.distribution=" + ("round_robin" if n == 4 else "morton"), ranks=n)
+        assert f"simd: the rest of the code is compiled for {built}\n" in p.stdout + p.stderr
         assert summary(out)["simd"]["target"].lower() == simd
         # What the rest of the code was compiled for, as `tessera simd` says (the CMake
         # configuration: portable by default).
