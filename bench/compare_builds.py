@@ -14,10 +14,10 @@ of each and their ratio, with the load average before the runs.
 how: "portable" (no -march, the default configuration), "native" (-DTESSERA_NATIVE=ON),
 or an instruction set (-DTESSERA_ARCH=ARCH: x86-64-v3 measures as on an AVX2 processor).
 Without --arch the base is built as the new executable was (`tessera simd --json` →
-compiled_for; portable for a build too old to say), so that like is compared with like. (A revision older than the runtime dispatch has no
-vectorised kernels in a portable build: compare such a one with --arch native or a named
-set.) Parameters a build does not
-know (renamed keys) can be given per build with --set-base / --set-new. --base-exe takes
+compiled_for; portable for a build too old to say), so that like is compared with like.
+(A revision older than the runtime dispatch has no vectorised kernels in a portable build:
+compare such a one with --arch native or a named set.) Parameters a build does not know
+(renamed keys) can be given per build with --set-base / --set-new. --base-exe takes
 an executable already built from this tree instead of --base (e.g. a native build,
 -DTESSERA_NATIVE=ON in build-native/, against the default portable one).
 """
@@ -33,8 +33,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def build_base(rev, arch="portable"):
-    """Build revision rev with -march arch ("portable": none; "native"; or a named set)."""
+def build_base(rev, arch="", like=None):
+    """Build revision rev with -march arch ("portable": none; "native"; or a named set); no
+    arch: as the executable `like` was built (portable if none is given)."""
+    arch = arch or (compiled_for(like) if like else "portable")
     tree = ROOT / "build-base" / f"{rev}-{arch}"
     exe = tree / "build" / "bin" / "tessera"
     if exe.exists():
@@ -90,7 +92,7 @@ def main():
     if a.base_exe:
         base_exe, base_tree = Path(a.base_exe).resolve(), ROOT
     else:
-        a.arch = a.arch or compiled_for(a.new_exe)
+        a.arch = a.arch or compiled_for(a.new_exe)  # for the report
         base_exe, base_tree = build_base(a.base, a.arch)
     new_exe = Path(a.new_exe)
     common = [f"driver.nend={a.steps}", "sedov.nsubzones=1", *a.set]

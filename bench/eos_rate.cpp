@@ -108,11 +108,11 @@ int main(int argc, char** argv) {
     const auto target = tessera::simd::current();
     std::printf("  median of %d repeats, one core; vector kernel: %s (%d doubles per vector)\n",
                 repeats, target.name.c_str(), target.lanes);
-#ifndef TESSERA_PORTABLE
-    std::printf(
-        "  (built with -march: every target's copy carries its instructions, so a forced\n"
-        "   lower target is not measured here; use the default, portable build)\n");
-#endif
+    if (tessera::simd::compiled_for() != "portable")
+      std::printf(
+          "  (built with -march=%s: every target's copy carries its instructions, so a forced\n"
+          "   lower target is not measured here; use the default, portable build)\n",
+          tessera::simd::compiled_for().c_str());
     std::printf("\n");
     std::printf("  %-10s %-8s %14s %12s %10s %10s\n", "mode", "kernel", "evals/s", "ns/eval",
                 "best ns", "Newton it");

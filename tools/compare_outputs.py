@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests" / "python"))
-from compare_builds import build_base, compiled_for  # noqa: E402
+from compare_builds import build_base  # noqa: E402
 from h5compare import differing_datasets, params_of  # noqa: E402
 import h5py  # noqa: E402
 
@@ -81,7 +81,7 @@ def main():
                     help="a runtime parameter whose stored value may differ (a changed default)")
     a = ap.parse_args()
     ALLOWED.update(a.allow_param)
-    base = Path(a.base_exe) if a.base_exe else build_base(a.base, a.arch or compiled_for(a.new_exe))[0]
+    base = Path(a.base_exe) if a.base_exe else build_base(a.base, a.arch, like=a.new_exe)[0]
     new = Path(a.new_exe)
     names = a.problem or sorted(p.stem for p in (ROOT / "problems").glob("*.toml"))
     step = max(1, a.steps // 2)
