@@ -35,12 +35,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def build_base(rev, arch="", like=None):
     """Build revision rev with -march arch ("portable": none; "native"; or a named set); no
-    arch: as the executable `like` was built (portable if none is given)."""
+    arch: as the executable `like` was built (portable if none is given). Returns the
+    executable, its worktree and the arch it was built with."""
     arch = arch or (compiled_for(like) if like else "portable")
     tree = ROOT / "build-base" / f"{rev}-{arch}"
     exe = tree / "build" / "bin" / "tessera"
     if exe.exists():
-        return exe, tree
+        return exe, tree, arch
     if not tree.exists():
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), rev],
                        check=True, capture_output=True)
@@ -51,7 +52,7 @@ def build_base(rev, arch="", like=None):
     print(f"building {rev} in {tree} ...", flush=True)
     subprocess.run(["cmake", "--build", "build", "-j2", "--target", "tessera"], cwd=tree,
                    check=True, capture_output=True)
-    return exe, tree
+    return exe, tree, arch
 
 
 def compiled_for(exe):
@@ -91,9 +92,9 @@ def main():
         ap.error("give one of --base REV and --base-exe EXE")
     if a.base_exe:
         base_exe, base_tree = Path(a.base_exe).resolve(), ROOT
+        arch = compiled_for(base_exe)
     else:
-        a.arch = a.arch or compiled_for(a.new_exe)  # for the report
-        base_exe, base_tree = build_base(a.base, a.arch)
+        base_exe, base_tree, arch = build_base(a.base, a.arch, like=a.new_exe)
     new_exe = Path(a.new_exe)
     common = [f"driver.nend={a.steps}", "sedov.nsubzones=1", *a.set]
     runs = {"base": [], "new": []}
@@ -107,7 +108,7 @@ def main():
     # Each pair ran back to back: the median of the pair ratios is the least sensitive to
     # load that changes over the run (other jobs on a shared machine).
     pairs = statistics.median(n / b for b, n in zip(runs["base"], runs["new"]))
-    out = {"problem": a.problem, "base": a.base or str(base_exe), "arch": a.arch,
+    out = {"problem": a.problem, "base": a.base or str(base_exe), "arch": arch,
            "new_exe": str(new_exe), "repeat": a.repeat, "steps": a.steps,
            "median_zone_updates_per_second": {"base": mb, "new": mn}, "ratio_new_over_base": mn / mb,
            "median_pair_ratio": pairs,

@@ -5,8 +5,8 @@
 // has (or the one perf.simd / TESSERA_SIMD forces). Plain C++ on doubles, built without
 // fused multiply-add contraction (CMakeLists.txt, as levelset.cpp): every target computes
 // the same IEEE operations in the same order per zone, so every target gives the same bits
-// (tests/python/test_levelset.py forces each x86 target; the Arm ones are not built by
-// make test-arm).
+// (tests/unit/test_levelset_rows.cpp on every target, also under make test-arm on SVE2,
+// SVE, NEON and scalar; tests/python/test_levelset.py forces each x86 target in whole runs).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "physics/levelset/rows.cpp"
 #include "physics/levelset/rows.hpp"
