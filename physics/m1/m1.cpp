@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <limits>
 
@@ -12,6 +13,7 @@
 #include "base/params.hpp"
 #include "perf/timers.hpp"
 #include "physics/eos/eos_unit.hpp"
+#include "physics/m1/closure.hpp"
 #include "physics/field_rules.hpp"
 
 namespace tessera::m1 {
@@ -418,49 +420,7 @@ void M1::block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>&
 }
 
 void M1::line_flux(double* const u[4], double* const out[4], int a, int i0, int i1) const {
-  // The flux along axis a of states u (E, Fx, Fy, Fz) at i0..i1-1: (F_a, c^2 P_{0a},
-  // c^2 P_{1a}, c^2 P_{2a}); zero pressure where E <= 0; the closure's branch outside the
-  // loop.
-  const double c = c_, c2 = c_ * c_;
-  const double* __restrict e = u[0];
-  const double* __restrict fx = u[1];
-  const double* __restrict fy = u[2];
-  const double* __restrict fz = u[3];
-  const double* __restrict fa = u[1 + a];
-  double* __restrict o0 = out[0];
-  double* __restrict o1 = out[1];
-  double* __restrict o2 = out[2];
-  double* __restrict o3 = out[3];
-  auto body = [&](auto chi_of) {
-    for (int i = i0; i < i1; ++i) {
-      const double nf2 = fx[i] * fx[i] + fy[i] * fy[i] + fz[i] * fz[i];
-      const double nf = std::sqrt(nf2);
-      const bool pos = e[i] > 0.0;
-      const double es = pos ? e[i] : 1.0;
-      const double f = std::min(nf / (c * es), 1.0);
-      const double chi = chi_of(f);
-      const double iso = 0.5 * (1.0 - chi), dir = 0.5 * (3.0 * chi - 1.0);
-      const double inv2 = nf2 > 0.0 ? 1.0 / nf2 : 0.0;
-      const double k = pos ? c2 * e[i] : 0.0;
-      const double dn = dir * fa[i] * inv2;
-      o0[i] = fa[i];
-      o1[i] = k * ((a == 0 ? iso : 0.0) + dn * fx[i]);
-      o2[i] = k * ((a == 1 ? iso : 0.0) + dn * fy[i]);
-      o3[i] = k * ((a == 2 ? iso : 0.0) + dn * fz[i]);
-    }
-  };
-  // The closure fixed per call, so that the loop inlines its one formula.
-  switch (closure_) {
-    case Closure::levermore:
-      body([](double f) { return eddington_factor(Closure::levermore, f); });
-      break;
-    case Closure::eddington:
-      body([](double f) { return eddington_factor(Closure::eddington, f); });
-      break;
-    case Closure::minerbo:
-      body([](double f) { return eddington_factor(Closure::minerbo, f); });
-      break;
-  }
+  row_flux(closure_, c_, u, out, a, i0, i1);
 }
 
 void M1::advance(mesh::Mesh& m, double dt) {

@@ -41,6 +41,7 @@
 #include <utility>
 #include <vector>
 
+#include "physics/m1/closure.hpp"
 #include "physics/registry.hpp"
 #include "physics/unit.hpp"
 
@@ -49,18 +50,6 @@ class EosUnit;
 }
 
 namespace tessera::m1 {
-
-enum class Closure { minerbo, levermore, eddington };
-
-/// The Eddington factor chi(f) of a closure, f = |F| / (cE) in [0, 1] (inline: the flux
-/// loop calls it with a constant closure).
-inline double eddington_factor(Closure c, double f) {
-  f = f < 0.0 ? 0.0 : (f > 1.0 ? 1.0 : f);
-  if (c == Closure::levermore)
-    return (3.0 + 4.0 * f * f) / (5.0 + 2.0 * std::sqrt(4.0 - 3.0 * f * f));
-  if (c == Closure::eddington) return 1.0 / 3.0;
-  return 1.0 / 3.0 + 0.4 * f * f * (1.0 - f / 3.0 + f * f);
-}
 
 class M1 final : public physics::Unit {
  public:

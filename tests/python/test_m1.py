@@ -213,3 +213,28 @@ def test_bad_input_is_a_one_line_error(tmp_path):
     assert p.returncode != 0 and "add \"m1\" to driver.operators" in p.stderr, p.stderr
     p = run(WAVE, tmp_path / "c", "m1.beam_faces=yl", check=False)
     assert p.returncode != 0 and "face 'yl' of a 1-D mesh" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("case", [
+    ["mesh.nblockx=6", "mesh.nblocky=6"],  # the shadow at 96^2
+    ["mesh.nblockx=8", "mesh.nblocky=8"],  # at 128^2 (docs/m1.md's resolution)
+    ["mesh.nblockx=8", "mesh.nblocky=8", "m1.disk_radius=0", "m1.beam_lo=0.4",
+     "m1.beam_hi=0.6"],  # a plain beam
+    ["mesh.nblockx=8", "mesh.nblocky=8", "m1.disk_radius=0", "m1.beam_faces=[\"xl\", \"yl\"]"],
+], ids=["shadow96", "shadow128", "beam128", "crossing128"])
+def test_beams_into_vacuum_run_to_the_end_at_every_resolution(tmp_path, case):
+    # Issue 48: |F|^2 of the vacuum's fringe underflowed to a subnormal, 1 / |F|^2 to inf,
+    # and 0 * inf (chi = 1/3 where f = 0) stopped these runs with "m1 frax = -nan" at steps
+    # 26-35 (physics/m1/closure.hpp).
+    run("m1_shadow_2d.toml", tmp_path, *NOPLOT, *case)
+    m1 = summary(tmp_path)["m1"]
+    assert m1["time"] == pytest.approx(1.5), m1
+    assert math.isfinite(m1["energy_end"]) and m1["energy_end"] > 0, m1
+
+
+def test_a_thick_pulse_in_1d_runs_whatever_its_age(tmp_path):
+    # Issue 48: t0 = 15.000000000000004 (but not 15) stopped the 1-D pulse with a NaN.
+    run("m1_diffusion_limit_2d.toml", tmp_path, "mesh.ndim=1", "pulse.t0=15.000000000000004",
+        *NOPLOT)
+    m1 = summary(tmp_path)["m1"]
+    assert m1["time"] == pytest.approx(3.0) and m1["realizability_violations"] == 0, m1
