@@ -42,35 +42,6 @@ namespace {
 
 using namespace tessera;
 
-/// Set every declared parameter stored in the checkpoint (source "checkpoint").
-void apply_checkpoint_params(base::Params& params, const io::FlashFileSpec& f) {
-  std::map<std::string, base::ParamType> type;
-  for (const auto* s : params.all()) type[s->key] = s->type;
-  auto known = [&](const std::string& k) { return type.count(k) != 0; };
-  for (const auto& [k, v] : f.int_runtime)
-    if (known(k)) params.set(k, static_cast<std::int64_t>(v), "checkpoint");
-  for (const auto& [k, v] : f.real_runtime)
-    if (known(k)) params.set(k, v, "checkpoint");
-  for (const auto& [k, v] : f.log_runtime)
-    if (known(k)) params.set(k, v, "checkpoint");
-  for (const auto& [k, v] : f.str_runtime) {
-    if (!known(k)) continue;
-    if (type[k] == base::ParamType::StringList) {
-      std::vector<std::string> list;
-      std::size_t at = 0;
-      while (!v.empty() && at <= v.size()) {
-        const auto comma = v.find(',', at);
-        list.push_back(v.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
-        if (comma == std::string::npos) break;
-        at = comma + 1;
-      }
-      params.set(k, list, "checkpoint");
-    } else {
-      params.set(k, v, "checkpoint");
-    }
-  }
-}
-
 int run(const std::string& file, const std::string& dir, const std::string& restart,
         const std::vector<std::string>& overrides, bool thread_multiple) {
   base::Params params;
@@ -88,7 +59,7 @@ int run(const std::string& file, const std::string& dir, const std::string& rest
     } catch (const Error& e) {
       throw Error("refusing to restart from '" + restart + "': " + e.what());
     }
-    apply_checkpoint_params(params, checkpoint->spec);
+    driver::checkpoint_params(params, checkpoint->spec);
     from_checkpoint = params.to_json();
   }
   params.load_file(file);

@@ -1,8 +1,10 @@
 // The driver's restart job: the tree, this rank's blocks, the scalars and the particles
 // from a checkpoint, and what the units rebuild.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -11,12 +13,128 @@
 
 #include "base/error.hpp"
 #include "driver/simulation.hpp"
+#include "driver/units.hpp"
 #include "io/flash_file.hpp"
 #include "mesh/mesh.hpp"
 #include "particles/particle_io.hpp"
 #include "particles/particle_set.hpp"
 
 namespace tessera::driver {
+
+void checkpoint_params(base::Params& params, const io::FlashFileSpec& f) {
+  std::map<std::string, base::ParamType> type;
+  for (const auto* s : params.all()) type[s->key] = s->type;
+  auto known = [&](const std::string& k) { return type.count(k) != 0; };
+  for (const auto& [k, v] : f.int_runtime)
+    if (known(k)) params.set(k, static_cast<std::int64_t>(v), "checkpoint");
+  for (const auto& [k, v] : f.real_runtime)
+    if (known(k)) params.set(k, v, "checkpoint");
+  for (const auto& [k, v] : f.log_runtime)
+    if (known(k)) params.set(k, v, "checkpoint");
+  for (const auto& [k, v] : f.str_runtime) {
+    if (!known(k)) continue;
+    if (type[k] == base::ParamType::StringList) {
+      std::vector<std::string> list;
+      std::size_t at = 0;
+      while (!v.empty() && at <= v.size()) {
+        const auto comma = v.find(',', at);
+        list.push_back(v.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+      }
+      params.set(k, list, "checkpoint");
+    } else {
+      params.set(k, v, "checkpoint");
+    }
+  }
+}
+
+namespace {
+
+/// What a restart from checkpoint f would drop of it: each file variable this run's unk
+/// lacks (named with the unit that owned it, from the units the checkpoint's parameters
+/// make) and the file's particles when no unit of this run owns particles. Refused with
+/// one line unless driver.restart_drop names each loss (the variable, or the unit that
+/// owned it); what is allowed is logged.
+std::vector<std::string> restart_losses(const io::FlashFileSpec& f,
+                                        const std::vector<mesh::VarInfo>& unk,
+                                        bool has_particles, const base::Params& now,
+                                        const std::vector<std::string>& allowed,
+                                        std::string* refused) {
+  std::map<std::string, std::string> owner;  // file variable -> its unit in the checkpoint
+  std::vector<std::string> old_units;
+  // What the file holds that nothing is lost without: derived outputs (hydro's velx..)
+  // and state its units recompute from the rest.
+  std::vector<std::string> recomputable;
+  auto note_derived = [&](const physics::Units& units) {
+    for (const auto& u : units.all())
+      for (const auto& d : u->derived_names()) recomputable.push_back(d);
+  };
+  try {
+    base::Params old;
+    declare_all_params(old);
+    checkpoint_params(old, f);
+    const auto units = make_units(old);
+    for (const auto& v : unk_variables(units)) {
+      owner[v.name] = v.owner;
+      if (v.role == mesh::VarRole::derived || v.recomputable) recomputable.push_back(v.name);
+    }
+    for (const auto& u : units.all()) old_units.push_back(u->name());
+    note_derived(units);
+  } catch (const Error&) {
+    // A checkpoint whose parameters no longer make units: the losses go unattributed,
+    // and only this run's derived outputs are known as such.
+    note_derived(make_units(now));
+  }
+  const auto now_units = active_unit_names(now);
+  auto is_allowed = [&](const std::string& name) {
+    return std::find(allowed.begin(), allowed.end(), name) != allowed.end();
+  };
+  std::map<std::string, std::vector<std::string>> by_unit;  // unit ("" unknown) -> variables
+  for (const auto& name : f.var_names) {
+    const bool kept = std::any_of(unk.begin(), unk.end(),
+                                  [&](const mesh::VarInfo& v) { return v.name == name; });
+    const bool derived = std::find(recomputable.begin(), recomputable.end(), name) !=
+                         recomputable.end();
+    if (!kept && !derived)
+      by_unit[owner.count(name) ? owner[name] : std::string()].push_back(name);
+  }
+  std::vector<std::string> lost, refuse;
+  for (const auto& [unit, vars] : by_unit) {
+    const bool unit_gone = !unit.empty() && std::find(now_units.begin(), now_units.end(),
+                                                      unit) == now_units.end();
+    std::vector<std::string> names;
+    for (const auto& v : vars) names.push_back("'" + v + "'");
+    const std::string list =
+        fmt::format("variable{} {}", vars.size() > 1 ? "s" : "", fmt::join(names, ", "));
+    const std::string what = unit_gone      ? fmt::format("unit {} ({})", unit, list)
+                             : unit.empty() ? list
+                                            : fmt::format("{} of unit {}", list, unit);
+    lost.push_back(what);
+    bool ok = !unit.empty() && is_allowed(unit);
+    if (!ok) ok = std::all_of(vars.begin(), vars.end(), is_allowed);
+    if (!ok) refuse.push_back(what);
+  }
+  if (!f.particle_names.empty() && !has_particles) {
+    // The unit that owned them (the tracers' "particles", or pic) or the word particles.
+    std::string unit = "particles";
+    for (const auto& u : old_units)
+      if (std::find(now_units.begin(), now_units.end(), u) == now_units.end() &&
+          (u == "particles" || u == "pic"))
+        unit = u;
+    const std::string what = fmt::format("the particles of unit {}", unit);
+    lost.push_back(what);
+    if (!is_allowed(unit) && !is_allowed("particles")) refuse.push_back(what);
+  }
+  if (!refuse.empty())
+    *refused = fmt::format(
+        "it would drop {}; to drop it, name it (the unit or each variable) in "
+        "driver.restart_drop",
+        fmt::join(refuse, "; "));
+  return lost;
+}
+
+}  // namespace
 
 void Simulation::restore(const io::FlashFileMeta& m) {
   const io::FlashFileSpec& f = m.spec;
@@ -66,6 +184,15 @@ void Simulation::restore(const io::FlashFileMeta& m) {
   // gravity's field, which are recomputed from the conserved variables when missing. Derived
   // variables (VarRole::derived) are not taken from the file (their units recompute them
   // in after_restart); a file without them restarts.
+  // Nothing of the checkpoint is dropped unless driver.restart_drop names it.
+  const auto allowed = p_.get_string_list("driver.restart_drop");
+  {
+    std::string refused;
+    const auto lost =
+        restart_losses(f, mesh_->vars(), particles_ != nullptr, p_, allowed, &refused);
+    if (!refused.empty()) throw Error(what + refused);
+    for (const auto& l : lost) log("restart: dropped " + l + " (driver.restart_drop)");
+  }
   const auto& s = mesh_->shape();
   std::vector<int> dst(f.var_names.size(), -1);  // file variable -> unk variable, or -1
   std::vector<int> derived;
@@ -108,6 +235,12 @@ void Simulation::restore(const io::FlashFileMeta& m) {
     for (const auto& [k, v] : f.real_scalars)
       if (k == key) return v;
     return std::nullopt;
+  };
+  info.may_drop = [&allowed](const std::string& name) {
+    return std::find(allowed.begin(), allowed.end(), name) != allowed.end();
+  };
+  info.dropped = [this](const std::string& line) {
+    log("restart: dropped " + line + " (driver.restart_drop)");
   };
   for (const auto& u : units_.all())
     if (const auto why = u->restore_check(info); !why.empty()) recompute = why;
@@ -175,10 +308,9 @@ void Simulation::restore(const io::FlashFileMeta& m) {
     // unk is the checkpoint's: units rebuild only what they keep outside it.
     for (auto* u : services_first_) u->after_restart(*mesh_);
   }
-  // What the units keep outside unk (Unit::checkpoint_scalars), last.
-  for (auto* u : services_first_) u->restore_scalars(info);
-  // Particles last (a unit's initialise above may have placed fresh ones): this rank's
-  // blocks' particles, verified against the manifest, then their leaves and order.
+  // Particles (a unit's initialise above may have placed fresh ones): this rank's blocks'
+  // particles, verified against the manifest, then their leaves and order; before the
+  // units' scalars, so that a unit can check (and drop, where allowed) what it owns.
   if (particles_ != nullptr) {
     if (f.particle_names.empty())
       throw Error(what + "it holds no particles, but particles.tracers is on");
@@ -191,9 +323,9 @@ void Simulation::restore(const io::FlashFileMeta& m) {
     particles_->clear();
     particles::from_file(*particles_, f.particle_names, values);
     particles_->redistribute(*mesh_);
-  } else if (!f.particle_names.empty()) {
-    log("restart: the checkpoint's particles are not used (particles.tracers is false)");
   }
+  // What the units keep outside unk (Unit::checkpoint_scalars), last.
+  for (auto* u : services_first_) u->restore_scalars(info);
 }
 
 }  // namespace tessera::driver

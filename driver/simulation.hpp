@@ -40,6 +40,9 @@ namespace tessera::driver {
 
 /// Declare every module's parameters (driver, io, mesh, the physics units, problems).
 void declare_all_params(base::Params& p);
+/// Set every declared parameter stored in checkpoint spec f (source "checkpoint"): the
+/// parameters a restart starts from, before its file and overrides.
+void checkpoint_params(base::Params& params, const io::FlashFileSpec& f);
 
 /// How the run was started and what the process may do.
 struct RunOptions {

@@ -92,6 +92,11 @@ struct CheckpointInfo {
   std::function<std::optional<double>(const std::string&)> real_parameter;
   /// A real scalar of the file ("time", "scalar_integral_start"; nullopt if absent).
   std::function<std::optional<double>(const std::string&)> real_scalar;
+  /// Whether driver.restart_drop names `what` (a species, group or particle species the
+  /// unit would drop of the checkpoint); a unit refuses a loss it is not allowed.
+  std::function<bool(const std::string&)> may_drop;
+  /// Logs what the unit dropped ("pic: species proton (12800 particles)").
+  std::function<void(const std::string&)> dropped;
 };
 
 class Unit {

@@ -1,6 +1,7 @@
 #include "physics/pic/pic_unit.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -249,6 +250,7 @@ void Pic::bind(mesh::Mesh& m, physics::Units& /*units*/, const physics::RunConte
   // pic_history.csv goes into the run directory and, after a restart, continues at the
   // checkpoint's step and time.
   run_dir_ = ctx.run_dir;
+  mesh_ = &m;
   clock_ = ctx.start_time;
   step0_ = ctx.start_step;
   ie_ = m.var_index("ex");
@@ -405,6 +407,71 @@ void Pic::after_restart(mesh::Mesh& m) {
     if (fresh)
       history_ << "step,time,field_energy,kinetic_energy,total_energy,ex_mode_sin,ex_mode_abs\n";
   }
+}
+
+void Pic::restore_scalars(const physics::CheckpointInfo& c) {
+  std::vector<std::string> old;
+  const std::string list = c.string_value("pic.species");
+  for (std::size_t at = 0; !list.empty() && at <= list.size();) {
+    const auto comma = list.find(',', at);
+    old.push_back(list.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  if (old.empty()) return;  // a checkpoint of another unit's particles: nothing to compare
+  std::vector<std::string> now;
+  for (const auto& sp : species_) now.push_back(sp.name);
+  if (old == now) return;
+  // Each species of this run must be the checkpoint's, in the checkpoint's order (the
+  // particles' types and their species-major tags index that list).
+  std::vector<int> to(old.size(), -1);  // checkpoint species -> this run's, or -1
+  int last = -1;
+  for (std::size_t n = 0; n < now.size(); ++n) {
+    const auto it = std::find(old.begin(), old.end(), now[n]);
+    if (it == old.end())
+      throw Error(fmt::format("pic: the checkpoint has no particles of species '{}' (its "
+                              "pic.species = [{}]); a restart cannot add a species",
+                              now[n], fmt::join(old, ", ")));
+    const int o = int(it - old.begin());
+    if (o < last)
+      throw Error(fmt::format("pic: pic.species = [{}] reorders the checkpoint's [{}]; a "
+                              "restart keeps its order",
+                              fmt::join(now, ", "), fmt::join(old, ", ")));
+    last = o;
+    to[std::size_t(o)] = int(n);
+  }
+  std::vector<std::string> gone;
+  for (std::size_t o = 0; o < old.size(); ++o)
+    if (to[o] < 0 && !c.may_drop(old[o])) gone.push_back(old[o]);
+  if (!gone.empty())
+    throw Error(fmt::format("pic: the restart would drop the particles of species {} (not in "
+                            "pic.species); to drop them, name them in driver.restart_drop",
+                            fmt::join(gone, ", ")));
+  // Remove the dropped species' particles and renumber the types of the others.
+  std::vector<double> keep, row(std::size_t(set_->nprop()));
+  std::vector<std::int64_t> tags;
+  std::vector<long> removed(old.size(), 0);
+  for (std::size_t i = 0; i < set_->size(); ++i) {
+    const auto o = std::size_t(set_->prop(kType)[i]) - 1;  // types count from 1
+    if (o >= old.size() || to[o] < 0) {
+      ++removed[std::min(o, old.size() - 1)];
+      continue;
+    }
+    for (int q = 0; q < set_->nprop(); ++q) row[std::size_t(q)] = set_->prop(q)[i];
+    row[std::size_t(kType)] = double(to[o] + 1);
+    keep.insert(keep.end(), row.begin(), row.end());
+    tags.push_back(set_->tag()[i]);
+  }
+  MPI_Allreduce(MPI_IN_PLACE, removed.data(), int(removed.size()), MPI_LONG, MPI_SUM,
+                mesh_->comm());
+  set_->clear();
+  set_->reserve(tags.size());
+  for (std::size_t i = 0; i < tags.size(); ++i)
+    set_->push(keep.data() + i * row.size(), tags[i]);
+  set_->redistribute(*mesh_);
+  for (std::size_t o = 0; o < old.size(); ++o)
+    if (to[o] < 0)
+      c.dropped(fmt::format("pic species {} ({} particles)", old[o], removed[o]));
 }
 
 double Pic::max_dt(mesh::Mesh& m) const {

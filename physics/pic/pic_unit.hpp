@@ -85,6 +85,10 @@ class Pic final : public physics::Unit {
   void initialise(mesh::Mesh& m) override;
   /// Fills the guards of E and B (the checkpoint holds interiors only).
   void after_restart(mesh::Mesh& m) override;
+  /// The checkpoint's pic.species against this run's (its particles are loaded): a species
+  /// added or the order changed is refused; a species dropped is refused unless
+  /// driver.restart_drop names it, and then its particles are removed.
+  void restore_scalars(const physics::CheckpointInfo& c) override;
   /// pic.cfl times the Yee limit (c dt <= (sum 1/dx^2)^(-1/2)).
   double max_dt(mesh::Mesh& m) const override;
   bool reads(physics::Deferred) const override { return false; }
@@ -128,6 +132,7 @@ class Pic final : public physics::Unit {
   long lost_ = 0;  ///< particles removed at absorbing faces (all ranks)
   memory::ArenaConfig cfg_;
   std::unique_ptr<particles::ParticleSet> set_;
+  mesh::Mesh* mesh_ = nullptr;
   int ie_ = -1, ib_ = -1, ij_ = -1, irho_ = -1;  ///< first of ex.., bx.., jx.., and rhoq
   int nfill_e_ = 0, nfill_ = 0;                  ///< fills covering E, and E and B
   std::string run_dir_;  ///< where pic_history.csv goes (rank 0; the run's directory)
