@@ -4,6 +4,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -50,6 +51,18 @@ const char* type_phrase(ParamType t) {
       return "a list of strings";
   }
   return "a value";
+}
+
+/// What parameter s expects ("a list of numbers" for a number list).
+const char* type_phrase(const ParamSpec& s) {
+  return s.type == ParamType::StringList && s.numbers ? "a list of numbers" : type_phrase(s.type);
+}
+
+/// A number list's item: a finite number (NaN and inf are refused: no per-species
+/// coefficient or opacity means either).
+Error not_finite(const std::string& where, const std::string& key, const std::string& item) {
+  return Error(fmt::format("{}parameter '{}': {} is not a finite number",
+                           where.empty() ? "" : where + ": ", key, item));
 }
 
 const char* type_name(ParamType t) {
@@ -197,7 +210,7 @@ std::string where_in(const std::string& file, const toml::source_region& src) {
 ParamValue from_toml(const ParamSpec& s, const toml::node& n, const std::string& file) {
   auto mismatch = [&](const toml::node& at, const std::string& got) {
     return Error(fmt::format("{}: parameter '{}' expects {}, got {}", where_in(file, at.source()),
-                             s.key, type_phrase(s.type), got));
+                             s.key, type_phrase(s), got));
   };
   switch (s.type) {
     case ParamType::Int:
@@ -220,6 +233,8 @@ ParamValue from_toml(const ParamSpec& s, const toml::node& n, const std::string&
           // A list of numbers (declare_number_list) keeps each as its text.
           if (s.numbers) {
             if (const auto* d = item.as_floating_point()) {
+              if (!std::isfinite(d->get()))
+                throw not_finite(where_in(file, item.source()), s.key, fmt::format("{}", d->get()));
               list.push_back(fmt::format("{}", d->get()));
               continue;
             }
@@ -283,14 +298,25 @@ ParamValue from_text(const ParamSpec& s, const std::string& text) {
       std::vector<std::string> list;
       for (std::size_t pos = 0; !body.empty() && pos <= body.size();) {
         const auto comma = std::min(body.find(',', pos), body.size());
-        list.push_back(unquote(trim(std::string_view(body).substr(pos, comma - pos))));
+        const std::string item = trim(std::string_view(body).substr(pos, comma - pos));
+        if (s.numbers) {
+          // As in a file: numbers, not quoted strings, and finite ones.
+          double d{};
+          if (!parse_number(item, d))
+            throw Error(fmt::format("{}: parameter '{}' expects a list of numbers, got '{}'",
+                                    kCommandLine, s.key, item));
+          if (!std::isfinite(d)) throw not_finite(kCommandLine, s.key, item);
+          list.push_back(item);
+        } else {
+          list.push_back(unquote(item));
+        }
         pos = comma + 1;
       }
       return list;
     }
   }
   throw Error(fmt::format("{}: parameter '{}' expects {}, got '{}'", kCommandLine, s.key,
-                          type_phrase(s.type), text));
+                          type_phrase(s), text));
 }
 
 std::string_view after_last_dot(std::string_view key) {
@@ -357,6 +383,7 @@ std::vector<double> Params::get_number_list(const std::string& key) const {
     const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
     if (ec != std::errc{} || end != t.data() + t.size())
       throw Error(fmt::format("parameter '{}': '{}' is not a number", key, t));
+    if (!std::isfinite(v)) throw not_finite("", key, t);
     out.push_back(v);
   }
   return out;

@@ -23,6 +23,7 @@ void Simulation::write(bool checkpoint, bool force_sync) {
   TESSERA_REGION(checkpoint ? "io/checkpoint" : "io/plotfile");
   out_->wait_captures();  // an output of this step may still be copying unk
   refresh_units(physics::Deferred::unk_state);
+  check_derived();  // no NaN or inf reaches a file (the independents: check_state)
   std::vector<std::string> names;
   if (checkpoint) {
     for (const auto& v : mesh_->vars()) names.push_back(v.name);

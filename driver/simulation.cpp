@@ -35,6 +35,7 @@
 #include "perf/timers.hpp"
 #include "physics/composition/composition.hpp"
 #include "physics/eos/eos_unit.hpp"
+#include "physics/field_rules.hpp"
 #include "problems/problem.hpp"
 #include "solvers/krylov.hpp"
 
@@ -145,6 +146,14 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
       if (particles_ != nullptr) throw Error("two units own particles; one particle set per run");
       particles_ = ps;
     }
+  // What check_state and check_derived test besides the units' own checks.
+  for (int v = 0; v < int(mesh_->vars().size()); ++v) {
+    const auto& var = mesh_->vars()[std::size_t(v)];
+    if (var.role == mesh::VarRole::derived)
+      derived_vars_.push_back(v);
+    else if (var.role == mesh::VarRole::independent && !var.checked)
+      unchecked_vars_.push_back(v);
+  }
   problem_->bind(*mesh_);
   if (const auto d = problem_->describe(); !d.empty()) log(d);
   for (const auto& v : p.get_string_list("io.plot_vars"))
@@ -295,7 +304,27 @@ void Simulation::check_state() {
     TESSERA_REGION("check");
     for (const auto& u : units_.all())
       if (!bad.bad()) bad = u->check(*mesh_);
+    if (!bad.bad() && !unchecked_vars_.empty()) bad = first_non_finite(unchecked_vars_);
   }
+  report_bad(bad);
+}
+
+void Simulation::check_derived() {
+  physics::BadZone bad;
+  {
+    TESSERA_REGION("check");
+    if (!derived_vars_.empty()) bad = first_non_finite(derived_vars_);
+  }
+  report_bad(bad);
+}
+
+physics::BadZone Simulation::first_non_finite(const std::vector<int>& vars) const {
+  std::vector<std::string> names;
+  for (const int v : vars) names.push_back(mesh_->vars()[std::size_t(v)].name);
+  return physics::first_non_finite(*mesh_, vars, names);
+}
+
+void Simulation::report_bad(const physics::BadZone& bad) {
   char msg[1024] = {0};
   if (bad.bad() && bad.sentence) {
     std::snprintf(msg, sizeof msg, "step %d (rank %d): %s", step_, rank_, bad.what.c_str());

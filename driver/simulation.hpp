@@ -137,6 +137,16 @@ class Simulation {
   const physics::Unit* marking_provider(const std::string& name) const;
   long regrid_checks_ = 0, regrid_changes_ = 0;  ///< in the step loop and at start-up
   void check_state();
+  /// Collective: the derived variables (VarRole::derived) tested for NaN and inf before an
+  /// output, with check_state's one-line error (the units' refresh has run).
+  void check_derived();
+  /// The independent variables no unit's check() covers (VarInfo::checked), which
+  /// check_state tests for NaN and inf; the derived ones, which check_derived tests.
+  std::vector<int> unchecked_vars_, derived_vars_;
+  /// check_state's and check_derived's report of a bad zone (collective).
+  void report_bad(const physics::BadZone& bad);
+  /// The first zone of this rank's leaves where one of `vars` is NaN or inf.
+  physics::BadZone first_non_finite(const std::vector<int>& vars) const;
   std::vector<double> totals();  ///< total_names_'s values (rank-independent sums)
   /// The unit that derives output variable `name`, or null.
   const physics::Unit* deriver(const std::string& name) const;

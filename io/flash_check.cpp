@@ -36,9 +36,16 @@ herr_t collect_name(hid_t, const char* name, const H5L_info_t*, void* out) {
   return 0;
 }
 
-/// CRC-32 of a dataset's elements as stored, read in slabs of whole rows.
-/// Returns false (and sets why) if HDF5 cannot read it.
-bool dataset_crc(hid_t dset, std::uint32_t& crc_out, std::uint64_t& bytes_out, std::string& why) {
+/// NaN and inf among the floating-point elements of a dataset (native doubles or floats),
+/// counted as its slabs are read: a file that holds one is not a valid result (issue 48).
+struct NonFinite {
+  std::uint64_t count = 0, first = 0;  ///< how many; the element index of the first
+};
+
+/// CRC-32 of a dataset's elements as stored, read in slabs of whole rows, and its
+/// non-finite values. Returns false (and sets why) if HDF5 cannot read it.
+bool dataset_crc(hid_t dset, std::uint32_t& crc_out, std::uint64_t& bytes_out, std::string& why,
+                 NonFinite& bad) {
   Handle ftype(H5Dget_type(dset), H5Tclose);
   Handle space(H5Dget_space(dset), H5Sclose);
   if (ftype.get() < 0 || space.get() < 0) {
@@ -46,6 +53,8 @@ bool dataset_crc(hid_t dset, std::uint32_t& crc_out, std::uint64_t& bytes_out, s
     return false;
   }
   const std::size_t elem = H5Tget_size(ftype.get());
+  const bool f64 = H5Tequal(ftype.get(), H5T_NATIVE_DOUBLE) > 0;
+  const bool f32 = H5Tequal(ftype.get(), H5T_NATIVE_FLOAT) > 0;
   const int nd = H5Sget_simple_extent_ndims(space.get());
   std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(nd, 0)));
   if (nd > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
@@ -79,6 +88,16 @@ bool dataset_crc(hid_t dset, std::uint32_t& crc_out, std::uint64_t& bytes_out, s
       return false;
     }
     crc = crc32_z(crc, buf.data(), buf.size());
+    auto scan = [&](auto zero) {
+      using T = decltype(zero);
+      for (std::size_t e = 0; e < std::size_t(count); ++e) {
+        T x;
+        std::memcpy(&x, buf.data() + e * sizeof(T), sizeof(T));
+        if (!std::isfinite(x) && bad.count++ == 0) bad.first = r0 * row_elems + e;
+      }
+    };
+    if (f64) scan(0.0);
+    if (f32) scan(0.0f);
   }
   crc_out = static_cast<std::uint32_t>(crc);
   return true;
@@ -186,9 +205,10 @@ FileCheck detail::check_file(const std::string& path,
       return out;
     }
     text.resize(strnlen(text.data(), text.size()));
-    auto parsed = parse_manifest(text);
+    std::string why;
+    auto parsed = parse_manifest(text, &why);
     if (!parsed) {
-      problem("the checksum manifest is not valid JSON");
+      problem("the checksum manifest " + why);
       return out;
     }
     listed_entries = std::move(*parsed);
@@ -213,10 +233,15 @@ FileCheck detail::check_file(const std::string& path,
       problem("dataset '" + name + "' cannot be opened");
       continue;
     }
-    if (!dataset_crc(dset.get(), crc, bytes, why)) {
+    NonFinite nonfinite;
+    if (!dataset_crc(dset.get(), crc, bytes, why, nonfinite)) {
       problem("dataset '" + name + "': " + why);
       continue;
     }
+    if (nonfinite.count > 0)
+      problem("dataset '" + name + "' holds " + std::to_string(nonfinite.count) +
+              " NaN or inf value" + (nonfinite.count > 1 ? "s" : "") + " (the first at element " +
+              std::to_string(nonfinite.first) + ")");
     ++out.datasets_checked;
     out.bytes_checked += bytes;
     if (bytes != want_bytes) {

@@ -20,9 +20,22 @@ std::string manifest_json(const std::vector<ManifestEntry>& entries) {
   return j.dump();
 }
 
-std::optional<std::vector<ManifestEntry>> parse_manifest(const std::string& text) {
+std::optional<std::vector<ManifestEntry>> parse_manifest(const std::string& text,
+                                                         std::string* why) {
+  auto refuse = [&](std::string reason) -> std::optional<std::vector<ManifestEntry>> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.contains("datasets")) return std::nullopt;
+  if (j.is_discarded() || !j.is_object()) return refuse("is not valid JSON");
+  if (!j.contains("datasets")) return refuse("has no \"datasets\"");
+  for (const auto& [key, want] : {std::pair<const char*, const char*>{"format", "tessera-manifest-1"},
+                                  {"algorithm", "crc32"}}) {
+    const auto it = j.find(key);
+    if (it == j.end() || !it->is_string() || it->get<std::string>() != want)
+      return refuse(std::string("has ") + key + " " + (it == j.end() ? "missing" : it->dump()) +
+                    ", not \"" + want + "\"");
+  }
   std::vector<ManifestEntry> entries;
   try {
     for (const auto& e : j["datasets"]) {
@@ -30,7 +43,7 @@ std::optional<std::vector<ManifestEntry>> parse_manifest(const std::string& text
                          e.value("bytes", std::uint64_t{0})});
     }
   } catch (const nlohmann::json::exception&) {
-    return std::nullopt;  // "datasets" holds something other than objects
+    return refuse("has \"datasets\" that are not objects");
   }
   return entries;
 }

@@ -29,10 +29,13 @@ inline constexpr const char* kManifestName = "tessera manifest";
 /// Files store exactly this text; it has not changed since the format was introduced.
 std::string manifest_json(const std::vector<ManifestEntry>& entries);
 
-/// The entries of a manifest's JSON text, in stored order; nullopt if the text is not
-/// JSON or has no "datasets". A missing member of an entry reads as "" or 0 (it then
-/// fails the comparison with the dataset). Never throws.
-std::optional<std::vector<ManifestEntry>> parse_manifest(const std::string& text);
+/// The entries of a manifest's JSON text, in stored order; nullopt (and the reason in
+/// `why`, when given) if the text is not JSON, has no "datasets", or its "format" is not
+/// "tessera-manifest-1" or its "algorithm" not "crc32" (a manifest this code cannot
+/// verify is no manifest). A missing member of an entry reads as "" or 0 (it then fails
+/// the comparison with the dataset). Never throws.
+std::optional<std::vector<ManifestEntry>> parse_manifest(const std::string& text,
+                                                         std::string* why = nullptr);
 
 /// "<what>: checksum mismatch (stored 1a2b3c4d, computed 5e6f7a8b)": the one wording the
 /// checker and the restart read give (tests compare it).

@@ -68,6 +68,11 @@ struct VarInfo {
   /// variables (the EOS state, gravity's field); a restart without any other variable is
   /// refused.
   bool recomputable = false;
+  /// The owner's check() tests this variable every step (finite, and whatever else its
+  /// physics demands); the driver tests every other independent variable for NaN and inf
+  /// after each step, and every derived one before each output (issue 48: no variable
+  /// escapes the state check).
+  bool checked = false;
   /// The same with a role and a prolongation (declarations read as sentences).
   VarInfo with_role(VarRole r) const {
     VarInfo v = *this;
@@ -77,6 +82,11 @@ struct VarInfo {
   VarInfo with_prolong(Prolong p) const {
     VarInfo v = *this;
     v.prolong = p;
+    return v;
+  }
+  VarInfo checked_by_owner() const {
+    VarInfo v = *this;
+    v.checked = true;
     return v;
   }
 };

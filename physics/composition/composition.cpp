@@ -86,8 +86,9 @@ Composition::Composition(const base::Params& p) {
 
 std::vector<mesh::VarInfo> Composition::variables() const {
   std::vector<mesh::VarInfo> v;
-  for (const auto& s : species_)
-    v.push_back({s.name, -1, mesh::VarKind::mass_scalar, true, true, name()});
+  for (const auto& s : species_)  // check(): each in [0, 1]
+    v.push_back(mesh::VarInfo{s.name, -1, mesh::VarKind::mass_scalar, true, true, name()}
+                    .checked_by_owner());
   for (const auto& s : scalars_)
     v.push_back({s, -1, mesh::VarKind::mass_scalar, true, true, name()});
   return v;

@@ -206,7 +206,8 @@ std::vector<mesh::VarInfo> Diffusion::variables() const {
   // method's work vectors.
   std::vector<mesh::VarInfo> v;
   for (const auto& s : species_)
-    v.push_back(mesh::VarInfo(s, -1, mesh::VarKind::auxiliary, true, true, name()));
+    v.push_back(
+        mesh::VarInfo(s, -1, mesh::VarKind::auxiliary, true, true, name()).checked_by_owner());
   const int ns = static_cast<int>(species_.size());
   auto scratch = [&](const std::string& n) {
     return mesh::VarInfo(n, -1, mesh::VarKind::auxiliary, false, false, name())

@@ -69,7 +69,8 @@ Flame::Flame(const base::Params& p) {
 
 std::vector<mesh::VarInfo> Flame::variables() const {
   using mesh::VarKind;
-  return {{"flam", -1, VarKind::mass_scalar, true, true, name()},
+  return {mesh::VarInfo{"flam", -1, VarKind::mass_scalar, true, true, name()}
+              .checked_by_owner(),  // check(): in [0, 1]
           {"fdph", -1, VarKind::auxiliary, false, false, name()},
           {"fspd", -1, VarKind::auxiliary, false, true, name()}};
 }

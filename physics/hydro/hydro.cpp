@@ -174,7 +174,11 @@ std::vector<mesh::VarInfo> Hydro::conserved_variables(const std::string& owner) 
 }
 
 std::vector<mesh::VarInfo> Hydro::variables() const {
-  return conserved_variables(name());
+  // check(): density > 0, finite momenta and energy (the prescribed flow's copies of the
+  // same variables have no check of their own: the driver tests them).
+  auto v = conserved_variables(name());
+  for (auto& x : v) x = x.checked_by_owner();
+  return v;
 }
 
 std::vector<std::string> Hydro::derived_names() const {

@@ -120,7 +120,8 @@ std::vector<mesh::VarInfo> LevelSet::variables() const {
         .with_role(mesh::VarRole::scratch);
   };
   return {mesh::VarInfo("phi", -1, mesh::VarKind::auxiliary, true, true, name())
-              .with_prolong(mesh::Prolong::linear),
+              .with_prolong(mesh::Prolong::linear)
+              .checked_by_owner(),
           scratch("ls_base"), scratch("ls_sgn"), scratch("ls_dist")};
 }
 

@@ -11,6 +11,7 @@
 
 #include "base/error.hpp"
 #include "base/params.hpp"
+#include "parallel/comm.hpp"
 #include "perf/timers.hpp"
 #include "physics/eos/eos_unit.hpp"
 #include "physics/m1/closure.hpp"
@@ -129,7 +130,8 @@ std::vector<mesh::VarInfo> M1::variables() const {
     for (int g = 0; g < groups_; ++g)
       for (int q = 0; q < 4; ++q)
         v.push_back(mesh::VarInfo(var_name(q, s, g, species_, groups_), q == 0 ? -1 : q - 1,
-                                  mesh::VarKind::auxiliary, true, true, name()));
+                                  mesh::VarKind::auxiliary, true, true, name())
+                        .checked_by_owner());
   for (int s = 0; s < species_; ++s)
     for (int g = 0; g < groups_; ++g)
       for (int q = 0; q < 4; ++q)
@@ -239,8 +241,41 @@ std::array<double, 2> M1::energies() const {
   return {sums[0], sums[1]};
 }
 
-void M1::initialise(mesh::Mesh&) {
+void M1::initialise(mesh::Mesh& m) {
   if (restarted_) return;  // the checkpoint's fields and clock
+  // The initial state must be realizable (E >= 0, |F| <= cE, finite): the transport's
+  // limiter and the closure assume it, and a run from E < 0 gains energy silently
+  // (issue 48). The first bad zone of the lowest rank, for every rank.
+  const auto& s = m.shape();
+  const std::size_t npair = ivar_.size() / 4;
+  std::string bad;
+  m.with_layout([&](auto tag) {
+    for (int id : m.local_leaves()) {
+      if (!bad.empty()) return;
+      const auto u = m.view(id, tag);
+      const mesh::BlockGeom g = m.geom(id);
+      mesh::for_each_zone(s, [&](int i, int j, int k) {
+        for (std::size_t p = 0; p < npair && bad.empty(); ++p) {
+          const double e = u(ivar_[4 * p], i, j, k);
+          double f2 = 0;
+          for (int q = 1; q < 4; ++q) f2 += u(ivar_[4 * p + q], i, j, k) * u(ivar_[4 * p + q], i, j, k);
+          const double nf = std::sqrt(f2);
+          const char* why = !std::isfinite(e) || !std::isfinite(nf) ? "not finite"
+                            : e < 0.0                                ? "E < 0"
+                            : nf > c_ * e * (1.0 + 1e-10)            ? "|F| > cE"
+                                                                     : nullptr;
+          if (why == nullptr) continue;
+          bad = fmt::format(
+              "m1: the initial state is not realizable ({}): {} = {:g}, |F| = {:g} at ({:g}, "
+              "{:g}, {:g}); radiation needs E >= 0 and |F| <= cE (check the problem's "
+              "parameters)",
+              why, m.vars()[std::size_t(ivar_[4 * p])].name, e, nf, g.x(i - s.g(0)),
+              m.ndim() > 1 ? g.y(j - s.g(1)) : 0.0, m.ndim() > 2 ? g.z(k - s.g(2)) : 0.0);
+        }
+      });
+    }
+  });
+  parallel::agree(m.comm(), bad);
   const auto e = energies();
   energy_start_ = e[0];
   gas_start_ = e[1];

@@ -52,7 +52,8 @@ std::vector<mesh::VarInfo> Scalar::variables() const {
   // scal: evolved, in checkpoints, in the whole-unk fills (marking, regrid) and filled alone
   // by the unit's own step; prolonged linearly (a smooth field). slap: scratch.
   return {mesh::VarInfo("scal", -1, mesh::VarKind::auxiliary, true, true, name())
-              .with_prolong(mesh::Prolong::linear),
+              .with_prolong(mesh::Prolong::linear)
+              .checked_by_owner(),
           mesh::VarInfo("slap", -1, mesh::VarKind::auxiliary, false, false, name())
               .with_role(mesh::VarRole::scratch)};
 }

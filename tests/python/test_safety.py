@@ -5,9 +5,16 @@ behaviour (a one-line refusal, a caught NaN, a finite answer):
 - a restart that would drop a unit, a species, a group, particles or a particle species of
   its checkpoint is refused with one line naming what would be lost, unless
   driver.restart_drop names it (then the log says what was dropped);
+- a nonphysical initial radiation state (E < 0) is refused before the first step;
+- NaN and inf in per-species number lists are refused (file and command line alike, which
+  also refuse quoted numbers), with "a list of numbers" in the message;
+- a NaN put into any variable (driver.inject_nan_step) stops a flow-driven run at that
+  step, on 1 and 2 ranks; `tessera check` fails on a file holding NaN or inf, and on a
+  manifest whose algorithm or format tag it does not know;
 """
 import json
 import math
+import zlib
 from pathlib import Path
 import subprocess
 
@@ -70,3 +77,84 @@ def test_a_restart_cannot_reorder_or_add_particle_species(tmp_path):
     p = run("pic_langmuir_1d.toml", tmp_path / "b", "--restart", chk,
             "pic.species=[\"electron\", \"positron\"]", check=False)
     assert "no particles of species 'positron'" in error_line(p)
+
+
+@pytest.mark.parametrize("change", [["ssw.amplitude=2"], ["ssw.mean=-1"]])
+def test_a_nonphysical_initial_radiation_state_is_refused(tmp_path, change):
+    p = run("streaming_sine_wave_1d.toml", tmp_path, *change, check=False)
+    line = error_line(p)
+    assert "initial state is not realizable (E < 0)" in line, line
+    assert not (tmp_path / "summary.json").exists()
+
+
+@pytest.mark.parametrize("problem,item", [
+    ("diffusion_pulse_2d.toml", "diffusion.opacity=[inf, 1.0]"),
+    ("diffusion_pulse_2d.toml", "diffusion.coefficient=[inf, 0.25]"),
+    ("streaming_sine_wave_1d.toml", "m1.kappa_a=[inf]"),
+    ("streaming_sine_wave_1d.toml", "m1.kappa_a=[nan]"),
+])
+def test_non_finite_numbers_in_lists_are_refused(tmp_path, problem, item):
+    p = run(problem, tmp_path, item, check=False)
+    assert "is not a finite number" in error_line(p)
+
+
+def test_number_lists_read_alike_from_a_file_and_the_command_line(tmp_path):
+    text = (ROOT / "problems" / "diffusion_pulse_2d.toml").read_text()
+    for value, said in [("[inf, 0.25]", "inf is not a finite number"),
+                        ('["1.0", "0.25"]', "expects a list of numbers")]:
+        bad = tmp_path / "bad.toml"
+        bad.write_text(text.replace("coefficient = [1.0, 0.25]", f"coefficient = {value}"))
+        p = subprocess.run([EXE, "run", str(bad), "--dir", str(tmp_path / "x")],
+                           capture_output=True, text=True)
+        assert said in error_line(p) and "bad.toml:" in error_line(p)
+        p = run("diffusion_pulse_2d.toml", tmp_path / "y", f"diffusion.coefficient={value}",
+                check=False)
+        assert said in error_line(p)
+
+
+@pytest.mark.parametrize("problem,ranks", [
+    ("diffusion_pulse_2d.toml", 1), ("single_vortex_2d.toml", 1),
+    ("streaming_sine_wave_1d.toml", 1), ("m1_shadow_2d.toml", 2)])
+def test_a_nan_in_a_flow_driven_run_stops_it_at_that_step(tmp_path, problem, ranks):
+    p = run(problem, tmp_path, "driver.inject_nan_step=3", "driver.nend=6", ranks=ranks,
+            check=False)
+    line = error_line(p)
+    assert "step 3: dens = nan" in line, line
+
+
+def rewrite_manifest(path, edit):
+    """Apply edit(manifest dict, h5 file) to a file's manifest and store it back."""
+    import h5py
+    with h5py.File(path, "r+") as f:
+        text = bytes(f["tessera manifest"][()]).rstrip(b"\0").decode()
+        man = json.loads(text)
+        edit(man, f)
+        new = json.dumps(man, separators=(",", ":"), sort_keys=True).encode()
+        del f["tessera manifest"]
+        f.create_dataset("tessera manifest", data=np.bytes_(new))
+
+
+def test_tessera_check_fails_on_nan_and_on_an_unknown_manifest(tmp_path):
+    import shutil
+    run("sod.toml", tmp_path / "a", "driver.nend=2")
+    chk = first_checkpoint(tmp_path / "a")
+    assert subprocess.run([EXE, "check", chk], capture_output=True).returncode == 0
+
+    def poke(man, f):  # a NaN in dens, with its checksum made to match
+        d = f["dens"][()]
+        d.flat[7] = np.nan
+        f["dens"][...] = d
+        for e in man["datasets"]:
+            if e["name"] == "dens":
+                e["crc32"] = zlib.crc32(d.tobytes())
+    nan = str(tmp_path / "nan")
+    shutil.copy(chk, nan)
+    rewrite_manifest(nan, poke)
+    p = subprocess.run([EXE, "check", nan], capture_output=True, text=True)
+    assert p.returncode != 0 and "dataset 'dens' holds 1 NaN or inf value" in p.stdout + p.stderr
+    for key, value in [("algorithm", "crc33"), ("format", "tessera-manifesu-1")]:
+        other = str(tmp_path / key)
+        shutil.copy(chk, other)
+        rewrite_manifest(other, lambda man, f: man.__setitem__(key, value))
+        p = subprocess.run([EXE, "check", other], capture_output=True, text=True)
+        assert p.returncode != 0 and f'{key} "{value}"' in p.stdout + p.stderr, p.stdout

@@ -43,8 +43,22 @@ TEST(Manifest, GivenTextThatIsNoManifestThenParsingSaysSoWithoutThrowing) {
        {"", "{", "not json", R"({"format":"x"})", R"({"datasets":5})", R"({"datasets":[1,2]})"}) {
     EXPECT_FALSE(tessera::io::parse_manifest(text).has_value()) << text;
   }
+  // A manifest this code cannot verify is refused, with the reason (issue 48): another
+  // algorithm, a damaged or missing format tag.
+  const std::string tags = R"("format":"tessera-manifest-1")";
+  for (const auto& [text, reason] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"algorithm":"crc33","datasets":[],)" + tags + "}", "algorithm \"crc33\""},
+           {R"({"algorithm":"crc32","datasets":[],"format":"tessera-manifesu-1"})",
+            "format \"tessera-manifesu-1\""},
+           {R"({"algorithm":"crc32","datasets":[]})", "format missing"},
+           {R"({"datasets":[],)" + tags + "}", "algorithm missing"}}) {
+    std::string why;
+    EXPECT_FALSE(tessera::io::parse_manifest(text, &why).has_value()) << text;
+    EXPECT_NE(why.find(reason), std::string::npos) << why;
+  }
   // A missing member reads as empty: the comparison with the dataset then fails.
-  const auto partial = tessera::io::parse_manifest(R"({"datasets":[{"name":"gid"}]})");
+  const auto partial = tessera::io::parse_manifest(
+      R"({"algorithm":"crc32","datasets":[{"name":"gid"}],"format":"tessera-manifest-1"})");
   ASSERT_TRUE(partial.has_value());
   ASSERT_EQ(partial->size(), 1u);
   EXPECT_EQ((*partial)[0].bytes, 0u);
