@@ -107,6 +107,12 @@ class Krylov {
   const Stats& stats() const { return stats_; }
   const Options& options() const { return opt_; }
 
+  /// The binary exponent of the largest |element| of b and x when it lies outside
+  /// 2^+-200 (solve scales both by its inverse power of two), else 0. Collective.
+  int scale_exponent(const Field& b, const Field& x);
+  /// y *= 2^e, exactly (but for elements pushed into or out of the subnormals).
+  void scale(const Field& y, int e);
+
   // Vector operations over the local leaves' interiors (collective where they reduce).
   /// y = value everywhere
   void set(double value, const Field& y);
@@ -136,6 +142,9 @@ class Krylov {
   Stats stats_;
   bool by_volume_ = false;
   std::unique_ptr<HypreCache, HypreCacheDeleter> hypre_;
+  /// solve() on b and x in range (scale_exponent 0).
+  Result solve_scaled(const Apply& A, const Field& b, const Field& x, const Field& diag,
+                      const Rows& rows, std::uint64_t operator_key);
   Result bicgstab(const Apply& A, const Field& b, const Field& x, const Field& diag, double bn);
   Result cg(const Apply& A, const Field& b, const Field& x, const Field& diag, double bn);
   void fail(const Result& r, const std::string& why);

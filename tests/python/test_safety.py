@@ -11,6 +11,8 @@ behaviour (a one-line refusal, a caught NaN, a finite answer):
 - a NaN put into any variable (driver.inject_nan_step) stops a flow-driven run at that
   step, on 1 and 2 ranks; `tessera check` fails on a file holding NaN or inf, and on a
   manifest whose algorithm or format tag it does not know;
+- the diffusion pulse at amplitude 1e-170 and 1e160 (|b|^2 under- and overflows) gives the
+  amplitude-1 pulse's integral times the amplitude, to 1e-12 (BiCGSTAB and CG);
 """
 import json
 import math
@@ -24,7 +26,7 @@ import pytest
 from runner import EXE, MPIRUN, ROOT, run, summary
 from tessera import reader
 
-NOPLOT = ["io.plotfile_interval_time=0", "io.plotfile_interval_step=0"]
+NOPLOT = ["io.plotfile_interval_time=0", "io.plotfile_interval_steps=0"]
 
 
 def first_checkpoint(out):
@@ -158,3 +160,18 @@ def test_tessera_check_fails_on_nan_and_on_an_unknown_manifest(tmp_path):
         rewrite_manifest(other, lambda man, f: man.__setitem__(key, value))
         p = subprocess.run([EXE, "check", other], capture_output=True, text=True)
         assert p.returncode != 0 and f'{key} "{value}"' in p.stdout + p.stderr, p.stdout
+
+
+@pytest.mark.parametrize("method", ["bicgstab", "cg"])
+def test_the_diffusion_pulse_keeps_its_integral_at_the_ends_of_the_double_range(tmp_path,
+                                                                              method):
+    common = ["solver.rtol=1e-13", "driver.nend=20", f"solver.method={method}", *NOPLOT]
+    ends = {}
+    for a in ("1", "1e-170", "1e160"):
+        run("diffusion_pulse_2d.toml", tmp_path / a, f"pulse.amplitude={a}", *common)
+        d = summary(tmp_path / a)["diffusion"]
+        ends[a] = [x / float(a) for x in d["integral_end"]]
+        assert d["solver"]["iterations_max"] > 0, d  # it solved (no "0 iterations to 0")
+    for a in ("1e-170", "1e160"):
+        for got, want in zip(ends[a], ends["1"]):
+            assert abs(got / want - 1) < 1e-12, (a, ends)
