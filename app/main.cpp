@@ -287,10 +287,11 @@ int main(int argc, char** argv) {
       rc = tessera::app::nse_command(nse_opt);
     } else if (*run_cmd) {
       start_mpi();
+      parallel::prepare_error_exit();
       rc = run(file, dir, restart, overrides, provided >= MPI_THREAD_MULTIPLE);
     }
   } catch (const std::exception& e) {
-    if (rank == 0) std::cerr << "tessera: error: " << e.what() << std::endl;
+    parallel::end_with_error(e.what());  // aborts the job if only this rank failed
     rc = 1;
   }
   return finish(rc);

@@ -57,6 +57,9 @@ void declare_all_params(base::Params& p) {
   p.declare_int("driver.inject_nan_step", 0, 0, 2000000000,
                 "fault injection for tests: at this step the last rank's last leaf gets a NaN "
                 "density (0: off)");
+  p.declare_int("driver.inject_error_step", 0, 0, 2000000000,
+                "fault injection for tests: at this step the last rank alone throws an error "
+                "(the job must end, not hang; 0: off)");
   p.declare_string_list("driver.restart_drop", {},
                         "what a restart may drop from its checkpoint: units, variables, "
                         "species, groups or particle species named here (a restart that "

@@ -2,6 +2,7 @@
 // nrefs steps, outputs when due, progress lines and history.csv; then the final outputs.
 #include <fmt/format.h>
 
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <limits>
 
+#include "base/error.hpp"
 #include "driver/simulation.hpp"
 #include "io/output_manager.hpp"
 #include "memory/tier_runtime.hpp"
@@ -77,6 +79,7 @@ nlohmann::json Simulation::run() {
   const double growth = p_.get_real("driver.dt_growth");
   const double dtmax = p_.get_real("driver.dtmax");
   const long inject_nan_step = p_.get_int("driver.inject_nan_step");
+  const long inject_error_step = p_.get_int("driver.inject_error_step");
   const bool write_final = p_.get_bool("io.write_final");
   auto more_steps = [&] { return time_ < tmax * (1 - 1e-12) && step_ < nend; };
   // The fraction of the run done (of tmax or of nend, whichever is nearer), and the time
@@ -138,6 +141,9 @@ nlohmann::json Simulation::run() {
       });
       mesh_->touch_state();
     }
+    if (step_ == inject_error_step && rank_ == nranks_ - 1)
+      throw Error(fmt::format("driver.inject_error_step: an error on rank {} alone at step {}",
+                              rank_, step_));
     check_state();
     if (tiers_ && tiers_->static_pending()) place_tiers();
     if (step_ % nrefs == 0 && mesh_->lrefine_max() > mesh_->lrefine_min()) {

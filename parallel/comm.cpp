@@ -1,7 +1,10 @@
 #include "parallel/comm.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <iostream>
+#include <thread>
 
 #include "base/error.hpp"
 
@@ -53,6 +56,41 @@ std::pair<int, std::string> first_message(MPI_Comm comm, const std::string& mess
 void agree(MPI_Comm comm, const std::string& message) {
   auto [first, text] = first_message(comm, message);
   if (first >= 0) throw Error(text);
+}
+
+namespace {
+MPI_Comm g_error_comm = MPI_COMM_NULL;  // set once at start-up, read only at the end
+}  // namespace
+
+void prepare_error_exit() {
+  if (g_error_comm == MPI_COMM_NULL) MPI_Comm_dup(MPI_COMM_WORLD, &g_error_comm);
+}
+
+void end_with_error(const std::string& message, double grace_seconds) {
+  int on = 0, off = 0;
+  MPI_Initialized(&on);
+  MPI_Finalized(&off);
+  if (on == 0 || off != 0 || g_error_comm == MPI_COMM_NULL || size(g_error_comm) == 1) {
+    if (on == 0 || off != 0 || world_rank() == 0)
+      std::cerr << "tessera: error: " << message << std::endl;
+    return;
+  }
+  // Every rank failed (the barrier completes): one line, from rank 0.
+  MPI_Request req;
+  MPI_Ibarrier(g_error_comm, &req);
+  const double t0 = MPI_Wtime();
+  int done = 0;
+  while (done == 0 && MPI_Wtime() - t0 < grace_seconds) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (done != 0) {
+    if (rank(g_error_comm) == 0) std::cerr << "tessera: error: " << message << std::endl;
+    return;
+  }
+  std::cerr << "tessera: error (rank " << rank(g_error_comm) << "): " << message
+            << "\ntessera: the other ranks did not fail with it: aborting the job" << std::endl;
+  MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
 }  // namespace tessera::parallel

@@ -13,6 +13,9 @@ behaviour (a one-line refusal, a caught NaN, a finite answer):
   manifest whose algorithm or format tag it does not know;
 - the diffusion pulse at amplitude 1e-170 and 1e160 (|b|^2 under- and overflows) gives the
   amplitude-1 pulse's integral times the amplitude, to 1e-12 (BiCGSTAB and CG);
+- an error thrown on one rank alone ends the job within seconds, with its message and a
+  non-zero exit (it hung in the other ranks' collectives), while an error thrown on every
+  rank still prints one line;
 """
 import json
 import math
@@ -175,3 +178,19 @@ def test_the_diffusion_pulse_keeps_its_integral_at_the_ends_of_the_double_range(
     for a in ("1e-170", "1e160"):
         for got, want in zip(ends[a], ends["1"]):
             assert abs(got / want - 1) < 1e-12, (a, ends)
+
+
+def test_an_error_on_one_rank_alone_ends_the_job_with_its_message(tmp_path):
+    import time
+    cmd = MPIRUN + ["-n", "2", EXE, "run", str(ROOT / "problems" / "sod.toml"), "--dir",
+                    str(tmp_path / "a"), "driver.inject_error_step=3"]
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    took = time.monotonic() - t0
+    assert p.returncode != 0, p.stderr
+    assert "tessera: error (rank 1): driver.inject_error_step" in p.stderr, p.stderr
+    assert took < 20, took
+    # An error every rank throws (a parameter out of range): one line, from rank 0.
+    p = run("sod.toml", tmp_path / "b", "hydro.cfl=7", ranks=2, check=False)
+    lines = [l for l in p.stderr.splitlines() if l.startswith("tessera: error")]
+    assert len(lines) == 1 and "out of range" in lines[0], p.stderr
