@@ -12,6 +12,19 @@
 
 namespace tessera::particles {
 
+double wrap_periodic(double x, double lo, double hi) {
+  const double L = hi - lo;
+  // A period or two (every step's case): by adding periods, as ever.
+  for (int n = 0; n < 4 && x < lo; ++n) x += L;
+  for (int n = 0; n < 4 && x >= hi; ++n) x -= L;
+  if (x >= lo && x < hi) return x;
+  // Far outside (|x| up to 2^52 L and beyond, where x + L == x): the remainder.
+  x = lo + std::fmod(x - lo, L);
+  if (x < lo) x += L;
+  if (x >= hi || x < lo) x = lo;  // the rounding of the last addition
+  return x;
+}
+
 int locate(const mesh::Tree& t, const std::array<double, 3>& x) {
   const auto& g = t.geometry();
   mesh::IVec p{0, 0, 0};
@@ -194,16 +207,17 @@ MigrateStats ParticleSet::redistribute(const mesh::Mesh& m) {
   double* pos[3] = {prop(POSX), prop(POSY), prop(POSZ)};
   double* vel[3] = {prop(VELX), prop(VELY), prop(VELZ)};
   for (std::size_t i = 0; i < n_; ++i) {
-    bool gone = false;
+    // A position that is not finite on any axis is lost (a periodic wrap of inf would not
+    // end; issue 48).
+    bool gone = !std::isfinite(pos[0][i]) || !std::isfinite(pos[1][i]) ||
+                !std::isfinite(pos[2][i]);
     for (int a = 0; a < nd && !gone; ++a) {
       double& x = pos[a][i];
       if (x >= g.lo[a] && x < g.hi[a]) continue;
       const int side = x >= g.hi[a] ? 1 : 0;
       switch (m.boundary(a, side)) {
         case mesh::Boundary::periodic: {
-          const double L = g.hi[a] - g.lo[a];
-          while (x < g.lo[a]) x += L;
-          while (x >= g.hi[a]) x -= L;
+          x = wrap_periodic(x, g.lo[a], g.hi[a]);
           break;
         }
         case mesh::Boundary::reflecting:
@@ -217,7 +231,7 @@ MigrateStats ParticleSet::redistribute(const mesh::Mesh& m) {
           break;
       }
     }
-    if (gone || !std::isfinite(pos[0][i])) {
+    if (gone) {
       ++lost;
       continue;
     }

@@ -46,6 +46,10 @@ enum Prop : int { POSX = 0, POSY, POSZ, VELX, VELY, VELZ, NBASE };
 /// computes them, so a lookup and the block's own geometry agree to the bit).
 int locate(const mesh::Tree& t, const std::array<double, 3>& x);
 
+/// x brought into [lo, hi) by whole periods hi - lo (finite x of any size; one or two
+/// periods by adding them, the bits of a plain loop; further by the remainder).
+double wrap_periodic(double x, double lo, double hi);
+
 /// What one redistribute did, summed over ranks.
 struct MigrateStats {
   long lost = 0;         ///< left through an outflow boundary

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <random>
 #include <string>
@@ -377,6 +378,44 @@ TEST(ParticlesHeun, GivenSolidBodyRotation_ThenRadiusDriftAndPhaseMatchTheTrunca
     EXPECT_LT(worst_drift, 0.1) << N << " steps per turn: drift predicted " << drift_want;
     EXPECT_LT(worst_phase, 0.1) << N << " steps per turn: phase predicted " << phase_want;
   }
+}
+
+
+// Given positions far outside a periodic domain (2^52 periods, 1e300, inf, NaN on one axis
+// only), when the set is redistributed, then it returns (a wrap by adding periods never
+// ended there: issue 48): the finite ones land inside the domain, the others are lost.
+TEST(ParticlesMigration, GivenPositionsFarOutsideAPeriodicDomain_ThenRedistributeEnds) {
+  EXPECT_EQ(wrap_periodic(1.25, 0.0, 1.0), 0.25);  // a plain period
+  EXPECT_EQ(wrap_periodic(-0.75, 0.0, 1.0), 0.25);
+  for (double x : {std::ldexp(1.0, 52) + 0.5, -std::ldexp(1.0, 60), 1e300, -1e300}) {
+    const double w = wrap_periodic(x, 0.0, 1.0);
+    EXPECT_TRUE(w >= 0.0 && w < 1.0) << x << " -> " << w;
+  }
+  auto m = two_level_mesh("periodic");
+  ParticleSet s(ParticleType{}, memory::ArenaConfig{});
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double xs[][3] = {{std::ldexp(1.0, 52) * 1.0 + 0.3, 0.5, 0.5},
+                          {1e300, -1e300, 0.5},
+                          {0.5, inf, 0.5},
+                          {0.5, nan, 0.5},
+                          {0.2, 0.3, 0.5}};
+  if (m->rank() == 0) {
+    std::vector<double> v(std::size_t(s.nprop()), 0.0);
+    std::int64_t tag = 1;
+    for (const auto& x : xs) {
+      v[POSX] = x[0];
+      v[POSY] = x[1];
+      v[POSZ] = x[2];
+      s.push(v.data(), tag++);
+    }
+  }
+  const auto st = s.redistribute(*m);
+  EXPECT_EQ(st.lost, 2);  // inf and NaN
+  EXPECT_EQ(sum_over_ranks(long(s.size())), 3);
+  for (int id : m->local_leaves())
+    for (std::size_t i = s.begin(id); i < s.end(id); ++i)
+      EXPECT_EQ(locate(m->tree(), {s.prop(POSX)[i], s.prop(POSY)[i], s.prop(POSZ)[i]}), id);
 }
 
 }  // namespace
