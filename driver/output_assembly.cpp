@@ -19,9 +19,10 @@
 namespace tessera::driver {
 
 void Simulation::write(bool checkpoint, bool force_sync) {
-  refresh_units(physics::Deferred::outside_unk);  // the particles' move (outside the region)
+  // The particles' move (outside the region); an output of this step still copying unk
+  // finishes its copy first (refresh_units waits for it).
+  refresh_units(physics::Deferred::outside_unk);
   TESSERA_REGION(checkpoint ? "io/checkpoint" : "io/plotfile");
-  out_->wait_captures();  // an output of this step may still be copying unk
   refresh_units(physics::Deferred::unk_state);
   check_derived();  // no NaN or inf reaches a file (the independents: check_state)
   std::vector<std::string> names;

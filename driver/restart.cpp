@@ -4,6 +4,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <map>
 #include <cmath>
 #include <limits>
@@ -33,7 +35,14 @@ void checkpoint_params(base::Params& params, const io::FlashFileSpec& f) {
     if (known(k)) params.set(k, v, "checkpoint");
   for (const auto& [k, v] : f.str_runtime) {
     if (!known(k)) continue;
-    if (type[k] == base::ParamType::StringList) {
+    if (type[k] == base::ParamType::Int) {
+      // A 64-bit integer beyond int32, stored as its decimal text (io/mesh_output.cpp).
+      std::int64_t x = 0;
+      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+      if (ec != std::errc{} || end != v.data() + v.size())
+        throw Error("checkpoint parameter '" + k + "' = '" + v + "' is not an integer");
+      params.set(k, x, "checkpoint");
+    } else if (type[k] == base::ParamType::StringList) {
       std::vector<std::string> list;
       std::size_t at = 0;
       while (!v.empty() && at <= v.size()) {

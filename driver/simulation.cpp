@@ -215,6 +215,10 @@ void Simulation::place_tiers() {
 }
 
 void Simulation::refresh_units(physics::Deferred what) {
+  // A refresh writes unk (derived variables; PIC's finish re-deposits rhoq): an output
+  // still copying unk takes its copy first (issue 48: a plotfile and a checkpoint of one
+  // step, the second's refresh rewrote rhoq under the first's copy).
+  if (out_) out_->wait_captures();
   mesh_->touch_state();  // a refresh writes unk's derived variables
   for (auto* u : services_first_) u->refresh(*mesh_, what);
 }

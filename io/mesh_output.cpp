@@ -1,5 +1,6 @@
 #include "io/mesh_output.hpp"
 
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "io/flash_file.hpp"
@@ -86,9 +87,18 @@ FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool do
   // Parameters: every declared key under its full name, then the FLASH names readers need.
   for (const auto* s : p.all()) {
     switch (s->type) {
-      case base::ParamType::Int:
-        f.int_runtime.emplace_back(s->key, static_cast<int>(std::get<std::int64_t>(s->value)));
+      case base::ParamType::Int: {
+        // FLASH's "integer runtime parameters" are 32-bit: a value beyond goes, as its
+        // decimal text, into the string ones, which a restart reads back (issue 48: a seed
+        // of 3e9 came back as -1294967296, 2^32 + 7 as 7).
+        const std::int64_t v = std::get<std::int64_t>(s->value);
+        if (v >= std::numeric_limits<std::int32_t>::min() &&
+            v <= std::numeric_limits<std::int32_t>::max())
+          f.int_runtime.emplace_back(s->key, static_cast<int>(v));
+        else
+          f.str_runtime.emplace_back(s->key, std::to_string(v));
         break;
+      }
       case base::ParamType::Real:
         f.real_runtime.emplace_back(s->key, std::get<double>(s->value));
         break;

@@ -16,6 +16,9 @@ behaviour (a one-line refusal, a caught NaN, a finite answer):
 - an error thrown on one rank alone ends the job within seconds, with its message and a
   non-zero exit (it hung in the other ranks' collectives), while an error thrown on every
   rank still prints one line;
+- an integer parameter beyond 32 bits (pic.seed = 2^32 + 7) comes back from a checkpoint;
+- with asynchronous writes, the plotfile and checkpoint of one step hold the same rhoq
+  (the checkpoint's refresh re-deposited it while the plotfile's copy could be running);
 """
 import json
 import math
@@ -194,3 +197,24 @@ def test_an_error_on_one_rank_alone_ends_the_job_with_its_message(tmp_path):
     p = run("sod.toml", tmp_path / "b", "hydro.cfl=7", ranks=2, check=False)
     lines = [l for l in p.stderr.splitlines() if l.startswith("tessera: error")]
     assert len(lines) == 1 and "out of range" in lines[0], p.stderr
+
+
+def test_a_64_bit_integer_parameter_survives_a_checkpoint(tmp_path):
+    seed = 2 ** 32 + 7  # stored as 32 bits it came back as 7
+    run("pic_langmuir_1d.toml", tmp_path / "a", "driver.nend=2", f"pic.seed={seed}")
+    chk = first_checkpoint(tmp_path / "a")
+    run("pic_langmuir_1d.toml", tmp_path / "b", "--restart", chk, "driver.nend=3")
+    log = (tmp_path / "b" / "parameters.log").read_text()
+    line = [l for l in log.splitlines() if l.startswith("pic.seed ")][0]
+    assert str(seed) in line and "(checkpoint)" in line, line
+
+
+def test_async_plotfile_and_checkpoint_of_one_step_hold_the_same_rhoq(tmp_path):
+    run("pic_langmuir_1d.toml", tmp_path, "driver.nend=40", "io.async=true",
+        "pic.particles_per_cell=64", "io.plotfile_interval_steps=20",
+        "io.checkpoint_interval_steps=20")
+    out = reader.find_outputs(tmp_path)
+    plt = reader.read(str(out.plotfiles[-1]))
+    chk = reader.read(str(out.checkpoints[-1]))
+    assert plt.time == chk.time
+    assert np.array_equal(plt.field("rhoq"), chk.field("rhoq").astype(np.float32))
