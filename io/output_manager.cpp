@@ -16,6 +16,7 @@
 
 #include "base/error.hpp"
 #include "io/publish.hpp"
+#include "parallel/comm.hpp"
 #include "perf/timers.hpp"
 
 namespace tessera::io {
@@ -349,20 +350,21 @@ void OutputManager::gather_to_writer(Job& job) {
   std::vector<int> rows(static_cast<std::size_t>(total));
   MPI_Gatherv(f.local_rows.data(), n, MPI_INT, rows.data(), counts.data(), displs.data(), MPI_INT,
               0, step_comm_);
-  // The values: one block of vars * rows * cells doubles per rank (int counts: up to
-  // 16 GiB per file on one node, far beyond io.async_budget's default).
+  // The values: vars * cells doubles per row, counted in rows (a datatype of one row), so
+  // that counts and displacements stay ints however large the file (in doubles they passed
+  // 2^31 at 16 GiB on one node and went negative; issue 48).
   const std::size_t per_row = f.var_names.size() * std::size_t(f.nxb) * f.nyb * f.nzb;
-  std::vector<int> vcounts(counts.size()), vdispls(counts.size());
-  for (std::size_t r = 0; r < counts.size(); ++r) {
-    vcounts[r] = static_cast<int>(counts[r] * per_row);
-    vdispls[r] = static_cast<int>(displs[r] * per_row);
-  }
+  MPI_Datatype row_type;
+  MPI_Type_contiguous(parallel::int_count(std::max<std::size_t>(per_row, 1), "io: a row's doubles"),
+                      MPI_DOUBLE, &row_type);
+  MPI_Type_commit(&row_type);
   if (rank_ == 0) {
     job.gathered = memory::ArenaVector<double>(f.data.get_allocator());
     job.gathered.resize(std::size_t(total) * per_row);
   }
-  MPI_Gatherv(f.data.data(), static_cast<int>(f.data.size()), MPI_DOUBLE, job.gathered.data(),
-              vcounts.data(), vdispls.data(), MPI_DOUBLE, 0, step_comm_);
+  MPI_Gatherv(f.data.data(), per_row > 0 ? n : 0, row_type, job.gathered.data(), counts.data(),
+              displs.data(), row_type, 0, step_comm_);
+  MPI_Type_free(&row_type);
   f.data = memory::ArenaVector<double>(f.data.get_allocator());  // this rank's copy is sent
   if (rank_ != 0) return;
   job.rows_of.resize(counts.size());

@@ -4,21 +4,41 @@
 #include <chrono>
 #include <cstdint>
 #include <iostream>
+#include <limits>
 #include <thread>
 
 #include "base/error.hpp"
 
 namespace tessera::parallel {
 
+std::vector<std::pair<std::size_t, int>> pieces(std::size_t n, std::size_t max_piece) {
+  std::vector<std::pair<std::size_t, int>> out;
+  max_piece = std::clamp<std::size_t>(max_piece, 1, std::size_t(std::numeric_limits<int>::max()));
+  for (std::size_t at = 0; at < n; at += max_piece)
+    out.emplace_back(at, static_cast<int>(std::min(max_piece, n - at)));
+  return out;
+}
+
+int int_count(std::size_t n, const char* what) {
+  if (n > std::size_t(std::numeric_limits<int>::max()))
+    throw Error(std::string(what) + ": " + std::to_string(n) +
+                " elements exceed an MPI count (2^31 - 1)");
+  return static_cast<int>(n);
+}
+
 void exchange(MPI_Comm comm, const std::map<int, std::vector<double>>& send,
-              std::map<int, std::vector<double>>& recv, int tag) {
+              std::map<int, std::vector<double>>& recv, int tag, std::size_t max_piece) {
   const int me = rank(comm);
   std::vector<MPI_Request> reqs;
   reqs.reserve(send.size() + recv.size());
+  // Messages over max_piece doubles go in pieces (an int count stops at 2^31 - 1: 16 GiB),
+  // matched in order (MPI does not overtake between one pair on one tag).
   for (auto& [r, buf] : recv) {
     if (r == me || buf.empty()) continue;
-    reqs.emplace_back();
-    MPI_Irecv(buf.data(), static_cast<int>(buf.size()), MPI_DOUBLE, r, tag, comm, &reqs.back());
+    for (const auto& [at, n] : pieces(buf.size(), max_piece)) {
+      reqs.emplace_back();
+      MPI_Irecv(buf.data() + at, n, MPI_DOUBLE, r, tag, comm, &reqs.back());
+    }
   }
   for (const auto& [r, buf] : send) {
     if (buf.empty()) continue;
@@ -27,8 +47,10 @@ void exchange(MPI_Comm comm, const std::map<int, std::vector<double>>& send,
       std::copy(buf.begin(), buf.end(), dst.begin());
       continue;
     }
-    reqs.emplace_back();
-    MPI_Isend(buf.data(), static_cast<int>(buf.size()), MPI_DOUBLE, r, tag, comm, &reqs.back());
+    for (const auto& [at, n] : pieces(buf.size(), max_piece)) {
+      reqs.emplace_back();
+      MPI_Isend(buf.data() + at, n, MPI_DOUBLE, r, tag, comm, &reqs.back());
+    }
   }
   MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
 }

@@ -30,12 +30,24 @@ inline int size(MPI_Comm c) {
   return s;
 }
 
+/// The pieces [offset, count) of a message of n elements, each at most max_piece (and an
+/// int, which MPI counts are): one piece below the limit, none for n = 0.
+std::vector<std::pair<std::size_t, int>> pieces(std::size_t n, std::size_t max_piece);
+
+/// n as an MPI count, or tessera::Error naming `what` where it exceeds 2^31 - 1.
+int int_count(std::size_t n, const char* what);
+
+/// Messages of more doubles go in pieces (1 GiB of 8 GiB's worth of doubles each).
+inline constexpr std::size_t kMaxPiece = std::size_t{1} << 30;
+
 /// Collective in effect (every rank that appears as a peer must call it): sends
 /// send[r] to rank r and receives recv[r].size() doubles from rank r, with sizes
-/// pre-set by the caller. Self-messages are copied. Deterministic: results do not
-/// depend on arrival order.
+/// pre-set by the caller, each message in pieces of at most max_piece doubles (any size:
+/// an int count alone stops at 16 GiB). Self-messages are copied. Deterministic: results
+/// do not depend on arrival order.
 void exchange(MPI_Comm comm, const std::map<int, std::vector<double>>& send,
-              std::map<int, std::vector<double>>& recv, int tag);
+              std::map<int, std::vector<double>>& recv, int tag,
+              std::size_t max_piece = kMaxPiece);
 
 /// Collective: `text` as given on `root`, on every rank (the argument is ignored elsewhere).
 /// Any length and any bytes (NULs included): the size goes as 64 bits, the characters in

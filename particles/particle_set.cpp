@@ -8,6 +8,7 @@
 
 #include "base/error.hpp"
 #include "mesh/mesh.hpp"
+#include "parallel/comm.hpp"
 #include "perf/timers.hpp"
 
 namespace tessera::particles {
@@ -295,8 +296,12 @@ MigrateStats ParticleSet::redistribute(const mesh::Mesh& m) {
     ++kept;
   }
   n_ = kept;
-  // Step 4: exchange.
+  // Step 4: exchange, counted in particles (a datatype of w doubles: counts and
+  // displacements in doubles passed 2^31 at 16 GiB and went negative; issue 48).
   std::vector<std::vector<double>> in(static_cast<std::size_t>(nranks));
+  MPI_Datatype ptype;
+  MPI_Type_contiguous(w, MPI_DOUBLE, &ptype);
+  MPI_Type_commit(&ptype);
   if (st.migrated > 0 && !st.general) {
     std::vector<long> nrecv(std::size_t(nranks), 0);
     std::vector<MPI_Request> req;
@@ -312,38 +317,46 @@ MigrateStats ParticleSet::redistribute(const mesh::Mesh& m) {
       in[std::size_t(r)].resize(std::size_t(nrecv[std::size_t(r)] * w));
       if (!in[std::size_t(r)].empty()) {
         req.emplace_back();
-        MPI_Irecv(in[std::size_t(r)].data(), static_cast<int>(in[std::size_t(r)].size()),
-                  MPI_DOUBLE, r, 7302, comm, &req.back());
+        MPI_Irecv(in[std::size_t(r)].data(),
+                  parallel::int_count(std::size_t(nrecv[std::size_t(r)]), "particles received"),
+                  ptype, r, 7302, comm, &req.back());
       }
       if (!out[std::size_t(r)].empty()) {
         req.emplace_back();
-        MPI_Isend(out[std::size_t(r)].data(), static_cast<int>(out[std::size_t(r)].size()),
-                  MPI_DOUBLE, r, 7302, comm, &req.back());
+        MPI_Isend(out[std::size_t(r)].data(),
+                  parallel::int_count(out[std::size_t(r)].size() / std::size_t(w), "particles sent"),
+                  ptype, r, 7302, comm, &req.back());
       }
     }
     MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE);
   } else if (st.migrated > 0) {
     std::vector<int> sc(static_cast<std::size_t>(nranks)), rc(static_cast<std::size_t>(nranks)),
         sd(static_cast<std::size_t>(nranks)), rd(static_cast<std::size_t>(nranks));
-    for (int r = 0; r < nranks; ++r) sc[std::size_t(r)] = static_cast<int>(nsend[r] * w);
+    for (int r = 0; r < nranks; ++r)
+      sc[std::size_t(r)] = parallel::int_count(std::size_t(nsend[r]), "particles sent");
     MPI_Alltoall(sc.data(), 1, MPI_INT, rc.data(), 1, MPI_INT, comm);
     std::vector<double> sbuf, rbuf;
+    std::size_t at = 0;
     for (int r = 0; r < nranks; ++r) {
-      sd[std::size_t(r)] = static_cast<int>(sbuf.size());
+      sd[std::size_t(r)] = parallel::int_count(at, "particles sent");
       sbuf.insert(sbuf.end(), out[std::size_t(r)].begin(), out[std::size_t(r)].end());
+      at += std::size_t(sc[std::size_t(r)]);
     }
-    int total = 0;
+    std::size_t total = 0;
     for (int r = 0; r < nranks; ++r) {
-      rd[std::size_t(r)] = total;
-      total += rc[std::size_t(r)];
+      rd[std::size_t(r)] = parallel::int_count(total, "particles received");
+      total += std::size_t(rc[std::size_t(r)]);
     }
-    rbuf.resize(std::size_t(total));
-    MPI_Alltoallv(sbuf.data(), sc.data(), sd.data(), MPI_DOUBLE, rbuf.data(), rc.data(), rd.data(),
-                  MPI_DOUBLE, comm);
+    rbuf.resize(total * std::size_t(w));
+    MPI_Alltoallv(sbuf.data(), sc.data(), sd.data(), ptype, rbuf.data(), rc.data(), rd.data(),
+                  ptype, comm);
     for (int r = 0; r < nranks; ++r)
-      in[std::size_t(r)].assign(rbuf.begin() + rd[std::size_t(r)],
-                                rbuf.begin() + rd[std::size_t(r)] + rc[std::size_t(r)]);
+      in[std::size_t(r)].assign(
+          rbuf.begin() + std::ptrdiff_t(std::size_t(rd[std::size_t(r)]) * std::size_t(w)),
+          rbuf.begin() + std::ptrdiff_t(std::size_t(rd[std::size_t(r)] + rc[std::size_t(r)]) *
+                                        std::size_t(w)));
   }
+  MPI_Type_free(&ptype);
   // Step 5: append what arrived (its leaf found again here: the same lookup), then sort.
   std::size_t incoming = 0;
   for (const auto& b : in) incoming += b.size() / std::size_t(w);

@@ -218,3 +218,14 @@ def test_async_plotfile_and_checkpoint_of_one_step_hold_the_same_rhoq(tmp_path):
     chk = reader.read(str(out.checkpoints[-1]))
     assert plt.time == chk.time
     assert np.array_equal(plt.field("rhoq"), chk.field("rhoq").astype(np.float32))
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_message_pieces_hold_on_several_ranks(ranks):
+    """tests/unit Comm* (messages in pieces of ints, issue 48 item 15) under mpirun."""
+    unit = Path(EXE).parent / "tessera_unit"
+    if not unit.exists():
+        pytest.skip("tessera_unit not built")
+    p = subprocess.run(MPIRUN + ["-n", str(ranks), str(unit), "--gtest_filter=Comm*"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]

@@ -3,8 +3,13 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <limits>
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "base/error.hpp"
 #include "parallel/comm.hpp"
 #include "tests/unit/test_util.hpp"
 
@@ -60,6 +65,54 @@ TEST(CommFirstMessage, GivenMessagesOnSomeRanksThenEveryRankGetsTheLowestSuchRan
   const auto [none, empty] = first_message(MPI_COMM_WORLD, "");
   EXPECT_EQ(none, -1);
   EXPECT_EQ(empty, "");
+}
+
+}  // namespace
+
+namespace {
+
+// Issue 48: MPI counts are ints; a message of 2^31 doubles or more (16 GiB) went negative.
+// Given any size, then its pieces are ints no larger than the limit, in order, covering it.
+TEST(CommPieces, GivenSizesBeyondAnIntThenEveryPieceIsAnIntCoveringTheMessageInOrder) {
+  using tessera::parallel::pieces;
+  EXPECT_TRUE(pieces(0, 8).empty());
+  const auto small = pieces(5, 2);
+  ASSERT_EQ(small.size(), 3u);
+  EXPECT_EQ(small[2], (std::pair<std::size_t, int>{4, 1}));
+  for (const std::size_t n : {(std::size_t{1} << 31) + 5, (std::size_t{1} << 33) + 7,
+                              std::size_t{1} << 30}) {
+    std::size_t next = 0;
+    for (const auto& [at, k] : pieces(n, tessera::parallel::kMaxPiece)) {
+      EXPECT_EQ(at, next);
+      EXPECT_GT(k, 0);
+      EXPECT_LE(std::size_t(k), tessera::parallel::kMaxPiece);
+      next += std::size_t(k);
+    }
+    EXPECT_EQ(next, n);
+  }
+  // A limit beyond an int is clamped to one (all pieces but the last that large).
+  const auto big = pieces(std::size_t{1} << 33, std::size_t{1} << 40);
+  for (std::size_t q = 0; q + 1 < big.size(); ++q)
+    EXPECT_EQ(big[q].second, std::numeric_limits<int>::max()) << q;
+  EXPECT_THROW(tessera::parallel::int_count(std::size_t{1} << 31, "x"), tessera::Error);
+  EXPECT_EQ(tessera::parallel::int_count((std::size_t{1} << 31) - 1, "x"),
+            std::numeric_limits<int>::max());
+}
+
+// Given messages cut into pieces of 3 doubles, when every rank exchanges with every other,
+// then each receives its peers' data whole and in order.
+TEST(CommExchange, GivenMessagesInSmallPiecesThenTheyArriveWholeAndInOrder) {
+  const int me = world_rank(), n = world_size();
+  std::map<int, std::vector<double>> send, recv;
+  for (int r = 0; r < n; ++r) {
+    const std::size_t len = std::size_t(7 + r + me);
+    for (std::size_t i = 0; i < len; ++i) send[r].push_back(1000.0 * me + 10.0 * r + double(i));
+    recv[r].assign(std::size_t(7 + me + r), -1.0);
+  }
+  tessera::parallel::exchange(MPI_COMM_WORLD, send, recv, 77, 3);
+  for (int r = 0; r < n; ++r)
+    for (std::size_t i = 0; i < recv[r].size(); ++i)
+      ASSERT_EQ(recv[r][i], 1000.0 * r + 10.0 * me + double(i)) << "from " << r << " at " << i;
 }
 
 }  // namespace
