@@ -165,9 +165,23 @@ void Burn::advance(mesh::Mesh& m, double dt) {
     advance_carbon(m);
 }
 
+void Burn::add_step_sums(mesh::Mesh& m) {
+  // Per leaf partials added in the tree's order: the same bits on any rank count (issue
+  // 48; per-rank sums added by MPI_SUM changed their last bits with it).
+  const auto sums = m.leaf_sums(3, [&](int id, double* out) {
+    const auto& p = step_sums_[std::size_t(id)];
+    for (int q = 0; q < 3; ++q) out[q] = p[std::size_t(q)];
+  });
+  released_ += sums[0];
+  consumed_ += sums[1];
+  neutrino_ += sums[2];
+}
+
 void Burn::advance_three_stage(mesh::Mesh& m, double dt) {
   const auto& s = m.shape();
+  step_sums_.assign(std::size_t(m.tree().size()), {0.0, 0.0, 0.0});
   m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& g) {
+    auto& sum = step_sums_[std::size_t(id)];
     const bool curved = g.geometry != mesh::Geometry::cartesian;
     double dv = 1.0;
     for (int a = 0; a < s.ndim; ++a) dv *= g.dx[a];
@@ -237,19 +251,22 @@ void Burn::advance_three_stage(mesh::Mesh& m, double dt) {
           u(iqbrn_, i, j, k) += de;
           u(ietot_, i, j, k) += rho * (de - r.dnu);
           const double vol = curved ? g.volume(i - s.g(0)) : dv;
-          released_ += rho * de * vol;
-          neutrino_ += rho * r.dnu * vol;
-          consumed_ += rho * f.xc * (z.phfa - phfa0) * vol;  // carbon, g
+          sum[0] += rho * de * vol;
+          sum[2] += rho * r.dnu * vol;
+          sum[1] += rho * f.xc * (z.phfa - phfa0) * vol;  // carbon, g
           burned = true;
         }
         if (burned) eos_->update_row(u, s, id, j, k, eos::Mode::dens_ei);
       }
   });
+  add_step_sums(m);
 }
 
 void Burn::advance_carbon(mesh::Mesh& m) {
   const auto& s = m.shape();
+  step_sums_.assign(std::size_t(m.tree().size()), {0.0, 0.0, 0.0});
   m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& g) {
+    auto& sum = step_sums_[std::size_t(id)];
     const bool curved = g.geometry != mesh::Geometry::cartesian;
     double dv = 1.0;
     for (int a = 0; a < s.ndim; ++a) dv *= g.dx[a];
@@ -269,18 +286,18 @@ void Burn::advance_carbon(mesh::Mesh& m) {
           u(ieint_, i, j, k) += de;
           u(iqbrn_, i, j, k) += de;
           u(ietot_, i, j, k) += rho * de;
-          released_ += rho * de * (curved ? g.volume(i - s.g(0)) : dv);
-          consumed_ += rho * dx * (curved ? g.volume(i - s.g(0)) : dv);
+          sum[0] += rho * de * (curved ? g.volume(i - s.g(0)) : dv);
+          sum[1] += rho * dx * (curved ? g.volume(i - s.g(0)) : dv);
         }
         // Pressure, temperature and gammas of the heated row (dens_ei, new composition).
         if (burned) eos_->update_row(u, s, id, j, k, eos::Mode::dens_ei);
       }
   });
+  add_step_sums(m);
 }
 
 nlohmann::json Burn::summary(MPI_Comm comm) const {
-  double v[3] = {released_, consumed_, neutrino_};
-  MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_DOUBLE, MPI_SUM, comm);
+  const double v[3] = {released_, consumed_, neutrino_};  // every rank's (add_step_sums)
   if (three_stage_) {
     double ye_min = ye_min_;
     long out = out_of_table_;

@@ -36,6 +36,7 @@
 // (Composition::set_ion_variables).
 #include <memory>
 #include <string>
+#include <array>
 #include <vector>
 
 #include "physics/burn/nse_table.hpp"
@@ -138,7 +139,11 @@ class Burn final : public physics::UnitBase<Burn>, public flame::FuelDensity {
   const eos::EosUnit* eos_ = nullptr;
   int iqbrn_ = -1, itemp_ = -1, ipres_ = -1;
   int idens_ = -1, ietot_ = -1, ieint_ = -1, ifuel_ = -1, iash_ = -1, iflam_ = -1, ifdph_ = -1;
-  double released_ = 0.0, consumed_ = 0.0;
+  double released_ = 0.0, consumed_ = 0.0;  ///< every rank's totals (add_step_sums)
+  /// This step's energy released, fuel consumed and neutrino losses per leaf (node id).
+  std::vector<std::array<double, 3>> step_sums_;
+  /// Adds step_sums_ over every leaf, in the tree's order, to the totals (collective).
+  void add_step_sums(mesh::Mesh& m);
   mutable long estimates_ = 0, estimate_failures_ = 0;
   /// Row scratch of the unburned-density estimate (one x-row of a block).
   struct Work {

@@ -47,7 +47,10 @@ std::shared_ptr<const NseTable> NseTable::load(const std::string& path_in, const
       if (key == "grid") {
         Axis a;
         w >> name >> a.lo >> a.hi >> a.n;
-        if (!w || a.n < 2) throw bad("bad grid line '" + line + "'");
+        // The interpolation reads 4 points per axis (a cubic's stencil): fewer read outside.
+        if (!w || a.n < 4)
+          throw bad("bad grid line '" + line + "'" +
+                    (w && a.n < 4 ? " (at least 4 points per axis)" : ""));
         (name == "logrho" ? ar : name == "logT" ? at_ : ay) = a;
       } else if (key == "bind") {
         double b = 0;

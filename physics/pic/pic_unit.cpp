@@ -511,20 +511,23 @@ std::vector<std::size_t> Pic::segments(std::size_t b, std::size_t e) const {
   return first;
 }
 
-double Pic::kinetic(MPI_Comm comm) const {
-  // Per species sum w (gamma - 1), times m c^2 (in storage order: bitwise as one sum for
-  // one species).
+double Pic::kinetic(MPI_Comm /*comm*/) const {
+  // Per species sum w (gamma - 1), times m c^2: per leaf in storage order (the leaf's
+  // particles sorted by tag), the leaves' partials added in the tree's order, so that the
+  // same bits come on any rank count (issue 48: a sum per rank added by MPI_SUM did not).
   const double* w = set_->prop(kWeight);
   const double* type = set_->prop(kType);
   const double* u[3] = {set_->prop(particles::VELX), set_->prop(particles::VELY),
                         set_->prop(particles::VELZ)};
-  std::vector<double> ks(species_.size(), 0.0);
-  for (std::size_t p = 0; p < set_->size(); ++p)
-    ks[std::size_t(type[p]) - 1] += w[p] * (lorentz_gamma({u[0][p], u[1][p], u[2][p]}) - 1.0);
+  const int ns = int(species_.size());
+  const auto ks = mesh_->leaf_sums(ns, [&](int id, double* out) {
+    std::fill(out, out + ns, 0.0);
+    for (std::size_t p = set_->begin(id); p < set_->end(id); ++p)
+      out[std::size_t(type[p]) - 1] += w[p] * (lorentz_gamma({u[0][p], u[1][p], u[2][p]}) - 1.0);
+  });
   double k = 0;
   for (std::size_t sp = 0; sp < species_.size(); ++sp)
     k += ks[sp] * (species_[sp].mass * cst::c * cst::c);
-  MPI_Allreduce(MPI_IN_PLACE, &k, 1, MPI_DOUBLE, MPI_SUM, comm);
   return k;
 }
 

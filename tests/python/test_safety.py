@@ -229,3 +229,19 @@ def test_message_pieces_hold_on_several_ranks(ranks):
     p = subprocess.run(MPIRUN + ["-n", str(ranks), str(unit), "--gtest_filter=Comm*"],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
+
+
+def test_an_nse_table_with_fewer_than_4_points_on_an_axis_is_refused(tmp_path):
+    """The cubic lookup reads 4 points per axis; a table of 3 read outside its rows."""
+    table = ROOT / "build" / "nse_table.dat"
+    if not table.exists():
+        pytest.skip("the NSE table is not built (make nse-table)")
+    lines = table.read_text().splitlines()
+    grid = [i for i, l in enumerate(lines) if l.startswith("# grid logT")][0]
+    name, lo, hi, n = lines[grid].split()[2:6]
+    lines[grid] = f"# grid {name} {lo} {hi} 3"
+    bad = tmp_path / "nse3.dat"
+    bad.write_text("\n".join(lines) + "\n")
+    p = subprocess.run([EXE, "nse", "--table", str(bad), "--dens", "1e9", "--ye", "0.5",
+                        "--emq", "1e18"], capture_output=True, text=True)
+    assert p.returncode != 0 and "at least 4 points per axis" in p.stderr, p.stderr
