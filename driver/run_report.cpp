@@ -143,7 +143,25 @@ nlohmann::json Simulation::report(const RunTotals& rt) {
                {"placement", "fast_only"},
                {"fast_bytes", 0}};
     }
-    s["memory"] = {{"arenas", arenas},
+    // Particles (issue 48): the arena's mapped bytes on this rank against the plan's
+    // steady particle items (arena, sort and migration buffers) and its largest copy.
+    double particles_mapped = 0, particles_planned = 0, particles_output = 0;
+    for (const auto& a : arenas)
+      if (a.value("name", std::string()) == "particles")
+        particles_mapped += a.value("mapped_bytes", 0.0);
+    for (const auto& it : plan_["items"]) {
+      const auto name = it["name"].get<std::string>();
+      if (name.rfind("particles", 0) != 0) continue;
+      if (it["phase"] == "steady")
+        particles_planned += it["bytes"].get<double>();
+      else if (it["phase"] != "step")
+        particles_output = std::max(particles_output, it["bytes"].get<double>());
+    }
+    s["memory"] = {{"particles",
+                    {{"arena_bytes", particles_mapped},
+                     {"predicted_steady_bytes", particles_planned},
+                     {"predicted_output_copy_bytes", particles_output}}},
+                   {"arenas", arenas},
                    {"tiers", tiers},
                    {"objects", objects},
                    {"peak_rss_bytes", peak},

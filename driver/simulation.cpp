@@ -127,7 +127,37 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
   services_first_.insert(services_first_.end(), operators_.begin(), operators_.end());
   // The planner's prediction, made before anything large is allocated (its baseline is
   // this process's RSS now); summary.json sets it beside the measured peak.
-  plan_ = memory::plan_memory(p, declared(p, units_), nranks_, nranks_, 0);
+  {
+    // The ranks that share this node's memory (the plan's per-node peak).
+    MPI_Comm node;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+    int per_node = parallel::size(node);
+    MPI_Allreduce(MPI_IN_PLACE, &per_node, 1, MPI_INT, MPI_MAX, comm);
+    MPI_Comm_free(&node);
+    // Against the memory available now (MemAvailable: the OS and other jobs hold the
+    // rest), not the node's total.
+    plan_ = memory::plan_memory(p, declared(p, units_), nranks_, per_node,
+                                memory::read_meminfo().mem_available);
+  }
+  // A run that cannot fit is refused before it maps anything (issue 48: a PIC run with a
+  // million particles per cell was killed by the kernel at 24 GB while writing its last
+  // outputs, with no error line and nothing saved).
+  if (p.get_bool("memory.refuse_over_plan") && !plan_["per_node"]["fits"].get<bool>()) {
+    const auto& r = plan_["per_rank"];
+    std::string largest;
+    double most = -1;
+    for (const auto& it : plan_["items"])
+      if (it["counted"].get<bool>() && it["bytes"].get<double>() > most)
+        most = it["bytes"].get<double>(), largest = it["name"].get<std::string>();
+    throw Error(fmt::format(
+        "the memory plan does not fit: {} per node at its peak ({} per rank in phase '{}', "
+        "{} steady; the largest item '{}' {}) against {} of memory available; see `tessera plan` "
+        "(memory.refuse_over_plan = false runs it anyway)",
+        format_bytes(plan_["per_node"]["peak_bytes"].get<double>()),
+        format_bytes(r["peak_bytes"].get<double>()), r["peak_phase"].get<std::string>(),
+        format_bytes(r["steady_bytes"].get<double>()), largest, format_bytes(most),
+        format_bytes(plan_["per_node"]["memory_per_node"].get<double>())));
+  }
   {
     TESSERA_REGION("setup");  // root blocks, and every arena mapped and pre-faulted
     // Tiers first: every arena from here on is placed (memory/tier_runtime.hpp).

@@ -770,6 +770,9 @@ void declare_params(base::Params& p) {
                    "page policy of the I/O staging arena; empty: memory.pages");
   p.declare_string("memory.pages_particles", "", {},
                    "page policy of the particle arena; empty: memory.pages");
+  p.declare_bool("memory.refuse_over_plan", true,
+                 "refuse to start a run whose memory plan (tessera plan) exceeds the node's "
+                 "memory (MemTotal), with the plan's numbers; false: run anyway");
   declare_tier_params(p);
 }
 

@@ -51,7 +51,7 @@ struct Model {
   double full_tree_nodes = 1;
   bool round_robin = false;
   int nranks = 1;
-  ArenaConfig unk, flux, scratch, staging;
+  ArenaConfig unk, flux, scratch, staging, particles;
   bool checkpoints = true, plotfiles = true;
   int checkpoint_vars = 5, plot_vars = 7;
   int plot_stored_vars = 5;  ///< unk variables a plotfile snapshot copies
@@ -95,6 +95,7 @@ Model model_from(const base::Params& p, const Declared& dcl, int nranks) {
   m.unk = config_for(p, "unk");
   m.flux = config_for(p, "flux");
   m.scratch = config_for(p, "scratch");
+  m.particles = config_for(p, "particles");
   m.staging = config_for(p, "staging");
 
   const bool final = bool_or(p, "io.write_final", true);
@@ -181,14 +182,27 @@ std::vector<Item> items_for(const Model& m, double M, double B, double N) {
 
   // The units' own arenas, as they declare them (physics::Unit::memory_needs); an item
   // with no page-policy config is plain memory (the Helmholtz table, say).
+  // Particles scale with the blocks the rank holds (bytes_per_block), and their outputs'
+  // copies are transient items of their phase.
   for (const auto& a : m.unit_arenas) {
-    if (a.config.empty()) {
-      out.push_back({a.name, a.bytes, "steady", "touched", "fixed", true, true, a.formula});
+    const double bytes =
+        a.multi_rank && !multi ? 0.0 : a.bytes + a.bytes_per_slot * M + a.bytes_per_block * B;
+    const std::string scales = a.bytes_per_block > 0  ? "blocks"
+                               : a.bytes_per_slot > 0 ? "maxblocks"
+                                                      : "declared by its unit";
+    if (a.phase != "steady") {
+      out.push_back({a.name, bytes, a.phase, "transient", scales, true, true, a.formula});
       continue;
     }
-    const ArenaConfig& c = a.config == "scratch" ? m.scratch : (a.config == "unk" ? m.unk : m.flux);
-    arena_item(a.name, a.bytes + a.bytes_per_slot * M, c,
-               a.bytes_per_slot > 0 ? "maxblocks" : "declared by its unit", a.formula);
+    if (a.config.empty()) {
+      out.push_back({a.name, bytes, "steady", "touched", scales, true, true, a.formula});
+      continue;
+    }
+    const ArenaConfig& c = a.config == "scratch"     ? m.scratch
+                           : a.config == "unk"       ? m.unk
+                           : a.config == "particles" ? m.particles
+                                                     : m.flux;
+    arena_item(a.name, bytes, c, scales, a.formula);
   }
 
   // mesh/tree.hpp: nodes_ (sizeof(Node) each) + index_ (hash node + 2 buckets) on every

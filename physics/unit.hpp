@@ -72,6 +72,13 @@ struct ArenaNeed {
   double bytes = 0;           ///< fixed part
   double bytes_per_slot = 0;  ///< part per block slot (times mesh.maxblocks)
   std::string formula;        ///< how bytes follow from the block shape, for the plan's table
+  /// Part per block the rank holds (particles: particles per block times their bytes).
+  double bytes_per_block = 0;
+  /// "steady": an arena mapped for the run; else the phase ("step", "checkpoint",
+  /// "plotfile") in which it is allocated and freed again (a transient item).
+  std::string phase = "steady";
+  /// Only on more than one rank (what a migration between ranks allocates).
+  bool multi_rank = false;
 };
 
 /// Work a unit may leave undone until someone reads it (Unit::refresh), by who reads it.

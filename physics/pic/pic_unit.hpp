@@ -85,6 +85,11 @@ class Pic final : public physics::Unit {
   void initialise(mesh::Mesh& m) override;
   /// Fills the guards of E and B (the checkpoint holds interiors only).
   void after_restart(mesh::Mesh& m) override;
+  /// For the planner: the particles' arena (particles per block times their bytes), its
+  /// growth in a migration, the per-block work arrays, and the outputs' particle copies.
+  std::vector<physics::ArenaNeed> memory_needs(const std::vector<mesh::VarInfo>& unk,
+                                               const mesh::BlockShape& s,
+                                               long maxblocks) const override;
   /// The checkpoint's pic.species against this run's (its particles are loaded): a species
   /// added or the order changed is refused; a species dropped is refused unless
   /// driver.restart_drop names it, and then its particles are removed.

@@ -245,3 +245,27 @@ def test_an_nse_table_with_fewer_than_4_points_on_an_axis_is_refused(tmp_path):
     p = subprocess.run([EXE, "nse", "--table", str(bad), "--dens", "1e9", "--ye", "0.5",
                         "--emq", "1e18"], capture_output=True, text=True)
     assert p.returncode != 0 and "at least 4 points per axis" in p.stderr, p.stderr
+
+
+def test_a_pic_run_that_cannot_fit_is_refused_before_it_allocates(tmp_path):
+    """tessera plan counts the particles (arena, sort buffers, output copies) and a run
+    whose plan exceeds the memory available stops at once with the plan's numbers (one
+    million particles per cell was killed by the kernel at 24 GB, with nothing saved)."""
+    import time
+    p = subprocess.run([EXE, "plan", str(ROOT / "problems" / "pic_langmuir_1d.toml"),
+                        "pic.particles_per_cell=1000000", "mesh.nblockx=64"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0 and "particles arena" in p.stdout and "DOES NOT FIT" in p.stdout
+    t0 = time.monotonic()
+    p = run("pic_langmuir_1d.toml", tmp_path / "a", "pic.particles_per_cell=1000000",
+            "mesh.nblockx=64", check=False)
+    line = error_line(p)
+    assert "the memory plan does not fit" in line and "particles" in line, line
+    assert time.monotonic() - t0 < 30
+    # A run that fits reports its particles beside the plan's (within 10 %).
+    run("pic_langmuir_1d.toml", tmp_path / "b", "pic.particles_per_cell=2000",
+        "driver.nend=2")
+    mem = summary(tmp_path / "b")["memory"]
+    part = mem["particles"]
+    assert part["arena_bytes"] > 0 and part["predicted_steady_bytes"] >= part["arena_bytes"]
+    assert abs(mem["prediction_error"]) < 0.1, mem["prediction_error"]
