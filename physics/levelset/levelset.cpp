@@ -88,6 +88,10 @@ void LevelSet::declare_params(base::Params& p) {
   p.declare_real("levelset.x0", 0.5, -1e300, 1e300, "initial centre x");
   p.declare_real("levelset.y0", 0.75, -1e300, 1e300, "initial centre y");
   p.declare_real("levelset.z0", 0.5, -1e300, 1e300, "initial centre z");
+  p.declare_real("levelset.width", 0.0, 0.0, 1e300,
+                 "initial shape: a ring (spherical shell) of this width about the circle "
+                 "(sphere) of levelset.radius, phi = width / 2 - |R - |x - c||: a closed "
+                 "filament (0: the disc or ball)");
   p.declare_real("levelset.distortion", 0.0, 0.0, 0.9,
                  "initial phi times 1 + distortion sin(2 pi x) sin(2 pi y) (the same zero "
                  "contour, |grad phi| != 1: the redistancing test)");
@@ -107,6 +111,7 @@ LevelSet::LevelSet(const base::Params& p)
       band_(p.get_real("levelset.band")),
       smoothing_(p.get_real("levelset.smoothing")),
       radius_(p.get_real("levelset.radius")),
+      width_(p.get_real("levelset.width")),
       distortion_(p.get_real("levelset.distortion")),
       centre_{p.get_real("levelset.x0"), p.get_real("levelset.y0"), p.get_real("levelset.z0")},
       redistance_every_(static_cast<int>(p.get_int("levelset.redistance_every"))),
@@ -153,7 +158,8 @@ double LevelSet::initial_distance(const std::array<double, 3>& x) const {
   const int nd = mesh_ ? mesh_->ndim() : 3;
   double r2 = 0;
   for (int a = 0; a < nd; ++a) r2 += sq(x[a] - centre_[a]);
-  return radius_ - std::sqrt(r2);
+  const double disc = radius_ - std::sqrt(r2);
+  return width_ > 0 ? 0.5 * width_ - std::fabs(disc) : disc;
 }
 
 void LevelSet::initialise(mesh::Mesh& m) {
@@ -449,7 +455,13 @@ LevelSet::Measures LevelSet::measure(mesh::Mesh& m, bool full) const {
   double mx[2] = {offset_max, grad_max};
   MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_DOUBLE, MPI_MAX, m.comm());
   const double pi = std::numbers::pi;
-  const double l0 = nd == 1 ? 2.0 : nd == 2 ? 2 * pi * radius_ : 4 * pi * radius_ * radius_;
+  // The initial interface's length (area): a ring's (shell's) two sides.
+  auto boundary = [&](double r) {
+    return nd == 1 ? (r > 0 ? 2.0 : 0.0) : nd == 2 ? 2 * pi * r : 4 * pi * r * r;
+  };
+  const double l0 = width_ > 0 ? boundary(radius_ + 0.5 * width_) +
+                                     boundary(std::max(radius_ - 0.5 * width_, 0.0))
+                               : boundary(radius_);
   Measures q;
   q.area = sums[0];
   q.length = sums[1];

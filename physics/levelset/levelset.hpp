@@ -40,7 +40,9 @@
 // (levelset.x0, y0, z0): phi0 = R - |x - c| (Flash-X's DeformingBubble: R = 0.1 about
 // (0.75, 0.75); the single vortex: R = 0.15 about (0.5, 0.75)), multiplied by
 // 1 + levelset.distortion sin(2 pi x) sin(2 pi y) for the redistancing test (the zero
-// contour stays the circle). Cartesian geometry, 2-D and 3-D.
+// contour stays the circle). With levelset.width w > 0 a ring (spherical shell) of width w
+// about that circle instead, phi0 = w / 2 - |R - |x - c||: a closed filament for the
+// thin-filament redistancing test. Cartesian geometry, 2-D and 3-D.
 #include <array>
 #include <string>
 #include <utility>
@@ -92,7 +94,7 @@ class LevelSet final : public physics::Unit {
   Measures measure(mesh::Mesh& m, bool full = true) const;
 
  private:
-  double cfl_, redistance_cfl_, band_, smoothing_, radius_, distortion_;
+  double cfl_, redistance_cfl_, band_, smoothing_, radius_, width_, distortion_;
   std::array<double, 3> centre_{};
   int redistance_every_, redistance_iterations_;
   int iphi_ = -1, ibase_ = -1, irhs_ = -1, isgn_ = -1, idist_ = -1;
