@@ -13,23 +13,30 @@
 //   redistancing  every levelset.redistance_every steps, levelset.redistance_iterations
 //                 pseudo-steps of phi_tau = S(phi0) (1 - |grad phi|) (Sussman, Smereka &
 //                 Osher 1994) with the Godunov Hamiltonian of the WENO5 derivatives and
-//                 S(phi0) = phi0 / sqrt(phi0^2 + |grad phi0|^2 h^2); in the zones next to the
-//                 interface (a sign change of phi0 to an axis neighbour) Russo & Smereka's
-//                 (2000) sub-cell fix instead, phi_tau = -(sgn(phi0) |phi| - D) / h with
-//                 D = phi0 / |grad phi0|, which keeps the zero contour where it was
-//                 (|grad phi0| from central differences; Russo & Smereka's largest of the
-//                 central and one-sided differences where the central one is under half
-//                 of it, at a kink). SSP-RK2 in pseudo-time,
+//                 S(phi0) = phi0 / sqrt(phi0^2 + |grad phi0|^2 h^2) (0 where phi0 = 0); in
+//                 the zones next to the interface (a sign change of phi0 to an axis
+//                 neighbour) Russo & Smereka's (2000) sub-cell fix instead,
+//                 phi_tau = -(sgn(phi0) |phi| - D) / h with D = phi0 / |grad phi0|, which
+//                 keeps the zero contour where it was. |grad phi0| per axis by ENO2 (Min &
+//                 Gibou 2007, Min 2010): toward the crossing on an axis that has one (the
+//                 nearer where both neighbours are across), central on the others; the
+//                 second-order one-sided difference from beyond the neighbour where a kink
+//                 (a filament's ridge) lies between the zone and it, the central difference
+//                 where phi0 is smooth. (The central difference everywhere straddled the
+//                 ridge of a filament 2-4 zones wide, overestimated D there by up to 2x and
+//                 pushed the contour outward at every redistancing: issue 48, item 7; a
+//                 filament under 2 zones wide is not held.) SSP-RK2 in pseudo-time,
 //                 dtau = levelset.redistance_cfl / sum_a (1 / dx_a) per block.
 //   refinement    the unit's own tagging: refine a block where |phi| < levelset.band dx
 //                 somewhere, derefine one where |phi| > 3 levelset.band dx everywhere.
 //   diagnostics   with the smoothed Heaviside H of width eps = levelset.smoothing dx:
 //                 area (volume in 3-D) A = int H(phi), interface length (area)
 //                 int delta(phi) |grad phi|, the shape error (1 / L0) int |H(phi) - H(phi0)|
-//                 against the initial shape phi0 (L0 its length: 2 pi R; 4 pi R^2 in 3-D),
-//                 the largest distance of the zero contour from the initial one (zones
-//                 next to the interface: |phi / |grad phi| - phi0| / dx), and | |grad phi| - 1 |
-//                 in the band |phi| < levelset.band dx (largest and mean).
+//                 against the initial shape phi0 (L0 its length: 2 pi R, 4 pi R^2 in 3-D;
+//                 a ring's two sides), the largest distance of the zero contour from the
+//                 initial one (zones next to the interface: |D - phi0| / dx, D the
+//                 redistancing's estimate from phi), and | |grad phi| - 1 | in the band
+//                 |phi| < levelset.band dx (largest and mean).
 //
 // Variables: phi (independent, unlimited linear prolongation, guard-filled by the unit's
 // own fill of phi alone); scratch ls_base (phi at the step's or pseudo-step's start),
@@ -40,7 +47,9 @@
 // (levelset.x0, y0, z0): phi0 = R - |x - c| (Flash-X's DeformingBubble: R = 0.1 about
 // (0.75, 0.75); the single vortex: R = 0.15 about (0.5, 0.75)), multiplied by
 // 1 + levelset.distortion sin(2 pi x) sin(2 pi y) for the redistancing test (the zero
-// contour stays the circle). Cartesian geometry, 2-D and 3-D.
+// contour stays the circle). With levelset.width w > 0 a ring (spherical shell) of width w
+// about that circle instead, phi0 = w / 2 - |R - |x - c||: a closed filament for the
+// thin-filament redistancing test. Cartesian geometry, 2-D and 3-D.
 #include <array>
 #include <string>
 #include <utility>
@@ -92,7 +101,7 @@ class LevelSet final : public physics::Unit {
   Measures measure(mesh::Mesh& m, bool full = true) const;
 
  private:
-  double cfl_, redistance_cfl_, band_, smoothing_, radius_, distortion_;
+  double cfl_, redistance_cfl_, band_, smoothing_, radius_, width_, distortion_;
   std::array<double, 3> centre_{};
   int redistance_every_, redistance_iterations_;
   int iphi_ = -1, ibase_ = -1, irhs_ = -1, isgn_ = -1, idist_ = -1;

@@ -27,14 +27,16 @@ inline double sq(double a) {
 
 /// Jiang & Peng's WENO5 one-sided derivative from five divided differences v1..v5, ordered
 /// from the upwind side (Jiang & Shu's smoothness indicators and optimal weights 0.1, 0.6,
-/// 0.3; epsilon relative to the differences, so the weights do not depend on phi's scale).
+/// 0.3; epsilon relative to the differences, so the weights do not depend on phi's scale,
+/// and at least 1e-40: the weights are products of four (eps + s)'s, which with 1e-99
+/// underflowed to 0 / 0 where the five differences are all 0, phi flat along the row).
 inline double weno5(double v1, double v2, double v3, double v4, double v5) {
   const double s1 = 13.0 / 12.0 * sq(v1 - 2 * v2 + v3) + 0.25 * sq(v1 - 4 * v2 + 3 * v3);
   const double s2 = 13.0 / 12.0 * sq(v2 - 2 * v3 + v4) + 0.25 * sq(v2 - v4);
   const double s3 = 13.0 / 12.0 * sq(v3 - 2 * v4 + v5) + 0.25 * sq(3 * v3 - 4 * v4 + v5);
   const double eps =
       1e-6 * std::max(std::max(std::max(v1 * v1, v2 * v2), std::max(v3 * v3, v4 * v4)), v5 * v5) +
-      1e-99;
+      1e-40;
   // The weights gamma_k / (eps + s_k)^2 normalised, with one division: each multiplied by
   // the product of the three (eps + s)^2.
   const double q1 = sq(eps + s1), q2 = sq(eps + s2), q3 = sq(eps + s3);

@@ -7,9 +7,15 @@ bound the method or verification.md §F sets:
   1.1e-2, 5.2e-3, 2.5e-3), and both falling with resolution;
 - the same with AMR (64^2 root, one level more in the narrow band: finest 128^2) within
   1.2x of the uniform 128^2 result, on fewer leaf blocks;
+- single vortex, T = 8 (the filament 2-4 zones wide and thinner at its tail): the area
+  never grows (the redistancing inflated it: +105 %, +32 %, +4.7 % at 64^2, 128^2, 256^2),
+  |area change| under 10 % at 256^2 and falling with resolution;
 - redistancing a distorted phi (phi times 1 + 0.5 sin(2 pi x) sin(2 pi y)): | |grad phi| - 1 |
   below 1e-2 in the band |phi| < 4 dx afterwards, and the zero contour moved by less than
   0.1 dx;
+- redistancing alone (50 times two pseudo-steps) on a ring 2, 3 and 4 zones wide: the zero
+  contour's crossings of the grid lines move by less than 0.1 zone, the area by less than
+  1 %;
 - a circle translated once across the periodic domain: area change below 0.5 % at 128^2;
   the same carried by hydro's velocity (driver.operators = ["hydro", "levelset"]);
 - 1, 2 and 4 ranks bitwise (the deforming bubble on its adaptive mesh, regrids included);
@@ -87,6 +93,79 @@ def test_redistancing_restores_a_distance_without_moving_the_interface(tmp_path)
     assert after["interface_offset_max"] < 0.1, after
 
 
+def test_single_vortex_to_t8_does_not_inflate_the_filament(tmp_path_factory):
+    # LeVeque's hard case: the disc drawn out into a filament 2-4 zones wide (at 64^2 thinner
+    # than a zone at its tail) and back. Redistancing's sub-cell distance took the central
+    # difference across the filament's ridge and pushed the zero contour outward at every
+    # step: +105 %, +32 %, +4.7 % (history maxima +112 %, +33 %, +5.2 %). Advection alone
+    # loses what the grid cannot hold (-89 %, -31 %, -6.3 %); verification.md §F's [ours]:
+    # -100 %, -38 %, -9.6 %.
+    area, grew = {}, {}
+    for n in (64, 128, 256):
+        out = shared_run(tmp_path_factory, f"vortex_t8_{n}", VORTEX, *blocks(n), *NOPLOT,
+                         "flow.period=8", "driver.tmax=8")
+        ls = summary(out)["levelset"]
+        assert ls["time"] == pytest.approx(8.0)
+        area[n] = ls["area_change"]
+        hist = np.genfromtxt(Path(out) / "history.csv", delimiter=",", names=True)
+        grew[n] = hist["levelset_area"].max() / ls["area_start"] - 1.0
+    assert all(g < 0.01 for g in grew.values()), (grew, area)
+    assert abs(area[256]) < 0.10, area
+    assert abs(area[256]) < abs(area[128]) < abs(area[64]), area
+
+
+def grid_phi(path):
+    """phi of a uniform 2-D mesh's checkpoint as one (ny, nx) array."""
+    ds = reader.read(str(path))
+    phi, leaves = ds.field("phi"), ds.leaves()
+    lo, w = ds.domain()[:, 0], ds.cell_widths(leaves[0])
+    n = [int(round((ds.domain()[a, 1] - lo[a]) / w[a])) for a in (0, 1)]
+    g = np.full((n[1], n[0]), np.nan)
+    for b in leaves:
+        i, j = (int(round((ds.bbox[b, a, 0] - lo[a]) / w[a])) for a in (0, 1))
+        g[j:j + ds.nyb, i:i + ds.nxb] = phi[b, 0]
+    assert not np.isnan(g).any()
+    return g
+
+
+def crossings(g):
+    """Where phi changes sign between neighbouring zones along x and along y: the zone pair
+    -> the straight line's crossing, in zones from the first zone's centre."""
+    out = {}
+    for axis, a in ((0, g), (1, g.T)):
+        lo, hi = a[:, :-1], a[:, 1:]
+        for j, i in zip(*np.nonzero(lo * hi < 0)):
+            out[(axis, j, i)] = lo[j, i] / (lo[j, i] - hi[j, i])
+    return out
+
+
+def test_redistancing_holds_a_thin_ring_in_place(tmp_path):
+    # A ring (levelset.width) 2, 3 and 4 zones wide about the circle of radius 0.25 at
+    # 128^2, at rest, redistanced 50 times with the problem's two pseudo-steps each. Zones
+    # inside it have the other interface within their stencil, and the central difference
+    # across its ridge made the sub-cell distance too large: before the fix the contour
+    # moved 0.68, 0.36, 0.001 zones and the area grew 21.6 %, 1.9 %, 0.0 %.
+    h = 1.0 / 128
+    moved, area = {}, {}
+    for width in (2, 3, 4):
+        out = tmp_path / f"w{width}"
+        run(VORTEX, out, "flow.field=uniform", "flow.velx=0", "driver.nend=50",
+            "driver.dtinit=1e-3", "driver.dtmax=1e-3", "io.checkpoint_interval_steps=50", *NOPLOT,
+            "levelset.radius=0.25", f"levelset.width={width * h}",
+            f"levelset.x0={0.5 + 0.3 * h}", f"levelset.y0={0.5 + 0.2 * h}")
+        found = reader.find_outputs(out).checkpoints
+        first, last = found[0], found[-1]
+        assert reader.read(str(first)).step == 0 and reader.read(str(last)).step == 50
+        before, after = crossings(grid_phi(first)), crossings(grid_phi(last))
+        assert len(before) > 400 and after.keys() == before.keys(), width
+        moved[width] = max(abs(after[k] - before[k]) for k in before)
+        ls = summary(out)["levelset"]
+        assert ls["redistance_steps"] == 50
+        area[width] = ls["area_change"]
+    assert all(m < 0.1 for m in moved.values()), (moved, area)
+    assert all(abs(a) < 0.01 for a in area.values()), (moved, area)
+
+
 def test_a_translated_circle_keeps_its_area(tmp_path):
     periodic = [f"mesh.{a}{s}_boundary_type=periodic" for a in "xy" for s in "lr"]
     run(VORTEX, tmp_path, "flow.field=uniform", "flow.velx=1", "flow.vely=1", "driver.tmax=1",
@@ -157,7 +236,10 @@ def bubble(tmp_path_factory):
 def test_deforming_bubble_runs_1000_steps_and_its_files_verify_and_restart(bubble, tmp_path):
     s = summary(bubble)
     assert s["levelset"]["steps"] == 1000
-    assert abs(s["levelset"]["area_change"]) < 0.02, s["levelset"]
+    # -2.8 % (advection alone -0.90 %): the redistancing rounds off the two sharp ends of the
+    # tail. Until issue 48 item 7 its outward push at the thin tail made up for that
+    # (-0.46 %, under the 2 % bound this had then); docs/levelset.md.
+    assert abs(s["levelset"]["area_change"]) < 0.03, s["levelset"]
     assert s["levelset"]["length_end"] > 2 * s["levelset"]["length_start"]  # it deformed
     hist = np.genfromtxt(Path(bubble) / "history.csv", delimiter=",", names=True)
     assert len(np.unique(hist["leaves"])) > 10  # the band moved: regrids

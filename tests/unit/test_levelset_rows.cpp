@@ -3,7 +3,8 @@
 // derivatives are the cubic's derivative to round-off whatever the weights; the upwind
 // row takes one_sided_row's value on the side the velocity comes from, the same bits;
 // every target this build runs gives the same bits (no fused multiply-adds in this code),
-// rows of lengths that are no multiple of a vector length, and nothing written past n.
+// rows of lengths that are no multiple of a vector length, and nothing written past n; a
+// flat row gives 0, not 0 / 0.
 // Needs no MPI or HDF5 (tools/arm/test_arm.sh builds it for aarch64 too).
 #include <gtest/gtest.h>
 
@@ -120,6 +121,25 @@ TEST(LevelSetRows, GivenRoughData_TheUpwindRowTakesTheOneSidedValueOfItsSideOnEv
     EXPECT_TRUE(same_bits(o.dm, first.dm)) << t << " against " << first_target;
     EXPECT_TRUE(same_bits(o.dp, first.dp)) << t << " against " << first_target;
     EXPECT_TRUE(same_bits(o.acc, first.acc)) << t << " against " << first_target;
+  }
+}
+
+TEST(LevelSetRows, GivenAFlatRow_TheDerivativesAreZeroNotNaN) {
+  // phi constant along the row (a capsule's distance beside its straight side, a plane
+  // interface along a grid line): all five differences 0. The weights' epsilon floor was
+  // 1e-99, and the products of four (eps + s)'s underflowed to 0 / 0.
+  ForceGuard guard;
+  for (const auto& t : highway_targets()) {
+    tessera::simd::force(t);
+    for (const double level : {0.0, -0.3, 1e-30}) {
+      const Row r(13, 1, 0.01, [&](double) { return level; });
+      const Out o = run(r, 100.0, std::vector<double>(13, 0.5));
+      for (int i = 0; i < 13; ++i) {
+        EXPECT_EQ(o.dm[std::size_t(i)], 0.0) << t << " level " << level << " zone " << i;
+        EXPECT_EQ(o.dp[std::size_t(i)], 0.0) << t << " level " << level << " zone " << i;
+        EXPECT_EQ(o.acc[std::size_t(i)], 0.0) << t << " level " << level << " zone " << i;
+      }
+    }
   }
 }
 
