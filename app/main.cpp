@@ -16,6 +16,8 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -50,6 +52,19 @@ int run(const std::string& file, const std::string& dir, const std::string& rest
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   auto checkpoint = std::make_shared<io::FlashFileMeta>();
   nlohmann::json from_checkpoint;
+  if (!restart.empty() && std::filesystem::is_directory(restart)) {
+    // A run directory instead of a checkpoint in it: name the newest one.
+    std::string newest;
+    for (const auto& e : std::filesystem::directory_iterator(restart)) {
+      const auto n = e.path().filename().string();
+      if (n.find("_hdf5_chk_") != std::string::npos && n.find(".tmp") == std::string::npos &&
+          e.path().string() > newest)
+        newest = e.path().string();
+    }
+    throw Error("--restart '" + restart + "' is a directory: name a checkpoint file" +
+                (newest.empty() ? std::string(" (it holds none)")
+                                : " (its newest: '" + newest + "')"));
+  }
   if (!restart.empty()) {
     // Every rank gets the checkpoint without its variables (rank 0 reads and verifies
     // it); the simulation reads each rank's blocks. A file that does not verify is
@@ -67,6 +82,7 @@ int run(const std::string& file, const std::string& dir, const std::string& rest
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error("cannot create output directory '" + dir + "': " + ec.message());
+  std::string log_error;  // rank 0's parameters.log failed: every rank stops with it
   if (rank == 0) {
     std::cout << "tessera run " << file << " -> " << std::filesystem::absolute(dir).string()
               << "\n";
@@ -85,9 +101,17 @@ int run(const std::string& file, const std::string& dir, const std::string& rest
     // The full table goes to DIR/parameters.log (and summary.json); the terminal shows
     // what the file or the command line set and the active units' own sections.
     {
-      std::ofstream log(std::filesystem::path(dir) / "parameters.log");
+      // The first file of the run: a directory that cannot hold it (a full disk, the
+      // kernel's /proc) is refused here, not at the first output (issue 48).
+      const auto path = std::filesystem::path(dir) / "parameters.log";
+      errno = 0;
+      std::ofstream log(path);
       log << "tessera run " << file << "\nparameters in effect (value, where it came from):\n";
       params.print_in_effect(log);
+      log.close();
+      if (!log)
+        log_error = "cannot write in the output directory '" + dir + "' ('" + path.string() +
+                    "': " + (errno != 0 ? std::strerror(errno) : "write failed") + ")";
     }
     std::vector<std::string> sections;
     for (const auto& n : driver::active_unit_names(params)) sections.push_back(n + ".");
@@ -104,6 +128,7 @@ int run(const std::string& file, const std::string& dir, const std::string& rest
               << os.str();
     std::cout.flush();
   }
+  parallel::agree(MPI_COMM_WORLD, log_error);
   driver::RunOptions opt;
   opt.run_dir = dir;
   if (!restart.empty()) opt.restart = checkpoint;

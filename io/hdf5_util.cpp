@@ -1,6 +1,10 @@
 // HDF5 plumbing shared by io/flash_*.cpp (see io/hdf5_util.hpp).
 #include "io/hdf5_util.hpp"
 
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
 namespace tessera::io::detail {
 
 Handle string_type(const Context& c, std::size_t size) {
@@ -67,6 +71,26 @@ void set_fapl_mpio(const Context& c, hid_t fapl, MPI_Comm comm,
   const herr_t rc = H5Pset_fapl_mpio(fapl, comm, info);
   if (info != MPI_INFO_NULL) MPI_Info_free(&info);
   c.check(rc, "H5Pset_fapl_mpio");
+}
+
+namespace {
+herr_t find_errno(unsigned, const H5E_error2_t* e, void* out) {
+  // HDF5's POSIX drivers write "..., errno = 28, error message = 'No space left on device'".
+  auto* text = static_cast<std::string*>(out);
+  if (!text->empty() || e->desc == nullptr) return 0;
+  const std::string d = e->desc;
+  const auto at = d.find("errno = ");
+  if (at == std::string::npos) return 0;
+  const int code = std::atoi(d.c_str() + at + 8);
+  if (code > 0) *text = std::string(std::strerror(code)) + " (errno " + std::to_string(code) + ")";
+  return 0;
+}
+}  // namespace
+
+std::string system_error_of_stack() {
+  std::string text;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_errno, &text);
+  return text;
 }
 
 }  // namespace tessera::io::detail

@@ -50,13 +50,22 @@ class Handle {
   Closer close_ = nullptr;
 };
 
+/// The operating system's error in this thread's HDF5 error stack ("No space left on
+/// device (errno 28)"), or "" when the failure was not the system's.
+std::string system_error_of_stack();
+
 /// Turns failed HDF5 calls into one-line tessera::Error messages for one file.
 class Context {
  public:
   explicit Context(std::string prefix) : prefix_(std::move(prefix)) {}
 
-  [[noreturn]] void fail(const std::string& why) const { throw Error(prefix_ + why); }
-  std::string message(const std::string& why) const { return prefix_ + why; }
+  /// The failure with what the operating system said, when HDF5's error stack holds it
+  /// (a full disk: "... failed: No space left on device (errno 28)").
+  [[noreturn]] void fail(const std::string& why) const { throw Error(message(why)); }
+  std::string message(const std::string& why) const {
+    const std::string os = system_error_of_stack();
+    return prefix_ + why + (os.empty() ? std::string() : ": " + os);
+  }
 
   Handle check(hid_t id, Handle::Closer close, const std::string& call) const {
     if (id < 0) fail(call + " failed");

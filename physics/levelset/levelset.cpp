@@ -2,6 +2,7 @@
 // diagnostics (see levelset.hpp).
 #include "physics/levelset/levelset.hpp"
 
+#include <fmt/format.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -235,6 +236,19 @@ void LevelSet::bind(mesh::Mesh& m, physics::Units& units, const physics::RunCont
   ibase_ = m.scratch_index("ls_base");
   isgn_ = m.scratch_index("ls_sgn");
   idist_ = m.scratch_index("ls_dist");
+  // An adaptive mesh that nothing would refine (issue 48: band 0 turned the level set's
+  // tagging off silently and its gradient error was reported over an empty band).
+  if (band_ <= 0 && m.lrefine_max() > m.lrefine_min() && ctx.params != nullptr) {
+    bool any = false;
+    for (int q = 1; q <= 4; ++q)
+      any |= ctx.params->get_string(fmt::format("mesh.refine_var_{}", q)) != "none";
+    if (!any)
+      throw Error(fmt::format(
+          "levelset.band = 0 turns the level set's refinement off and no mesh.refine_var_* is "
+          "set: nothing would refine this adaptive mesh (mesh.lrefine_max = {} > lrefine_min = "
+          "{}); set levelset.band > 0, or mesh.lrefine_max = mesh.lrefine_min",
+          m.lrefine_max(), m.lrefine_min()));
+  }
   const auto* f = units.find<flow::Flow>();
   flow_ = (f != nullptr && f->analytic()) ? f : nullptr;
   if (flow_ == nullptr) {
@@ -553,6 +567,7 @@ LevelSet::Measures LevelSet::measure(mesh::Mesh& m, bool full) const {
   q.offset_max = mx[0];
   q.grad_error_max = mx[1];
   q.grad_error_mean = sums[4] > 0 ? sums[3] / sums[4] : 0.0;
+  q.band_zones = sums[4];
   return q;
 }
 
@@ -590,8 +605,10 @@ nlohmann::json LevelSet::summary(MPI_Comm) const {
           {"length_end", q.length},
           {"shape_error", q.shape_error},
           {"interface_offset_max", q.offset_max},
-          {"gradient_error_max", q.grad_error_max},
-          {"gradient_error_mean", q.grad_error_mean},
+          // Over the band's zones: null where the band holds none (levelset.band = 0).
+          {"gradient_error_max", q.band_zones > 0 ? nlohmann::json(q.grad_error_max) : nullptr},
+          {"gradient_error_mean", q.band_zones > 0 ? nlohmann::json(q.grad_error_mean) : nullptr},
+          {"band_zones", q.band_zones},
           {"redistance_steps", redistance_steps_}};
 }
 

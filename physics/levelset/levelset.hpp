@@ -97,6 +97,7 @@ class LevelSet final : public physics::Unit {
     double area = 0, length = 0, shape_error = 0;
     double offset_max = 0;                           ///< zero contour vs the initial one, in zones
     double grad_error_max = 0, grad_error_mean = 0;  ///< | |grad phi| - 1 | in the band
+    double band_zones = 0;                           ///< zones in the band (leaf sum)
   };
   Measures measure(mesh::Mesh& m, bool full = true) const;
 

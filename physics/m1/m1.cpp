@@ -113,6 +113,10 @@ M1::M1(const base::Params& p)
   kappa_a_ = per_group("m1.kappa_a");
   kappa_s_ = per_group("m1.kappa_s");
   physics::faces_named("m1.beam_faces", beam_faces_);
+  if (!beam_faces_.empty() && !(beam_lo_ < beam_hi_))
+    throw Error(fmt::format("m1.beam_lo = {} is not below m1.beam_hi = {}: the beam would be "
+                            "empty",
+                            beam_lo_, beam_hi_));
 }
 
 std::string M1::var_name(int q, int s, int g, int species, int groups) {

@@ -17,6 +17,9 @@ behaviour (a one-line refusal, a caught NaN, a finite answer):
   non-zero exit (it hung in the other ranks' collectives), while an error thrown on every
   rank still prints one line;
 - an integer parameter beyond 32 bits (pic.seed = 2^32 + 7) comes back from a checkpoint;
+- messages that point the right way: an output directory that cannot hold a file (the
+  kernel's /proc), --restart given a directory, an empty beam band, a level set that would
+  refine nothing on an adaptive mesh, a failed HDF5 call with the system's reason;
 - with asynchronous writes, the plotfile and checkpoint of one step hold the same rhoq
   (the checkpoint's refresh re-deposited it while the plotfile's copy could be running);
 """
@@ -269,3 +272,21 @@ def test_a_pic_run_that_cannot_fit_is_refused_before_it_allocates(tmp_path):
     part = mem["particles"]
     assert part["arena_bytes"] > 0 and part["predicted_steady_bytes"] >= part["arena_bytes"]
     assert abs(mem["prediction_error"]) < 0.1, mem["prediction_error"]
+
+
+def test_messages_point_the_right_way(tmp_path):
+    p = run("sod.toml", "/proc/self", "driver.nend=2", check=False)
+    assert "cannot write in the output directory '/proc/self'" in error_line(p)
+    run("sod.toml", tmp_path / "a", "driver.nend=2")
+    p = run("sod.toml", tmp_path / "b", "--restart", str(tmp_path / "a"), check=False)
+    line = error_line(p)
+    assert "is a directory: name a checkpoint file" in line and "_hdf5_chk_" in line, line
+    p = run("m1_shadow_2d.toml", tmp_path / "c", "m1.beam_lo=0.9", "m1.beam_hi=0.1",
+            check=False)
+    assert "m1.beam_lo = 0.9 is not below m1.beam_hi = 0.1" in error_line(p)
+    p = run("deforming_bubble_2d.toml", tmp_path / "d", "levelset.band=0", check=False)
+    assert "nothing would refine this adaptive mesh" in error_line(p)
+    # On a uniform mesh band 0 runs, and the band's gradient error is null, not 0.
+    run("single_vortex_2d.toml", tmp_path / "e", "levelset.band=0", "driver.nend=2")
+    ls = summary(tmp_path / "e")["levelset"]
+    assert ls["band_zones"] == 0 and ls["gradient_error_mean"] is None, ls

@@ -19,6 +19,7 @@
 
 #include "base/error.hpp"
 #include "io/flash_file.hpp"
+#include "io/hdf5_util.hpp"
 #include "io/output_manager.hpp"
 #include "tests/unit/test_util.hpp"
 
@@ -1125,6 +1126,23 @@ TEST(FlashFileOutputManager, GivenACaptureOfLiveData_TheFileHoldsTheDataAsOfTheC
     std::filesystem::remove_all(dir);
   }
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+}  // namespace
+
+namespace {
+
+// Issue 48: a failed HDF5 call said only "H5Fcreate failed"; the operating system's reason
+// in HDF5's error stack (a full disk's "No space left on device (errno 28)") goes with it.
+TEST(FlashFileErrors, GivenACallTheSystemRefusedThenTheMessageSaysWhy) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  const hid_t f = H5Fcreate("/nonexistent-tessera-dir/x.h5", H5F_ACC_TRUNC, H5P_DEFAULT,
+                            H5P_DEFAULT);
+  ASSERT_LT(f, 0);
+  const tessera::io::detail::Context c("cannot write 'x.h5': ");
+  const std::string m = c.message("H5Fcreate failed");
+  EXPECT_NE(m.find("H5Fcreate failed: No such file or directory (errno 2)"), std::string::npos)
+      << m;
 }
 
 }  // namespace
