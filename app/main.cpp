@@ -264,6 +264,7 @@ int main(int argc, char** argv) {
   tessera::app::NseOptions nse_opt;
   auto* nse_cmd = tessera::app::add_nse_command(app, nse_opt);
   int rc = 0;
+  MPI_Comm error_comm = MPI_COMM_NULL;  // `run`: for a rank-local error's end
   try {
     try {
       app.parse(argc, argv);
@@ -312,11 +313,11 @@ int main(int argc, char** argv) {
       rc = tessera::app::nse_command(nse_opt);
     } else if (*run_cmd) {
       start_mpi();
-      parallel::prepare_error_exit();
+      error_comm = parallel::error_exit_comm();
       rc = run(file, dir, restart, overrides, provided >= MPI_THREAD_MULTIPLE);
     }
   } catch (const std::exception& e) {
-    parallel::end_with_error(e.what());  // aborts the job if only this rank failed
+    parallel::end_with_error(error_comm, e.what());  // aborts the job if only this rank failed
     rc = 1;
   }
   return finish(rc);

@@ -80,26 +80,24 @@ void agree(MPI_Comm comm, const std::string& message) {
   if (first >= 0) throw Error(text);
 }
 
-namespace {
-MPI_Comm g_error_comm = MPI_COMM_NULL;  // set once at start-up, read only at the end
-}  // namespace
-
-void prepare_error_exit() {
-  if (g_error_comm == MPI_COMM_NULL) MPI_Comm_dup(MPI_COMM_WORLD, &g_error_comm);
+MPI_Comm error_exit_comm() {
+  MPI_Comm c = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  return c;
 }
 
-void end_with_error(const std::string& message, double grace_seconds) {
+void end_with_error(MPI_Comm comm, const std::string& message, double grace_seconds) {
   int on = 0, off = 0;
   MPI_Initialized(&on);
   MPI_Finalized(&off);
-  if (on == 0 || off != 0 || g_error_comm == MPI_COMM_NULL || size(g_error_comm) == 1) {
+  if (on == 0 || off != 0 || comm == MPI_COMM_NULL || size(comm) == 1) {
     if (on == 0 || off != 0 || world_rank() == 0)
       std::cerr << "tessera: error: " << message << std::endl;
     return;
   }
   // Every rank failed (the barrier completes): one line, from rank 0.
   MPI_Request req;
-  MPI_Ibarrier(g_error_comm, &req);
+  MPI_Ibarrier(comm, &req);
   const double t0 = MPI_Wtime();
   int done = 0;
   while (done == 0 && MPI_Wtime() - t0 < grace_seconds) {
@@ -107,10 +105,10 @@ void end_with_error(const std::string& message, double grace_seconds) {
     if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   if (done != 0) {
-    if (rank(g_error_comm) == 0) std::cerr << "tessera: error: " << message << std::endl;
+    if (rank(comm) == 0) std::cerr << "tessera: error: " << message << std::endl;
     return;
   }
-  std::cerr << "tessera: error (rank " << rank(g_error_comm) << "): " << message
+  std::cerr << "tessera: error (rank " << rank(comm) << "): " << message
             << "\ntessera: the other ranks did not fail with it: aborting the job" << std::endl;
   MPI_Abort(MPI_COMM_WORLD, 1);
 }

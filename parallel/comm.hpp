@@ -64,15 +64,16 @@ std::pair<int, std::string> first_message(MPI_Comm comm, const std::string& mess
 void agree(MPI_Comm comm, const std::string& message);
 
 /// Collective over MPI_COMM_WORLD, once after MPI starts: the communicator end_with_error
-/// uses (a duplicate, so that its barrier cannot match a message of the run's).
-void prepare_error_exit();
+/// takes (a duplicate, so that its barrier cannot match a message of the run's).
+MPI_Comm error_exit_comm();
 
 /// After an error on this rank (issue 48): an error thrown on every rank (a parameter, an
-/// agree()) reaches this on every rank within `grace_seconds`: rank 0 prints
+/// agree()) reaches this on every rank of `comm` within `grace_seconds`: rank 0 prints
 /// "tessera: error: MESSAGE" and it returns, for MPI_Finalize and exit code 1. An error
 /// thrown on some ranks only would leave the others waiting in a collective for ever: the
 /// rank prints "tessera: error (rank R): MESSAGE" and calls MPI_Abort(1), which ends the
-/// job within seconds. Without MPI (or before prepare_error_exit): prints and returns.
-void end_with_error(const std::string& message, double grace_seconds = 3.0);
+/// job within seconds. Without MPI, or with MPI_COMM_NULL (MPI not started): rank 0 prints
+/// and it returns.
+void end_with_error(MPI_Comm comm, const std::string& message, double grace_seconds = 3.0);
 
 }  // namespace tessera::parallel
