@@ -34,6 +34,18 @@ def run(problem, out, *overrides, ranks=1, check=True):
     return p
 
 
+def unit_suites_under_mpirun(gtest_filter, ranks, timeout=300):
+    """Run tessera_unit's suites matching gtest_filter on `ranks` ranks (ctest runs them on
+    one) and assert they pass; skip when tessera_unit is not built."""
+    import pytest
+    unit = Path(EXE).parent / "tessera_unit"
+    if not unit.exists():
+        pytest.skip("tessera_unit not built")
+    p = subprocess.run(MPIRUN + ["-n", str(ranks), str(unit), f"--gtest_filter={gtest_filter}"],
+                       capture_output=True, text=True, timeout=timeout)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
+
+
 def summary(out):
     """The run directory's summary.json."""
     return json.loads((Path(out) / "summary.json").read_text())

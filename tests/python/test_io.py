@@ -16,7 +16,7 @@ import h5py
 import numpy as np
 import pytest
 from h5compare import differing_datasets
-from runner import shared_run
+from runner import shared_run, unit_suites_under_mpirun
 
 from tessera import reader
 
@@ -215,12 +215,7 @@ def test_restart_refuses_a_row_corrupted_in_rank_1s_share_on_both_ranks(
 def test_distributed_read_unit_specifications_hold_on_several_ranks(ranks):
     """tests/unit FlashFile* (round trips, the distributed verified read and its errors
     on every rank) under mpirun; ctest runs them on one rank."""
-    unit = Path(EXE).parent / "tessera_unit"
-    if not unit.exists():
-        pytest.skip("tessera_unit not built")
-    p = subprocess.run(MPIRUN + ["-n", str(ranks), str(unit), "--gtest_filter=FlashFile*"],
-                       capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
+    unit_suites_under_mpirun("FlashFile*", ranks)
 
 
 def test_restart_holds_this_ranks_rows_not_the_checkpoint(tmp_path):

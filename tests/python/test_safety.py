@@ -24,15 +24,13 @@ behaviour (a one-line refusal, a caught NaN, a finite answer):
   (the checkpoint's refresh re-deposited it while the plotfile's copy could be running);
 """
 import json
-import math
 import zlib
-from pathlib import Path
 import subprocess
 
 import numpy as np
 import pytest
 
-from runner import EXE, MPIRUN, ROOT, run, summary
+from runner import EXE, MPIRUN, ROOT, run, summary, unit_suites_under_mpirun
 from tessera import reader
 
 NOPLOT = ["io.plotfile_interval_time=0", "io.plotfile_interval_steps=0"]
@@ -226,12 +224,7 @@ def test_async_plotfile_and_checkpoint_of_one_step_hold_the_same_rhoq(tmp_path):
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_message_pieces_hold_on_several_ranks(ranks):
     """tests/unit Comm* (messages in pieces of ints, issue 48 item 15) under mpirun."""
-    unit = Path(EXE).parent / "tessera_unit"
-    if not unit.exists():
-        pytest.skip("tessera_unit not built")
-    p = subprocess.run(MPIRUN + ["-n", str(ranks), str(unit), "--gtest_filter=Comm*"],
-                       capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
+    unit_suites_under_mpirun("Comm*", ranks)
 
 
 def test_an_nse_table_with_fewer_than_4_points_on_an_axis_is_refused(tmp_path):
