@@ -15,8 +15,8 @@
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
-#include <cstdlib>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -61,9 +61,9 @@ int run(const std::string& file, const std::string& dir, const std::string& rest
           e.path().string() > newest)
         newest = e.path().string();
     }
-    throw Error("--restart '" + restart + "' is a directory: name a checkpoint file" +
-                (newest.empty() ? std::string(" (it holds none)")
-                                : " (its newest: '" + newest + "')"));
+    throw Error(
+        "--restart '" + restart + "' is a directory: name a checkpoint file" +
+        (newest.empty() ? std::string(" (it holds none)") : " (its newest: '" + newest + "')"));
   }
   if (!restart.empty()) {
     // Every rank gets the checkpoint without its variables (rank 0 reads and verifies

@@ -4,10 +4,10 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>

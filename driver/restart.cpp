@@ -5,10 +5,10 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdint>
-#include <map>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,8 +66,8 @@ namespace {
 /// one line unless driver.restart_drop names each loss (the variable, or the unit that
 /// owned it); what is allowed is logged.
 std::vector<std::string> restart_losses(const io::FlashFileSpec& f,
-                                        const std::vector<mesh::VarInfo>& unk,
-                                        bool has_particles, const base::Params& now,
+                                        const std::vector<mesh::VarInfo>& unk, bool has_particles,
+                                        const base::Params& now,
                                         const std::vector<std::string>& allowed,
                                         std::string* refused) {
   std::map<std::string, std::string> owner;  // file variable -> its unit in the checkpoint
@@ -101,17 +101,16 @@ std::vector<std::string> restart_losses(const io::FlashFileSpec& f,
   };
   std::map<std::string, std::vector<std::string>> by_unit;  // unit ("" unknown) -> variables
   for (const auto& name : f.var_names) {
-    const bool kept = std::any_of(unk.begin(), unk.end(),
-                                  [&](const mesh::VarInfo& v) { return v.name == name; });
-    const bool derived = std::find(recomputable.begin(), recomputable.end(), name) !=
-                         recomputable.end();
-    if (!kept && !derived)
-      by_unit[owner.count(name) ? owner[name] : std::string()].push_back(name);
+    const bool kept =
+        std::any_of(unk.begin(), unk.end(), [&](const mesh::VarInfo& v) { return v.name == name; });
+    const bool derived =
+        std::find(recomputable.begin(), recomputable.end(), name) != recomputable.end();
+    if (!kept && !derived) by_unit[owner.count(name) ? owner[name] : std::string()].push_back(name);
   }
   std::vector<std::string> lost, refuse;
   for (const auto& [unit, vars] : by_unit) {
-    const bool unit_gone = !unit.empty() && std::find(now_units.begin(), now_units.end(),
-                                                      unit) == now_units.end();
+    const bool unit_gone =
+        !unit.empty() && std::find(now_units.begin(), now_units.end(), unit) == now_units.end();
     std::vector<std::string> names;
     for (const auto& v : vars) names.push_back("'" + v + "'");
     const std::string list =

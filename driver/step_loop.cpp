@@ -2,7 +2,6 @@
 // nrefs steps, outputs when due, progress lines and history.csv; then the final outputs.
 #include <fmt/format.h>
 
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -29,8 +29,9 @@ std::optional<std::vector<ManifestEntry>> parse_manifest(const std::string& text
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return refuse("is not valid JSON");
   if (!j.contains("datasets")) return refuse("has no \"datasets\"");
-  for (const auto& [key, want] : {std::pair<const char*, const char*>{"format", "tessera-manifest-1"},
-                                  {"algorithm", "crc32"}}) {
+  for (const auto& [key, want] :
+       {std::pair<const char*, const char*>{"format", "tessera-manifest-1"},
+        {"algorithm", "crc32"}}) {
     const auto it = j.find(key);
     if (it == j.end() || !it->is_string() || it->get<std::string>() != want)
       return refuse(std::string("has ") + key + " " + (it == j.end() ? "missing" : it->dump()) +

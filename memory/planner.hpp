@@ -43,7 +43,7 @@ struct Declared {
     double bytes = 0;           ///< per rank, fixed
     double bytes_per_slot = 0;  ///< per rank and block slot (scales with mesh.maxblocks)
     std::string formula;
-    double bytes_per_block = 0;     ///< per block the rank holds (particles)
+    double bytes_per_block = 0;    ///< per block the rank holds (particles)
     std::string phase = "steady";  ///< steady: an arena; else a transient item of that phase
     bool multi_rank = false;       ///< only on more than one rank (a migration's buffers)
   };

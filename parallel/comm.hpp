@@ -46,8 +46,7 @@ inline constexpr std::size_t kMaxPiece = std::size_t{1} << 30;
 /// an int count alone stops at 16 GiB). Self-messages are copied. Deterministic: results
 /// do not depend on arrival order.
 void exchange(MPI_Comm comm, const std::map<int, std::vector<double>>& send,
-              std::map<int, std::vector<double>>& recv, int tag,
-              std::size_t max_piece = kMaxPiece);
+              std::map<int, std::vector<double>>& recv, int tag, std::size_t max_piece = kMaxPiece);
 
 /// Collective: `text` as given on `root`, on every rank (the argument is ignored elsewhere).
 /// Any length and any bytes (NULs included): the size goes as 64 bits, the characters in

@@ -210,8 +210,7 @@ MigrateStats ParticleSet::redistribute(const mesh::Mesh& m) {
   for (std::size_t i = 0; i < n_; ++i) {
     // A position that is not finite on any axis is lost (a periodic wrap of inf would not
     // end; issue 48).
-    bool gone = !std::isfinite(pos[0][i]) || !std::isfinite(pos[1][i]) ||
-                !std::isfinite(pos[2][i]);
+    bool gone = !std::isfinite(pos[0][i]) || !std::isfinite(pos[1][i]) || !std::isfinite(pos[2][i]);
     for (int a = 0; a < nd && !gone; ++a) {
       double& x = pos[a][i];
       if (x >= g.lo[a] && x < g.hi[a]) continue;
@@ -323,9 +322,10 @@ MigrateStats ParticleSet::redistribute(const mesh::Mesh& m) {
       }
       if (!out[std::size_t(r)].empty()) {
         req.emplace_back();
-        MPI_Isend(out[std::size_t(r)].data(),
-                  parallel::int_count(out[std::size_t(r)].size() / std::size_t(w), "particles sent"),
-                  ptype, r, 7302, comm, &req.back());
+        MPI_Isend(
+            out[std::size_t(r)].data(),
+            parallel::int_count(out[std::size_t(r)].size() / std::size_t(w), "particles sent"),
+            ptype, r, 7302, comm, &req.back());
       }
     }
     MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE);

@@ -34,9 +34,9 @@
 // variables phfa, phaq, phqn, the mean binding energy qbar (MeV per nucleon), Ye (`ye`)
 // and sum X/A (`sumy`) as mass scalars; the EOS takes abar = 1/sumy and zbar = ye/sumy
 // (Composition::set_ion_variables).
+#include <array>
 #include <memory>
 #include <string>
-#include <array>
 #include <vector>
 
 #include "physics/burn/nse_table.hpp"

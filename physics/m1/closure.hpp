@@ -42,12 +42,12 @@ inline bool needs_scaled_flux(double fx, double fy, double fz) {
 /// whose c^2 E is finite.
 template <class ChiOf>
 inline std::array<double, 4> zone_flux_scaled(double e, double fx, double fy, double fz, int a,
-                                            double c, ChiOf chi_of) {
+                                              double c, ChiOf chi_of) {
   const double f3[3] = {fx, fy, fz};
   const double m = std::max({std::fabs(fx), std::fabs(fy), std::fabs(fz)});
   double u[3] = {0.0, 0.0, 0.0};
   if (m > 0.0)
-    for (int q = 0; q < 3; ++q) u[q] = f3[q] / m;  // |u_q| <= 1, the largest is 1
+    for (int q = 0; q < 3; ++q) u[q] = f3[q] / m;              // |u_q| <= 1, the largest is 1
   const double un2 = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];  // in [1, 3], or 0
   const bool pos = e > 0.0;
   const double es = pos ? e : 1.0;

@@ -14,8 +14,8 @@
 #include "parallel/comm.hpp"
 #include "perf/timers.hpp"
 #include "physics/eos/eos_unit.hpp"
-#include "physics/m1/closure.hpp"
 #include "physics/field_rules.hpp"
+#include "physics/m1/closure.hpp"
 
 namespace tessera::m1 {
 
@@ -114,9 +114,10 @@ M1::M1(const base::Params& p)
   kappa_s_ = per_group("m1.kappa_s");
   physics::faces_named("m1.beam_faces", beam_faces_);
   if (!beam_faces_.empty() && !(beam_lo_ < beam_hi_))
-    throw Error(fmt::format("m1.beam_lo = {} is not below m1.beam_hi = {}: the beam would be "
-                            "empty",
-                            beam_lo_, beam_hi_));
+    throw Error(
+        fmt::format("m1.beam_lo = {} is not below m1.beam_hi = {}: the beam would be "
+                    "empty",
+                    beam_lo_, beam_hi_));
 }
 
 std::string M1::var_name(int q, int s, int g, int species, int groups) {
@@ -262,12 +263,13 @@ void M1::initialise(mesh::Mesh& m) {
         for (std::size_t p = 0; p < npair && bad.empty(); ++p) {
           const double e = u(ivar_[4 * p], i, j, k);
           double f2 = 0;
-          for (int q = 1; q < 4; ++q) f2 += u(ivar_[4 * p + q], i, j, k) * u(ivar_[4 * p + q], i, j, k);
+          for (int q = 1; q < 4; ++q)
+            f2 += u(ivar_[4 * p + q], i, j, k) * u(ivar_[4 * p + q], i, j, k);
           const double nf = std::sqrt(f2);
           const char* why = !std::isfinite(e) || !std::isfinite(nf) ? "not finite"
-                            : e < 0.0                                ? "E < 0"
-                            : nf > c_ * e * (1.0 + 1e-10)            ? "|F| > cE"
-                                                                     : nullptr;
+                            : e < 0.0                               ? "E < 0"
+                            : nf > c_ * e * (1.0 + 1e-10)           ? "|F| > cE"
+                                                                    : nullptr;
           if (why == nullptr) continue;
           bad = fmt::format(
               "m1: the initial state is not realizable ({}): {} = {:g}, |F| = {:g} at ({:g}, "

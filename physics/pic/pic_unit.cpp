@@ -473,14 +473,16 @@ void Pic::restore_scalars(const physics::CheckpointInfo& c) {
   for (std::size_t n = 0; n < now.size(); ++n) {
     const auto it = std::find(old.begin(), old.end(), now[n]);
     if (it == old.end())
-      throw Error(fmt::format("pic: the checkpoint has no particles of species '{}' (its "
-                              "pic.species = [{}]); a restart cannot add a species",
-                              now[n], fmt::join(old, ", ")));
+      throw Error(
+          fmt::format("pic: the checkpoint has no particles of species '{}' (its "
+                      "pic.species = [{}]); a restart cannot add a species",
+                      now[n], fmt::join(old, ", ")));
     const int o = int(it - old.begin());
     if (o < last)
-      throw Error(fmt::format("pic: pic.species = [{}] reorders the checkpoint's [{}]; a "
-                              "restart keeps its order",
-                              fmt::join(now, ", "), fmt::join(old, ", ")));
+      throw Error(
+          fmt::format("pic: pic.species = [{}] reorders the checkpoint's [{}]; a "
+                      "restart keeps its order",
+                      fmt::join(now, ", "), fmt::join(old, ", ")));
     last = o;
     to[std::size_t(o)] = int(n);
   }
@@ -488,9 +490,10 @@ void Pic::restore_scalars(const physics::CheckpointInfo& c) {
   for (std::size_t o = 0; o < old.size(); ++o)
     if (to[o] < 0 && !c.may_drop(old[o])) gone.push_back(old[o]);
   if (!gone.empty())
-    throw Error(fmt::format("pic: the restart would drop the particles of species {} (not in "
-                            "pic.species); to drop them, name them in driver.restart_drop",
-                            fmt::join(gone, ", ")));
+    throw Error(
+        fmt::format("pic: the restart would drop the particles of species {} (not in "
+                    "pic.species); to drop them, name them in driver.restart_drop",
+                    fmt::join(gone, ", ")));
   // Remove the dropped species' particles and renumber the types of the others.
   std::vector<double> keep, row(std::size_t(set_->nprop()));
   std::vector<std::int64_t> tags;
@@ -510,12 +513,10 @@ void Pic::restore_scalars(const physics::CheckpointInfo& c) {
                 mesh_->comm());
   set_->clear();
   set_->reserve(tags.size());
-  for (std::size_t i = 0; i < tags.size(); ++i)
-    set_->push(keep.data() + i * row.size(), tags[i]);
+  for (std::size_t i = 0; i < tags.size(); ++i) set_->push(keep.data() + i * row.size(), tags[i]);
   set_->redistribute(*mesh_);
   for (std::size_t o = 0; o < old.size(); ++o)
-    if (to[o] < 0)
-      c.dropped(fmt::format("pic species {} ({} particles)", old[o], removed[o]));
+    if (to[o] < 0) c.dropped(fmt::format("pic species {} ({} particles)", old[o], removed[o]));
 }
 
 double Pic::max_dt(mesh::Mesh& m) const {

@@ -142,7 +142,8 @@ class Pic final : public physics::Unit {
   int nfill_e_ = 0, nfill_ = 0;                  ///< fills covering E, and E and B
   std::string run_dir_;  ///< where pic_history.csv goes (rank 0; the run's directory)
   std::ofstream history_;
-  std::vector<double> scratch_;  ///< per particle of one species segment: E, B, x_old (9 arrays of n)
+  std::vector<double>
+      scratch_;  ///< per particle of one species segment: E, B, x_old (9 arrays of n)
   // Diagnostics.
   double k_prev_ = 0;  ///< kinetic energy of u^{n-1/2} (all ranks)
   double field0_ = 0, kin0_ = 0, total0_ = 0, field1_ = 0, kin1_ = 0, total1_ = 0;

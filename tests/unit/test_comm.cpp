@@ -79,8 +79,8 @@ TEST(CommPieces, GivenSizesBeyondAnIntThenEveryPieceIsAnIntCoveringTheMessageInO
   const auto small = pieces(5, 2);
   ASSERT_EQ(small.size(), 3u);
   EXPECT_EQ(small[2], (std::pair<std::size_t, int>{4, 1}));
-  for (const std::size_t n : {(std::size_t{1} << 31) + 5, (std::size_t{1} << 33) + 7,
-                              std::size_t{1} << 30}) {
+  for (const std::size_t n :
+       {(std::size_t{1} << 31) + 5, (std::size_t{1} << 33) + 7, std::size_t{1} << 30}) {
     std::size_t next = 0;
     for (const auto& [at, k] : pieces(n, tessera::parallel::kMaxPiece)) {
       EXPECT_EQ(at, next);

@@ -1136,8 +1136,8 @@ namespace {
 // in HDF5's error stack (a full disk's "No space left on device (errno 28)") goes with it.
 TEST(FlashFileErrors, GivenACallTheSystemRefusedThenTheMessageSaysWhy) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  const hid_t f = H5Fcreate("/nonexistent-tessera-dir/x.h5", H5F_ACC_TRUNC, H5P_DEFAULT,
-                            H5P_DEFAULT);
+  const hid_t f =
+      H5Fcreate("/nonexistent-tessera-dir/x.h5", H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   ASSERT_LT(f, 0);
   const tessera::io::detail::Context c("cannot write 'x.h5': ");
   const std::string m = c.message("H5Fcreate failed");

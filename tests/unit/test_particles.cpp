@@ -380,7 +380,6 @@ TEST(ParticlesHeun, GivenSolidBodyRotation_ThenRadiusDriftAndPhaseMatchTheTrunca
   }
 }
 
-
 // Given positions far outside a periodic domain (2^52 periods, 1e300, inf, NaN on one axis
 // only), when the set is redistributed, then it returns (a wrap by adding periods never
 // ended there: issue 48): the finite ones land inside the domain, the others are lost.
