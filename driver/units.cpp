@@ -182,7 +182,7 @@ memory::Declared declared(const base::Params& p, const physics::Units& units) {
   for (const auto& u : units.all())
     for (const auto& a : u->memory_needs(vars, s, maxblocks))
       d.arenas.push_back({a.name, a.config, a.bytes, a.bytes_per_slot, a.formula, a.bytes_per_block,
-                          a.phase, a.multi_rank});
+                          a.phase, a.multi_rank, a.bytes_shared});
   return d;
 }
 

@@ -185,11 +185,14 @@ std::vector<Item> items_for(const Model& m, double M, double B, double N) {
   // Particles scale with the blocks the rank holds (bytes_per_block), and their outputs'
   // copies are transient items of their phase.
   for (const auto& a : m.unit_arenas) {
-    const double bytes =
-        a.multi_rank && !multi ? 0.0 : a.bytes + a.bytes_per_slot * M + a.bytes_per_block * B;
-    const std::string scales = a.bytes_per_block > 0  ? "blocks"
-                               : a.bytes_per_slot > 0 ? "maxblocks"
-                                                      : "declared by its unit";
+    const double bytes = a.multi_rank && !multi
+                             ? 0.0
+                             : a.bytes + a.bytes_per_slot * M + a.bytes_per_block * B +
+                                   a.bytes_shared / double(m.nranks);
+    const std::string scales = a.bytes_shared > 0      ? "ranks"
+                               : a.bytes_per_block > 0 ? "blocks"
+                               : a.bytes_per_slot > 0  ? "maxblocks"
+                                                       : "declared by its unit";
     if (a.phase != "steady") {
       out.push_back({a.name, bytes, a.phase, "transient", scales, true, true, a.formula});
       continue;

@@ -46,6 +46,7 @@ struct Declared {
     double bytes_per_block = 0;    ///< per block the rank holds (particles)
     std::string phase = "steady";  ///< steady: an arena; else a transient item of that phase
     bool multi_rank = false;       ///< only on more than one rank (a migration's buffers)
+    double bytes_shared = 0;       ///< the whole run's, shared evenly by the ranks
   };
   std::vector<ArenaNeed> arenas;  ///< arenas the units map (scratch, rk_stage, ...)
 };

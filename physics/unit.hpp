@@ -79,6 +79,8 @@ struct ArenaNeed {
   std::string phase = "steady";
   /// Only on more than one rank (what a migration between ranks allocates).
   bool multi_rank = false;
+  /// Part of the whole run, shared evenly by the ranks (tracers placed over the domain).
+  double bytes_shared = 0;
 };
 
 /// Work a unit may leave undone until someone reads it (Unit::refresh), by who reads it.

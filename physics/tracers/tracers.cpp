@@ -90,6 +90,33 @@ int Tracers::nguard() const {
   return static_cast<int>(std::ceil(reach));
 }
 
+std::vector<physics::ArenaNeed> Tracers::memory_needs(const std::vector<mesh::VarInfo>& /*unk*/,
+                                                      const mesh::BlockShape& s,
+                                                      long /*maxblocks*/) const {
+  // The placed particles (tracers stay where the flow takes them: an even share per rank
+  // is the estimate), 6 properties, tag and node each (ParticleSet), sort and migration
+  // buffers as PIC's, and a checkpoint's or particle file's copy (9 file columns).
+  const double n = double(particles::placement_count(place_, s.ndim));
+  const double bpp = 8.0 * particles::NBASE + 8 + 4, file_cols = 9;
+  std::vector<physics::ArenaNeed> v;
+  physics::ArenaNeed arena{"particles", "particles", 1024 * bpp, 0.0,
+                           fmt::format("N*{}/ranks + 1024*{} (N = {:g} tracers)", bpp, bpp, n)};
+  arena.bytes_shared = n * bpp;
+  v.push_back(arena);
+  physics::ArenaNeed sort{"particles: sort and migration buffers", "", 0.0, 0.0,
+                          "N*22/ranks (order, permutation, destination, flags)"};
+  sort.bytes_shared = 22 * n;
+  v.push_back(sort);
+  for (const char* phase : {"checkpoint", "plotfile"}) {
+    physics::ArenaNeed out{std::string("particles: ") + phase + " copy", "", 0.0, 0.0,
+                           fmt::format("N*{:g}*8/ranks (the file's columns)", file_cols)};
+    out.bytes_shared = n * file_cols * 8;
+    out.phase = phase;
+    v.push_back(out);
+  }
+  return v;
+}
+
 void Tracers::bind(mesh::Mesh& m, physics::Units& /*units*/, const physics::RunContext& /*ctx*/) {
   vel_.dens = m.var_index("dens");
   const char* mom[3] = {"momx", "momy", "momz"};

@@ -45,6 +45,11 @@ class Tracers final : public physics::Unit {
   int nguard() const override;
   /// Finds dens and the momenta (guard-filled, a prefix of unk) and maps the arena.
   void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
+  /// For the planner: the tracers' arena, sort buffers and output copies, the placed
+  /// count shared evenly by the ranks.
+  std::vector<physics::ArenaNeed> memory_needs(const std::vector<mesh::VarInfo>& unk,
+                                               const mesh::BlockShape& s,
+                                               long maxblocks) const override;
   /// Places the particles on the current mesh and maps their velocity (collective;
   /// throws a one-line error if they would not fit in memory).
   void initialise(mesh::Mesh& m) override;
