@@ -48,7 +48,10 @@ configure: deps-apt
 build: configure
 	cmake --build build -j$(NPROC)
 
-run: deps build
+# make run builds what the run needs: the tessera executable and the tables its problem
+# names (not the unit tests and benchmarks, which make test builds).
+run: deps configure
+	cmake --build build -j$(NPROC) --target tessera
 	@mkdir -p $(RUNDIR)
 	@if grep -q '"helmholtz"' $(PROBLEM); then cmake --build build --target helm_table; fi
 	@if grep -q '"three_stage"' $(PROBLEM); then cmake --build build --target nse_table; fi
