@@ -10,7 +10,7 @@
 
 #include "base/error.hpp"
 #include "physics/eos/eos.hpp"
-#include "physics/eos/helmholtz/sha256.hpp"
+#include "base/sha256.hpp"
 
 namespace tessera::burn {
 
@@ -25,7 +25,7 @@ std::shared_ptr<const NseTable> NseTable::load(const std::string& path_in, const
   const std::string text = buf.str();
   auto t = std::make_shared<NseTable>();
   t->path_ = path;
-  t->sha256_ = eos::helmholtz::sha256_hex(text);
+  t->sha256_ = base::sha256_hex(text);
   std::istringstream lines(text);
   std::string line;
   auto bad = [&](const std::string& why) {

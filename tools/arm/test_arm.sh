@@ -86,10 +86,11 @@ cxx() {  # source, extra flags...
     -o "$OUT/helm/$(basename "$src" .cpp).o"
 }
 rm -f "$OUT"/helm/*.o
-for f in helmholtz helm_table sha256 scalar_kernel invert_check; do cxx "$HELM/$f.cpp"; done
+for f in helmholtz helm_table scalar_kernel invert_check; do cxx "$HELM/$f.cpp"; done
 cxx "$HELM/vector_kernel.cpp" -fno-trapping-math
 for f in table_generator fermi_dirac; do cxx "$HELM/$f.cpp" -ffp-contract=off; done
 cxx "$ROOT/base/simd.cpp"
+cxx "$ROOT/base/sha256.cpp"
 cxx "$ROOT/tests/unit/test_helmholtz.cpp"
 objs=()
 for f in helmholtz helm_table sha256 scalar_kernel invert_check vector_kernel table_generator \

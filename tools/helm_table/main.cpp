@@ -15,7 +15,7 @@
 #include <string>
 #include <thread>
 
-#include "physics/eos/helmholtz/sha256.hpp"
+#include "base/sha256.hpp"
 #include "physics/eos/helmholtz/table_generator.hpp"
 
 namespace {
@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
                 nodes.size(), h::standard_grid.imax, h::standard_grid.jmax, gen_s, threads,
                 threads == 1 ? "" : "s");
     std::printf("helm_table: wrote %s (%zu bytes)\n", out.c_str(), text.size());
-    std::printf("helm_table: sha256 %s\n", h::sha256_hex(text).c_str());
+    std::printf("helm_table: sha256 %s\n", tessera::base::sha256_hex(text).c_str());
   } catch (const std::exception& e) {
     std::cerr << "tessera_helm_table: error: " << e.what() << "\n";
     return 1;

@@ -16,7 +16,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
-#include "physics/eos/helmholtz/sha256.hpp"
+#include "base/sha256.hpp"
 
 namespace tessera::eos::helmholtz {
 
@@ -140,7 +140,7 @@ std::shared_ptr<const HelmTable> HelmTable::parse(std::string_view text,
                                                   const std::string& origin) {
   std::shared_ptr<HelmTable> t(new HelmTable());
   t->path_ = origin;
-  t->sha256_ = sha256_hex(text);
+  t->sha256_ = base::sha256_hex(text);
   const std::size_t nodes = static_cast<std::size_t>(imax) * jmax;
   t->f_.resize(nodes * nf);
   t->c_.resize(nodes * nc);

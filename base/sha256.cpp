@@ -1,11 +1,11 @@
 // SHA-256 by OpenSSL EVP (see sha256.hpp).
-#include "physics/eos/helmholtz/sha256.hpp"
+#include "base/sha256.hpp"
 
 #include <openssl/evp.h>
 
 #include "base/error.hpp"
 
-namespace tessera::eos::helmholtz {
+namespace tessera::base {
 
 std::string sha256_hex(std::string_view bytes) {
   unsigned char md[EVP_MAX_MD_SIZE];
@@ -21,4 +21,4 @@ std::string sha256_hex(std::string_view bytes) {
   return out;
 }
 
-}  // namespace tessera::eos::helmholtz
+}  // namespace tessera::base
