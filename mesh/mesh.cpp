@@ -7,10 +7,15 @@
 #include "base/error.hpp"
 #include "base/params.hpp"
 #include "mesh/flux_register.hpp"
+#include "mesh/plan_ops.hpp"
 #include "parallel/comm.hpp"
 #include "perf/timers.hpp"
 
 namespace tessera::mesh {
+
+using detail::child_to_parent;
+using detail::interior_box;
+using detail::push_op;
 
 namespace {
 const char* kAxis = "xyz";
@@ -39,35 +44,6 @@ inline int floordiv2(int x) {
   return x >= 0 ? x / 2 : -((-x + 1) / 2);
 }
 
-// Keep op if this rank takes part in it, with the local slot of each side it owns.
-void push_op(TransferPlan& plan, TransferOp op, int me, int src_rank, int src_slot, int dst_rank,
-             int dst_slot) {
-  if (src_rank != me && dst_rank != me) return;
-  op.src_rank = src_rank;
-  op.dst_rank = dst_rank;
-  op.src_slot = src_rank == me ? src_slot : -1;
-  op.dst_slot = dst_rank == me ? dst_slot : -1;
-  plan.ops.push_back(op);
-}
-
-Box interior_box(const BlockShape& s) {
-  Box b;
-  for (int a = 0; a < 3; ++a) b.lo[a] = s.g(a), b.hi[a] = s.g(a) + s.ni(a);
-  return b;
-}
-
-// Child c's interior averaged into its octant of the parent's interior.
-TransferOp child_to_parent(const BlockShape& s, int c) {
-  TransferOp op;
-  op.kind = OpKind::restrict_avg;
-  op.src = interior_box(s);
-  op.dst = op.src;
-  for (int a = 0; a < s.ndim; ++a) {
-    op.dst.lo[a] = s.ng + ((c >> a) & 1) * s.nx / 2;
-    op.dst.hi[a] = op.dst.lo[a] + s.nx / 2;
-  }
-  return op;
-}
 }  // namespace
 
 void Mesh::declare_params(base::Params& p) {
@@ -547,85 +523,6 @@ void Mesh::accumulate_guards(int first, int nvar) {
   });
 }
 
-namespace {
-// One physical boundary (axis a, side) of one block: each guard layer m takes the zone
-// that outflow (the edge zone) or reflection (the mirror zone) names; reflection flips
-// the normal vector component. The guard slab spans the whole block on the other axes,
-// so applying x, then y, then z fills edges and corners from already-filled zones.
-template <Layout L>
-void boundary_slab(const BlockView<L>& u, const BlockShape& s, int a, int side, Boundary bc,
-                   const std::vector<VarInfo>& vars, const std::vector<VarRun>& runs,
-                   const std::map<std::array<int, 3>, BoundaryFill>* own, const BlockGeom& geom) {
-  const int nx = s.nx, ng = s.ng;
-  const int b = a == 0 ? 1 : 0, c = a == 2 ? 1 : 2;  // the other two axes
-  for (const auto& run : runs)
-    for (int v = run.first; v < run.first + run.n; ++v) {
-      if (own != nullptr) {
-        if (const auto it = own->find({v, a, side}); it != own->end()) {
-          GuardSlab g;
-          g.axis = a;
-          g.side = side;
-          g.ng = ng;
-          g.nx = nx;
-          g.b = b;
-          g.c = c;
-          g.nb = s.n(b);
-          g.nc = s.n(c);
-          g.geom = geom;
-          g.p0 = &u(v, 0, 0, 0);
-          for (int d = 0; d < 3; ++d)
-            g.st[d] = std::ptrdiff_t(u.offset(v, d == 0, d == 1, d == 2)) -
-                      std::ptrdiff_t(u.offset(v, 0, 0, 0));
-          it->second(g);
-          continue;
-        }
-      }
-      const double sign = bc == Boundary::reflecting && vars[v].vector_axis == a ? -1.0 : 1.0;
-      for (int m = 0; m < ng; ++m) {
-        int g[3], q[3];
-        g[a] = side ? ng + nx + m : ng - 1 - m;
-        q[a] =
-            bc == Boundary::outflow ? (side ? ng + nx - 1 : ng) : (side ? ng + nx - 1 - m : ng + m);
-        g[b] = q[b] = g[c] = q[c] = 0;
-        // Offsets are linear in (i, j, k) in either layout: the guard zone is a fixed
-        // distance from its source zone across the whole slab.
-        const std::ptrdiff_t shift = std::ptrdiff_t(u.offset(v, g[0], g[1], g[2])) -
-                                     std::ptrdiff_t(u.offset(v, q[0], q[1], q[2]));
-        const std::ptrdiff_t sb = u.offset(v, b == 0, b == 1, b == 2) - u.offset(v, 0, 0, 0);
-        const std::ptrdiff_t sc = u.offset(v, c == 0, c == 1, c == 2) - u.offset(v, 0, 0, 0);
-        double* base = &u(v, q[0], q[1], q[2]);
-        for (int y = 0; y < s.n(c); ++y)
-          for (int x = 0; x < s.n(b); ++x) {
-            double* src = base + y * sc + x * sb;
-            src[shift] = sign * src[0];
-          }
-      }
-    }
-}
-}  // namespace
-
-void Mesh::apply_physical_bcs(int level, BlockStorage& st, const std::vector<VarInfo>& vars,
-                              const std::vector<VarRun>& runs) {
-  with_layout([&](auto tag) {
-    for (int id : local_leaves_) {
-      const Node& n = tree_.node(id);
-      if (n.level != level) continue;
-      const auto u = st.view(slot_[id], tag);
-      for (int a = 0; a < ndim(); ++a)
-        for (int side = 0; side < 2; ++side) {
-          const Boundary bc = bc_[a][side];
-          if (bc == Boundary::periodic) continue;
-          const int edge = side ? tree_.geometry().nblocks_at(a, level) - 1 : 0;
-          if (n.pos[a] != edge) continue;
-          // The geometry only for the variables' own conditions (most runs have none).
-          const auto* own = &st == &storage_ && !var_bcs_.empty() ? &var_bcs_ : nullptr;
-          boundary_slab(u, st.shape(), a, side, bc, vars, runs, own,
-                        own != nullptr ? geom(id) : BlockGeom{});
-        }
-    }
-  });
-}
-
 void Mesh::fill_guards(int nvar) {
   // The prefix sets are made once (the constructor): no allocation on the hot path.
   fill_set(prefix_sets_[static_cast<std::size_t>(nvar < 0 ? nfill_ : std::min(nvar, nfill_))],
@@ -738,17 +635,6 @@ BoundaryFill neumann(std::function<double(const std::array<double, 3>&)> q) {
   };
 }
 
-void Mesh::set_var_boundary(int var, int axis, int side, BoundaryFill fill) {
-  if (var < 0 || var >= static_cast<int>(vars_.size()) || axis < 0 || axis >= ndim() || side < 0 ||
-      side > 1)
-    throw Error("mesh: set_var_boundary(" + std::to_string(var) + ", " + std::to_string(axis) +
-                ", " + std::to_string(side) + ") is outside the variables or the axes");
-  if (bc_[axis][side] == Boundary::periodic)
-    throw Error("mesh: variable '" + vars_[var].name + "' cannot have its own condition on the " +
-                std::string(side ? "high " : "low ") + "xyz"[axis] + " face: it is periodic");
-  var_bcs_[{var, axis, side}] = std::move(fill);
-}
-
 namespace {
 /// The set of the variables named in `vars` (throws, naming the first unknown one).
 VarSet set_of(const std::vector<std::string>& names, const std::vector<VarInfo>& vars,
@@ -814,163 +700,6 @@ const char* to_string(Prolong p) {
 void Mesh::after_next_fill(int nvar, std::function<void()> f) {
   after_fill_nvar_ = std::min(nvar, nfill_);
   after_fill_ = std::move(f);
-}
-
-bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_move) {
-  TESSERA_REGION("regrid");
-  // Everyone learns every leaf's flag (each rank filled its own leaves).
-  std::vector<std::int8_t> f(tree_.size(), 0), all(tree_.size(), 0);
-  for (int id : local_leaves_) f[id] = static_cast<std::int8_t>(flags[id]);
-  // Flags are -1/0/1; shift to 0..2 so MAX over ranks (others hold 0) picks the owner's.
-  for (auto& x : f) x = static_cast<std::int8_t>(x + 1);
-  for (int id = 0; id < tree_.size(); ++id)
-    if (tree_.node(id).owner != rank_) f[id] = 0;
-  MPI_Allreduce(f.data(), all.data(), tree_.size(), MPI_INT8_T, MPI_MAX, comm_);
-  std::vector<Flag> g(tree_.size(), Flag::keep);
-  for (int id = 0; id < tree_.size(); ++id) g[id] = static_cast<Flag>(all[id] - 1);
-  tree_.balance_flags(g, lrefine_min_ - 1, lrefine_max_ - 1);
-  bool any = false;
-  for (int id = 0; id < tree_.size(); ++id)
-    if (tree_.node(id).leaf() && g[id] != Flag::keep) any = true;
-  if (!any) return false;
-
-  ++state_epoch_;  // before_move and the move write the leaves
-  if (before_move) before_move();
-  auto rb = tree_.rebuild(g);
-  Tree& nt = rb.tree;
-  distribute(nt);
-  check_maxblocks(nt);
-  const int nx = shape().nx, ng = shape().ng, nd = ndim();
-  std::vector<int> nslot(nt.size(), -1);
-  std::vector<char> kept(storage_.maxblocks(), 0);
-  // Slots that stay: same node (or old parent becoming a leaf) on the same rank.
-  for (int id = 0; id < nt.size(); ++id) {
-    if (nt.node(id).owner != rank_) continue;
-    const int o = rb.origin[id];
-    if (rb.kind[id] != Tree::Origin::refined_from_parent && tree_.node(o).owner == rank_ &&
-        slot_[o] >= 0) {
-      nslot[id] = slot_[o];
-      kept[slot_[o]] = 1;
-    }
-  }
-  for (int id = 0; id < nt.size(); ++id)
-    if (nt.node(id).owner == rank_ && nslot[id] < 0) nslot[id] = storage_.acquire();
-
-  TransferPlan plan;
-  const Box interior = interior_box(shape());
-  auto add = [&](TransferOp op, int src_old, int dst_new) {
-    set_radial(op, src_old);
-    push_op(plan, op, rank_, tree_.node(src_old).owner, slot_[src_old], nt.node(dst_new).owner,
-            nslot[dst_new]);
-  };
-  for (int id = 0; id < nt.size(); ++id) {
-    const Node& n = nt.node(id);
-    const int o = rb.origin[id];
-    switch (rb.kind[id]) {
-      case Tree::Origin::same:
-        if (n.leaf() && tree_.node(o).owner != n.owner) {
-          TransferOp op;
-          op.src = op.dst = interior;
-          add(op, o, id);
-        }
-        break;
-      case Tree::Origin::refined_from_parent: {
-        const Node& pn = tree_.node(o);
-        TransferOp op;
-        op.kind = OpKind::prolong;
-        op.dst = interior;
-        for (int a = 0; a < 3; ++a) {
-          if (a >= nd) {
-            op.src.lo[a] = 0, op.src.hi[a] = 1;
-            continue;
-          }
-          const int X = n.pos[a] * nx;  // fine global index of the first interior cell
-          op.parity0[a] = 0;
-          op.src.lo[a] = X / 2 - pn.pos[a] * nx + ng - 1;
-          op.src.hi[a] = op.src.lo[a] + nx / 2 + 2;
-        }
-        add(op, o, id);
-        break;
-      }
-      case Tree::Origin::derefined_from_children: {
-        const Node& pn = tree_.node(o);
-        for (int c = 0; c < tree_.geometry().nchild(); ++c)
-          add(child_to_parent(shape(), c), pn.child[c], id);
-        break;
-      }
-    }
-  }
-  {
-    // Every variable but the derived ones (their units recompute them after the regrid),
-    // each with its own prolongation.
-    std::vector<int> moved;
-    for (int v = 0; v < static_cast<int>(vars_.size()); ++v)
-      if (vars_[static_cast<std::size_t>(v)].role != VarRole::derived) moved.push_back(v);
-    const std::vector<VarRun> runs = runs_of(VarSet(std::move(moved)), vars_, set_runs_);
-    execute(plan, storage_, comm_, 200, runs, geometry_);
-  }
-  for (int id = 0; id < tree_.size(); ++id)
-    if (slot_[id] >= 0 && !kept[slot_[id]]) storage_.release(slot_[id]);
-  tree_ = std::move(nt);
-  slot_ = std::move(nslot);
-  after_tree_change();
-  return true;
-}
-
-void Mesh::distribute(Tree& t) const {
-  if (rank_grid_[0] > 0)
-    t.distribute_cartesian(nranks_, rank_grid_);
-  else
-    t.distribute(nranks_, round_robin_);
-}
-
-void Mesh::restrict_parents() {
-  TESSERA_REGION("restrict_parents");
-  for (int L = tree_.max_level() - 1; L >= 0; --L) {
-    TransferPlan plan;
-    for (int id = 0; id < tree_.size(); ++id) {
-      const Node& p = tree_.node(id);
-      if (p.leaf() || p.level != L) continue;
-      for (int c = 0; c < tree_.geometry().nchild(); ++c) {
-        const int cid = p.child[c];
-        TransferOp op = child_to_parent(shape(), c);
-        set_radial(op, cid);
-        push_op(plan, op, rank_, tree_.node(cid).owner, slot_[cid], p.owner, slot_[id]);
-      }
-    }
-    execute(plan, storage_, comm_, 300 + L, -1, geometry_);
-  }
-}
-
-void Mesh::restore(const std::vector<std::pair<int, IVec>>& refined) {
-  ++state_epoch_;
-  Tree t(tree_.geometry());
-  std::vector<std::vector<IVec>> by_level;
-  for (const auto& [level, pos] : refined) {
-    if (level < 0) throw Error("restart: negative refinement level in the tree");
-    if (level >= static_cast<int>(by_level.size())) by_level.resize(level + 1);
-    by_level[level].push_back(pos);
-  }
-  for (int L = 0; L < static_cast<int>(by_level.size()); ++L) {
-    std::vector<Flag> flags(t.size(), Flag::keep);
-    for (const auto& pos : by_level[L]) {
-      const int id = t.find(L, pos);
-      if (id < 0 || t.node(id).level != L || !t.node(id).leaf())
-        throw Error("restart: the checkpoint's tree refines a block at level " +
-                    std::to_string(L + 1) + " that does not exist");
-      flags[id] = Flag::refine;
-    }
-    t = t.rebuild(flags).tree;
-  }
-  distribute(t);
-  check_maxblocks(t);
-  for (int id = 0; id < tree_.size(); ++id)
-    if (slot_[id] >= 0) storage_.release(slot_[id]);
-  tree_ = std::move(t);
-  slot_.assign(tree_.size(), -1);
-  for (int id = 0; id < tree_.size(); ++id)
-    if (tree_.node(id).owner == rank_) slot_[id] = storage_.acquire();
-  after_tree_change();
 }
 
 }  // namespace tessera::mesh

@@ -1,0 +1,181 @@
+// The mesh's regrid (flags to a new 2:1-balanced tree, blocks moved, prolonged and
+// restricted by the transfer plans), the distribution of a tree over the ranks, the
+// restriction of parents, and the restore of a checkpoint's tree (see mesh.hpp).
+#include <algorithm>
+#include <array>
+#include <map>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "mesh/flux_register.hpp"
+#include "mesh/mesh.hpp"
+#include "mesh/plan_ops.hpp"
+#include "parallel/comm.hpp"
+#include "perf/timers.hpp"
+
+namespace tessera::mesh {
+
+using detail::child_to_parent;
+using detail::interior_box;
+using detail::push_op;
+
+bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_move) {
+  TESSERA_REGION("regrid");
+  // Everyone learns every leaf's flag (each rank filled its own leaves).
+  std::vector<std::int8_t> f(tree_.size(), 0), all(tree_.size(), 0);
+  for (int id : local_leaves_) f[id] = static_cast<std::int8_t>(flags[id]);
+  // Flags are -1/0/1; shift to 0..2 so MAX over ranks (others hold 0) picks the owner's.
+  for (auto& x : f) x = static_cast<std::int8_t>(x + 1);
+  for (int id = 0; id < tree_.size(); ++id)
+    if (tree_.node(id).owner != rank_) f[id] = 0;
+  MPI_Allreduce(f.data(), all.data(), tree_.size(), MPI_INT8_T, MPI_MAX, comm_);
+  std::vector<Flag> g(tree_.size(), Flag::keep);
+  for (int id = 0; id < tree_.size(); ++id) g[id] = static_cast<Flag>(all[id] - 1);
+  tree_.balance_flags(g, lrefine_min_ - 1, lrefine_max_ - 1);
+  bool any = false;
+  for (int id = 0; id < tree_.size(); ++id)
+    if (tree_.node(id).leaf() && g[id] != Flag::keep) any = true;
+  if (!any) return false;
+
+  ++state_epoch_;  // before_move and the move write the leaves
+  if (before_move) before_move();
+  auto rb = tree_.rebuild(g);
+  Tree& nt = rb.tree;
+  distribute(nt);
+  check_maxblocks(nt);
+  const int nx = shape().nx, ng = shape().ng, nd = ndim();
+  std::vector<int> nslot(nt.size(), -1);
+  std::vector<char> kept(storage_.maxblocks(), 0);
+  // Slots that stay: same node (or old parent becoming a leaf) on the same rank.
+  for (int id = 0; id < nt.size(); ++id) {
+    if (nt.node(id).owner != rank_) continue;
+    const int o = rb.origin[id];
+    if (rb.kind[id] != Tree::Origin::refined_from_parent && tree_.node(o).owner == rank_ &&
+        slot_[o] >= 0) {
+      nslot[id] = slot_[o];
+      kept[slot_[o]] = 1;
+    }
+  }
+  for (int id = 0; id < nt.size(); ++id)
+    if (nt.node(id).owner == rank_ && nslot[id] < 0) nslot[id] = storage_.acquire();
+
+  TransferPlan plan;
+  const Box interior = interior_box(shape());
+  auto add = [&](TransferOp op, int src_old, int dst_new) {
+    set_radial(op, src_old);
+    push_op(plan, op, rank_, tree_.node(src_old).owner, slot_[src_old], nt.node(dst_new).owner,
+            nslot[dst_new]);
+  };
+  for (int id = 0; id < nt.size(); ++id) {
+    const Node& n = nt.node(id);
+    const int o = rb.origin[id];
+    switch (rb.kind[id]) {
+      case Tree::Origin::same:
+        if (n.leaf() && tree_.node(o).owner != n.owner) {
+          TransferOp op;
+          op.src = op.dst = interior;
+          add(op, o, id);
+        }
+        break;
+      case Tree::Origin::refined_from_parent: {
+        const Node& pn = tree_.node(o);
+        TransferOp op;
+        op.kind = OpKind::prolong;
+        op.dst = interior;
+        for (int a = 0; a < 3; ++a) {
+          if (a >= nd) {
+            op.src.lo[a] = 0, op.src.hi[a] = 1;
+            continue;
+          }
+          const int X = n.pos[a] * nx;  // fine global index of the first interior cell
+          op.parity0[a] = 0;
+          op.src.lo[a] = X / 2 - pn.pos[a] * nx + ng - 1;
+          op.src.hi[a] = op.src.lo[a] + nx / 2 + 2;
+        }
+        add(op, o, id);
+        break;
+      }
+      case Tree::Origin::derefined_from_children: {
+        const Node& pn = tree_.node(o);
+        for (int c = 0; c < tree_.geometry().nchild(); ++c)
+          add(child_to_parent(shape(), c), pn.child[c], id);
+        break;
+      }
+    }
+  }
+  {
+    // Every variable but the derived ones (their units recompute them after the regrid),
+    // each with its own prolongation.
+    std::vector<int> moved;
+    for (int v = 0; v < static_cast<int>(vars_.size()); ++v)
+      if (vars_[static_cast<std::size_t>(v)].role != VarRole::derived) moved.push_back(v);
+    const std::vector<VarRun> runs = runs_of(VarSet(std::move(moved)), vars_, set_runs_);
+    execute(plan, storage_, comm_, 200, runs, geometry_);
+  }
+  for (int id = 0; id < tree_.size(); ++id)
+    if (slot_[id] >= 0 && !kept[slot_[id]]) storage_.release(slot_[id]);
+  tree_ = std::move(nt);
+  slot_ = std::move(nslot);
+  after_tree_change();
+  return true;
+}
+
+void Mesh::distribute(Tree& t) const {
+  if (rank_grid_[0] > 0)
+    t.distribute_cartesian(nranks_, rank_grid_);
+  else
+    t.distribute(nranks_, round_robin_);
+}
+
+void Mesh::restrict_parents() {
+  TESSERA_REGION("restrict_parents");
+  for (int L = tree_.max_level() - 1; L >= 0; --L) {
+    TransferPlan plan;
+    for (int id = 0; id < tree_.size(); ++id) {
+      const Node& p = tree_.node(id);
+      if (p.leaf() || p.level != L) continue;
+      for (int c = 0; c < tree_.geometry().nchild(); ++c) {
+        const int cid = p.child[c];
+        TransferOp op = child_to_parent(shape(), c);
+        set_radial(op, cid);
+        push_op(plan, op, rank_, tree_.node(cid).owner, slot_[cid], p.owner, slot_[id]);
+      }
+    }
+    execute(plan, storage_, comm_, 300 + L, -1, geometry_);
+  }
+}
+
+void Mesh::restore(const std::vector<std::pair<int, IVec>>& refined) {
+  ++state_epoch_;
+  Tree t(tree_.geometry());
+  std::vector<std::vector<IVec>> by_level;
+  for (const auto& [level, pos] : refined) {
+    if (level < 0) throw Error("restart: negative refinement level in the tree");
+    if (level >= static_cast<int>(by_level.size())) by_level.resize(level + 1);
+    by_level[level].push_back(pos);
+  }
+  for (int L = 0; L < static_cast<int>(by_level.size()); ++L) {
+    std::vector<Flag> flags(t.size(), Flag::keep);
+    for (const auto& pos : by_level[L]) {
+      const int id = t.find(L, pos);
+      if (id < 0 || t.node(id).level != L || !t.node(id).leaf())
+        throw Error("restart: the checkpoint's tree refines a block at level " +
+                    std::to_string(L + 1) + " that does not exist");
+      flags[id] = Flag::refine;
+    }
+    t = t.rebuild(flags).tree;
+  }
+  distribute(t);
+  check_maxblocks(t);
+  for (int id = 0; id < tree_.size(); ++id)
+    if (slot_[id] >= 0) storage_.release(slot_[id]);
+  tree_ = std::move(t);
+  slot_.assign(tree_.size(), -1);
+  for (int id = 0; id < tree_.size(); ++id)
+    if (tree_.node(id).owner == rank_) slot_[id] = storage_.acquire();
+  after_tree_change();
+}
+
+}  // namespace tessera::mesh
