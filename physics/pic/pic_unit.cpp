@@ -15,6 +15,7 @@
 #include "memory/tier_runtime.hpp"
 #include "mesh/mesh.hpp"
 #include "perf/timers.hpp"
+#include "physics/particle_needs.hpp"
 #include "physics/pic/absorbing.hpp"
 #include "physics/pic/kernels_simd.hpp"
 #include "physics/pic/pic.hpp"
@@ -418,38 +419,12 @@ std::vector<physics::ArenaNeed> Pic::memory_needs(const std::vector<mesh::VarInf
   const double nspecies = init_ == "pulse" ? 0 : double(species_.size());
   const double per_species = double(ppc_) * double(s.interior_cells()) * nbeams;
   const double ppb = per_species * nspecies;
-  const double bpp = 8.0 * (particles::NBASE + 2) + 8 + 4;
-  const double file_cols = 11;  // blk posx posy posz proc tag velx vely velz weight type
-  std::vector<physics::ArenaNeed> v;
-  physics::ArenaNeed arena{"particles", "particles", 1024 * bpp, 0.0,
-                           fmt::format("P*{} + 1024*{} (P = {:g} particles per block: "
-                                       "pic.particles_per_cell x I x beams x species)",
-                                       bpp, bpp, ppb)};
-  arena.bytes_per_block = ppb * bpp;
-  v.push_back(arena);
-  physics::ArenaNeed grow{"particles: growth in a migration", "", 0.0, 0.0,
-                          fmt::format("1.5*P*{} (a new arena beside the old)", bpp)};
-  grow.bytes_per_block = 1.5 * ppb * bpp;
-  grow.phase = "step";
-  grow.multi_rank = true;  // one rank: nothing arrives
-  v.push_back(grow);
+  // File columns: blk posx posy posz proc tag velx vely velz weight type.
+  auto v = physics::particle_set_needs(ppb, true, particles::NBASE + 2, 11,
+                                       "particles per block: pic.particles_per_cell x I x "
+                                       "beams x species");
   v.push_back({"pic: a block's work arrays", "", 9 * 8 * per_species, 0.0,
                "9*8 per particle of one species of one block"});
-  // ParticleSet::sort_canonical keeps its permutation and a column buffer (8 + 8 bytes
-  // per particle); redistribute's destinations and moved flags (4 + 1, and 1 measured
-  // beyond: pic_langmuir_1d at 25000 and 50000 particles per cell peaked 6.1 bytes per
-  // particle above the plan without them, at every size).
-  physics::ArenaNeed sort{"particles: sort and migration buffers", "", 0.0, 0.0,
-                          "P*22 (order 8, permutation 8, destination 4, flags 1, 1 measured)"};
-  sort.bytes_per_block = 22 * ppb;
-  v.push_back(sort);
-  for (const char* phase : {"checkpoint", "plotfile"}) {
-    physics::ArenaNeed out{std::string("particles: ") + phase + " copy", "", 0.0, 0.0,
-                           fmt::format("P*{:g}*8 (the file's columns)", file_cols)};
-    out.bytes_per_block = ppb * file_cols * 8;
-    out.phase = phase;
-    v.push_back(out);
-  }
   return v;
 }
 

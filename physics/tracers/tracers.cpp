@@ -12,6 +12,7 @@
 #include "mesh/mesh.hpp"
 #include "parallel/comm.hpp"
 #include "perf/timers.hpp"
+#include "physics/particle_needs.hpp"
 
 namespace tessera::tracers {
 
@@ -96,25 +97,9 @@ std::vector<physics::ArenaNeed> Tracers::memory_needs(const std::vector<mesh::Va
   // The placed particles (tracers stay where the flow takes them: an even share per rank
   // is the estimate), 6 properties, tag and node each (ParticleSet), sort and migration
   // buffers as PIC's, and a checkpoint's or particle file's copy (9 file columns).
-  const double n = double(particles::placement_count(place_, s.ndim));
-  const double bpp = 8.0 * particles::NBASE + 8 + 4, file_cols = 9;
-  std::vector<physics::ArenaNeed> v;
-  physics::ArenaNeed arena{"particles", "particles", 1024 * bpp, 0.0,
-                           fmt::format("N*{}/ranks + 1024*{} (N = {:g} tracers)", bpp, bpp, n)};
-  arena.bytes_shared = n * bpp;
-  v.push_back(arena);
-  physics::ArenaNeed sort{"particles: sort and migration buffers", "", 0.0, 0.0,
-                          "N*22/ranks (order, permutation, destination, flags)"};
-  sort.bytes_shared = 22 * n;
-  v.push_back(sort);
-  for (const char* phase : {"checkpoint", "plotfile"}) {
-    physics::ArenaNeed out{std::string("particles: ") + phase + " copy", "", 0.0, 0.0,
-                           fmt::format("N*{:g}*8/ranks (the file's columns)", file_cols)};
-    out.bytes_shared = n * file_cols * 8;
-    out.phase = phase;
-    v.push_back(out);
-  }
-  return v;
+  // File columns: blk posx posy posz proc tag velx vely velz.
+  return physics::particle_set_needs(double(particles::placement_count(place_, s.ndim)), false,
+                                     particles::NBASE, 9, "tracers placed");
 }
 
 void Tracers::bind(mesh::Mesh& m, physics::Units& /*units*/, const physics::RunContext& /*ctx*/) {
