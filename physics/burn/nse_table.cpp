@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "base/error.hpp"
-#include "physics/eos/eos.hpp"
 #include "base/sha256.hpp"
+#include "physics/eos/eos.hpp"
 
 namespace tessera::burn {
 
