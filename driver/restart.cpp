@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -22,6 +23,19 @@
 #include "particles/particle_set.hpp"
 
 namespace tessera::driver {
+
+std::vector<std::string> checkpoint_list(const std::string& v) {
+  // io/mesh_output.cpp joins a list with commas; "" is the empty list.
+  std::vector<std::string> list;
+  std::size_t at = 0;
+  while (!v.empty() && at <= v.size()) {
+    const auto comma = v.find(',', at);
+    list.push_back(v.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return list;
+}
 
 void checkpoint_params(base::Params& params, const io::FlashFileSpec& f) {
   std::map<std::string, base::ParamType> type;
@@ -43,15 +57,7 @@ void checkpoint_params(base::Params& params, const io::FlashFileSpec& f) {
         throw Error("checkpoint parameter '" + k + "' = '" + v + "' is not an integer");
       params.set(k, x, "checkpoint");
     } else if (type[k] == base::ParamType::StringList) {
-      std::vector<std::string> list;
-      std::size_t at = 0;
-      while (!v.empty() && at <= v.size()) {
-        const auto comma = v.find(',', at);
-        list.push_back(v.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
-        if (comma == std::string::npos) break;
-        at = comma + 1;
-      }
-      params.set(k, list, "checkpoint");
+      params.set(k, checkpoint_list(v), "checkpoint");
     } else {
       params.set(k, v, "checkpoint");
     }
@@ -68,7 +74,7 @@ namespace {
 std::vector<std::string> restart_losses(const io::FlashFileSpec& f,
                                         const std::vector<mesh::VarInfo>& unk, bool has_particles,
                                         const base::Params& now,
-                                        const std::vector<std::string>& allowed,
+                                        const std::function<bool(const std::string&)>& is_allowed,
                                         std::string* refused) {
   std::map<std::string, std::string> owner;  // file variable -> its unit in the checkpoint
   std::vector<std::string> old_units;
@@ -96,9 +102,6 @@ std::vector<std::string> restart_losses(const io::FlashFileSpec& f,
     note_derived(make_units(now));
   }
   const auto now_units = active_unit_names(now);
-  auto is_allowed = [&](const std::string& name) {
-    return std::find(allowed.begin(), allowed.end(), name) != allowed.end();
-  };
   std::map<std::string, std::vector<std::string>> by_unit;  // unit ("" unknown) -> variables
   for (const auto& name : f.var_names) {
     const bool kept =
@@ -194,10 +197,13 @@ void Simulation::restore(const io::FlashFileMeta& m) {
   // in after_restart); a file without them restarts.
   // Nothing of the checkpoint is dropped unless driver.restart_drop names it.
   const auto allowed = p_.get_string_list("driver.restart_drop");
+  const std::function<bool(const std::string&)> may_drop = [&allowed](const std::string& name) {
+    return std::find(allowed.begin(), allowed.end(), name) != allowed.end();
+  };
   {
     std::string refused;
     const auto lost =
-        restart_losses(f, mesh_->vars(), particles_ != nullptr, p_, allowed, &refused);
+        restart_losses(f, mesh_->vars(), particles_ != nullptr, p_, may_drop, &refused);
     if (!refused.empty()) throw Error(what + refused);
     for (const auto& l : lost) log("restart: dropped " + l + " (driver.restart_drop)");
   }
@@ -244,9 +250,10 @@ void Simulation::restore(const io::FlashFileMeta& m) {
       if (k == key) return v;
     return std::nullopt;
   };
-  info.may_drop = [&allowed](const std::string& name) {
-    return std::find(allowed.begin(), allowed.end(), name) != allowed.end();
+  info.string_list = [&info](const std::string& key) {
+    return checkpoint_list(info.string_value(key));
   };
+  info.may_drop = may_drop;
   info.dropped = [this](const std::string& line) {
     log("restart: dropped " + line + " (driver.restart_drop)");
   };

@@ -43,6 +43,8 @@ void declare_all_params(base::Params& p);
 /// Set every declared parameter stored in checkpoint spec f (source "checkpoint"): the
 /// parameters a restart starts from, before its file and overrides.
 void checkpoint_params(base::Params& params, const io::FlashFileSpec& f);
+/// A list parameter's value as a checkpoint stores it (comma-joined) back as the list.
+std::vector<std::string> checkpoint_list(const std::string& stored);
 
 /// How the run was started and what the process may do.
 struct RunOptions {

@@ -101,6 +101,8 @@ struct CheckpointInfo {
   std::function<std::optional<double>(const std::string&)> real_parameter;
   /// A real scalar of the file ("time", "scalar_integral_start"; nullopt if absent).
   std::function<std::optional<double>(const std::string&)> real_scalar;
+  /// A list parameter of the file ("pic.species"), as the list ({} if absent).
+  std::function<std::vector<std::string>(const std::string&)> string_list;
   /// Whether driver.restart_drop names `what` (a species, group or particle species the
   /// unit would drop of the checkpoint); a unit refuses a loss it is not allowed.
   std::function<bool(const std::string&)> may_drop;

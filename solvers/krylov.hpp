@@ -16,6 +16,7 @@
 // A solve that does not reach solver.rtol in solver.max_iterations (or breaks down) is a
 // one-line Error naming the operator, the iterations and the residual, or with
 // on_failure = "warn" a warning line on rank 0 and the last iterate.
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -90,9 +91,10 @@ class Krylov {
   Stats stats_;
   bool by_volume_ = false;
   std::unique_ptr<HypreCache, HypreCacheDeleter> hypre_;
-  /// solve() on b and x in range (scale_exponent 0).
+  /// solve() on b and x in range, bn = |b| (its time counted from t0).
   Result solve_scaled(const Apply& A, const Field& b, const Field& x, const Field& diag,
-                      const Rows& rows, std::uint64_t operator_key);
+                      const Rows& rows, std::uint64_t operator_key, double bn,
+                      std::chrono::steady_clock::time_point t0);
   Result bicgstab(const Apply& A, const Field& b, const Field& x, const Field& diag, double bn);
   Result cg(const Apply& A, const Field& b, const Field& x, const Field& diag, double bn);
   void fail(const Result& r, const std::string& why);

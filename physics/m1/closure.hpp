@@ -80,15 +80,17 @@ inline void row_flux(Closure closure, double c, const double* const u[4], double
   double* __restrict o2 = out[2];
   double* __restrict o3 = out[3];
   auto body = [&](auto chi_of) {
+    bool odd = false;  // a zone whose |F|^2 is not a normal double but F is not zero
     for (int i = i0; i < i1; ++i) {
       const double nf2 = fx[i] * fx[i] + fy[i] * fy[i] + fz[i] * fz[i];
+      odd |= needs_scaled_flux(fx[i], fy[i], fz[i]);
       const double nf = std::sqrt(nf2);
       const bool pos = e[i] > 0.0;
       const double es = pos ? e[i] : 1.0;
       const double f = std::min(nf / (c * es), 1.0);
       const double chi = chi_of(f);
       const double iso = 0.5 * (1.0 - chi), dir = 0.5 * (3.0 * chi - 1.0);
-      const double inv2 = nf2 >= DBL_MIN ? 1.0 / nf2 : 0.0;  // finite (closure.hpp)
+      const double inv2 = nf2 >= DBL_MIN ? 1.0 / nf2 : 0.0;  // finite (above)
       const double k = pos ? c2 * e[i] : 0.0;
       const double dn = dir * fa[i] * inv2;
       o0[i] = fa[i];
@@ -96,7 +98,9 @@ inline void row_flux(Closure closure, double c, const double* const u[4], double
       o2[i] = k * ((a == 1 ? iso : 0.0) + dn * fy[i]);
       o3[i] = k * ((a == 2 ? iso : 0.0) + dn * fz[i]);
     }
-    // Zones whose |F|^2 is not a normal double (rare): the scaled form.
+    // Zones whose |F|^2 is not a normal double (rare): the scaled form, in a second pass
+    // only for the rows that hold one.
+    if (!odd) return;
     for (int i = i0; i < i1; ++i)
       if (needs_scaled_flux(fx[i], fy[i], fz[i])) {
         const auto o = zone_flux_scaled(e[i], fx[i], fy[i], fz[i], a, c, chi_of);

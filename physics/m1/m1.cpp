@@ -442,8 +442,8 @@ void M1::block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>&
               ful[q][i] = lu[q][i - 1] + 0.5 * ls[q][i - 1];
               fur[q][i] = lu[q][i] - 0.5 * ls[q][i];
             }
-          line_flux(ful, fl, a, g0, g0 + n + 1);
-          line_flux(fur, fr, a, g0, g0 + n + 1);
+          row_flux(closure_, c, ful, fl, a, g0, g0 + n + 1);
+          row_flux(closure_, c, fur, fr, a, g0, g0 + n + 1);
           for (int q = 0; q < 4; ++q) {
             double* __restrict h = fh[q];
             const double* __restrict l = fl[q];
@@ -458,10 +458,6 @@ void M1::block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>&
         }
       }
   }
-}
-
-void M1::line_flux(double* const u[4], double* const out[4], int a, int i0, int i1) const {
-  row_flux(closure_, c_, u, out, a, i0, i1);
 }
 
 void M1::advance(mesh::Mesh& m, double dt) {

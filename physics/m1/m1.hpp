@@ -109,8 +109,6 @@ class M1 final : public physics::Unit {
   /// variable, the block's whole array), the guard zones of the moments filled.
   template <class View>
   void block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>& rhs) const;
-  /// The closure's flux along axis a of the states u (E, Fx, Fy, Fz arrays) at i0..i1-1.
-  void line_flux(double* const u[4], double* const out[4], int a, int i0, int i1) const;
   bool collides() const;
   /// The implicit collisions of one block's zones over dt (and the gas's state after).
   template <class View>

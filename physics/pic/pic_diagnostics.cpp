@@ -42,7 +42,7 @@ std::vector<std::size_t> Pic::segments(std::size_t b, std::size_t e) const {
   return first;
 }
 
-double Pic::kinetic(MPI_Comm /*comm*/) const {
+double Pic::kinetic() const {
   // Per species sum w (gamma - 1), times m c^2: per leaf in storage order (the leaf's
   // particles sorted by tag), the leaves' partials added in the tree's order, so that the
   // same bits come on any rank count (issue 48: a sum per rank added by MPI_SUM did not).

@@ -51,14 +51,7 @@ std::vector<physics::ArenaNeed> Pic::memory_needs(const std::vector<mesh::VarInf
 }
 
 void Pic::restore_scalars(const physics::CheckpointInfo& c) {
-  std::vector<std::string> old;
-  const std::string list = c.string_value("pic.species");
-  for (std::size_t at = 0; !list.empty() && at <= list.size();) {
-    const auto comma = list.find(',', at);
-    old.push_back(list.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
-    if (comma == std::string::npos) break;
-    at = comma + 1;
-  }
+  const std::vector<std::string> old = c.string_list("pic.species");
   if (old.empty()) return;  // a checkpoint of another unit's particles: nothing to compare
   std::vector<std::string> now;
   for (const auto& sp : species_) now.push_back(sp.name);

@@ -293,7 +293,7 @@ void Pic::initialise(mesh::Mesh& m) {
       });
   });
   m.fill_guards(nfill_);
-  k_prev_ = kinetic(m.comm());
+  k_prev_ = kinetic();
   charge_error0_ = charge_error(m);
   const Diag d = diagnose(m);
   field0_ = d.field;
@@ -331,10 +331,10 @@ double Pic::max_dt(mesh::Mesh& m) const {
 
 void Pic::advance(mesh::Mesh& m, double dt) {
   TESSERA_REGION("pic");
-  if (need_k_prev_) k_prev_ = kinetic(m.comm()), need_k_prev_ = false;
+  if (need_k_prev_) k_prev_ = kinetic(), need_k_prev_ = false;
   const double field_n = diagnose(m).field;  // E^n, B^n (cheap next to the particles)
   step(m, dt);
-  const double k_next = kinetic(m.comm());
+  const double k_next = kinetic();
   if (memory::TierRuntime* rt = memory::tier_runtime(); rt != nullptr && set_->size() > 0) {
     // The kinetic energy reads the momenta, weights and types of every particle in place.
     for (int q : {int(particles::VELX), int(particles::VELY), int(particles::VELZ), kWeight, kType})

@@ -162,7 +162,8 @@ class Pic final : public physics::Unit {
   /// The same on a block's type array of n particles (staged or not), relative to it.
   std::vector<std::size_t> segments_of(const double* type, std::size_t n) const;
   Diag diagnose(mesh::Mesh& m) const;
-  double kinetic(MPI_Comm comm) const;
+  /// Kinetic energy of every particle, per-leaf sums added in tree order (collective).
+  double kinetic() const;
   /// Deposits rhoq (all species) and returns max |div E - rho_net/eps0| / max_s |rho_s/eps0|
   /// over the interior nodes, those next to absorbing faces left out (collective).
   double charge_error(mesh::Mesh& m);
