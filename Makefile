@@ -79,7 +79,7 @@ test-arm: helm-table
 # The documentation site (docs/ + pages generated from the code) into build/docs/html,
 # Sphinx warnings as errors (tools/gen_docs.py); make test builds it too (ctest -R docs).
 docs: deps build
-	$(PY) tools/gen_docs.py --exe build/bin/tessera --out build/docs
+	$(PY) tools/gen_docs.py --exe build/bin/tessera --out build/docs --write-map
 
 # The studies as commands (tools/study.py): each writes a CSV, a PNG and report.md into
 # runs/studies/<name>/, stating the machine and what was unavailable or emulated.

@@ -65,12 +65,16 @@ nlohmann::json describe_units(const std::string& file, const std::vector<std::st
       unmade = e.what();
     }
     // The per-layout template hooks, told by what the unit declares.
+    const physics::Declarations d = u ? u->declarations() : physics::Declarations{};
     std::vector<std::string> hooks = r.hooks;
-    if (u && !u->derived_names().empty()) hooks.emplace_back("derived");
-    if (u && !u->total_names().empty()) hooks.emplace_back("total_densities");
+    if (!d.derived.empty()) hooks.emplace_back("derived");
+    if (!d.totals.empty()) hooks.emplace_back("total_densities");
+    nlohmann::json needs = nlohmann::json::array();
+    for (const auto& n : r.requires_.needs)
+      needs.push_back({{"service", n.service}, {"optional", n.optional}, {"why", n.why}});
     nlohmann::json vars = nlohmann::json::array();
     if (u)
-      for (const auto& v : u->variables())
+      for (const auto& v : d.variables)
         vars.push_back({{"name", v.name},
                         {"role", mesh::to_string(v.role)},
                         {"kind", kind_name(v.kind)},
@@ -84,11 +88,13 @@ nlohmann::json describe_units(const std::string& file, const std::vector<std::st
                    {"requires",
                     {{"after", r.requires_.after},
                      {"excludes", r.requires_.excludes},
-                     {"alone", r.requires_.alone},
-                     {"needs_services", r.requires_.needs_services}}},
+                     {"alone", r.requires_.alone}}},
+                   {"provides", r.provides},
+                   {"needs", needs},
                    {"variables", vars},
-                   {"derived", u ? u->derived_names() : std::vector<std::string>{}},
-                   {"totals", u ? u->total_names() : std::vector<std::string>{}},
+                   {"derived", d.derived},
+                   {"totals", d.totals},
+                   {"history", d.history},
                    {"hooks", hooks}});
     if (!unmade.empty())
       all.back()["not_made"] = unmade + " (give a problem file: tessera units FILE)";
@@ -96,12 +102,48 @@ nlohmann::json describe_units(const std::string& file, const std::vector<std::st
   return all;
 }
 
-int units_command(const std::string& file, const std::vector<std::string>& overrides, bool json) {
+std::string units_markdown(const nlohmann::json& all) {
+  std::ostringstream o;
+  auto names = [](const nlohmann::json& list) {
+    std::vector<std::string> v;
+    for (const auto& x : list)
+      v.push_back(x.is_string() ? x.get<std::string>() : x["name"].get<std::string>());
+    return v;
+  };
+  o << "| hook | what for | units |\n|---|---|---|\n";
+  for (const auto& h : physics::hook_docs()) {
+    std::vector<std::string> by;
+    for (const auto& u : all)
+      for (const auto& x : u["hooks"])
+        if (x.get<std::string>() == h.name) by.push_back(u["name"].get<std::string>());
+    o << "| `" << h.name << "` | " << h.what << " | " << join(by) << " |\n";
+  }
+  o << "\n| unit | role | provides | needs | variables | hooks |\n|---|---|---|---|---|---|\n";
+  for (const auto& u : all) {
+    std::vector<std::string> needs;
+    for (const auto& n : u["needs"])
+      needs.push_back(n["service"].get<std::string>() +
+                      (n["optional"].get<bool>() ? " (opt.)" : ""));
+    o << "| " << u["name"].get<std::string>() << " | " << u["role"].get<std::string>() << " | "
+      << join(names(u["provides"])) << " | " << join(needs) << " | "
+      << (u.contains("not_made") ? std::string("(with a problem's parameters)")
+                                 : join(names(u["variables"])))
+      << " | " << join(names(u["hooks"])) << " |\n";
+  }
+  return o.str();
+}
+
+int units_command(const std::string& file, const std::vector<std::string>& overrides, bool json,
+                  bool markdown) {
   const auto all = describe_units(file, overrides);
   const int rank = parallel::world_rank();
   if (rank != 0) return 0;
   if (json) {
     std::cout << all.dump(2) << "\n";
+    return 0;
+  }
+  if (markdown) {
+    std::cout << units_markdown(all);
     return 0;
   }
   std::ostringstream o;
@@ -113,9 +155,15 @@ int units_command(const std::string& file, const std::vector<std::string>& overr
     for (const auto& x : u["requires"]["excludes"])
       req.push_back("not with " + x.get<std::string>());
     if (u["requires"]["alone"].get<bool>()) req.push_back("alone");
-    req.push_back(u["requires"]["needs_services"].get<bool>() ? "calls composition and eos"
-                                                              : "no composition, no eos");
-    o << "  requires:  " << join(req) << "\n";
+    if (!req.empty()) o << "  requires:  " << join(req) << "\n";
+    if (!u["provides"].empty())
+      o << "  provides:  " << join(u["provides"].get<std::vector<std::string>>()) << "\n";
+    std::vector<std::string> needs;
+    for (const auto& n : u["needs"])
+      needs.push_back(n["service"].get<std::string>() +
+                      (n["optional"].get<bool>() ? " (optional)" : "") + ": " +
+                      n["why"].get<std::string>());
+    for (const auto& n : needs) o << "  needs:     " << n << "\n";
     if (u.contains("not_made"))
       o << "  variables: unknown with these parameters: " << u["not_made"].get<std::string>()
         << "\n";
@@ -133,6 +181,8 @@ int units_command(const std::string& file, const std::vector<std::string>& overr
       o << "  derived:   " << join(u["derived"].get<std::vector<std::string>>()) << "\n";
     if (!u["totals"].empty())
       o << "  totals:    " << join(u["totals"].get<std::vector<std::string>>()) << "\n";
+    if (!u["history"].empty())
+      o << "  history:   " << join(u["history"].get<std::vector<std::string>>()) << "\n";
     o << "  hooks:     " << join(u["hooks"].get<std::vector<std::string>>()) << "\n\n";
   }
   std::cout << o.str();

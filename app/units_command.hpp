@@ -4,7 +4,8 @@
 // declares in unk (name, role independent / derived / scratch, kind, guard fill, plotted,
 // prolongation) under the parameters of FILE (default: every parameter's default; a unit's
 // variables may follow its parameters, as composition's species do), its derived outputs,
-// conserved totals and the hooks it implements.
+// conserved totals, history columns, the services it provides and needs, and the hooks it
+// implements. `--markdown`: the hook table and unit list of docs/DESIGN.md.
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -15,7 +16,13 @@ namespace tessera::app {
 /// and `overrides`. Throws tessera::Error on a bad file or override.
 nlohmann::json describe_units(const std::string& file, const std::vector<std::string>& overrides);
 
-/// Prints describe_units as text (or JSON) on rank 0; returns the exit status.
-int units_command(const std::string& file, const std::vector<std::string>& overrides, bool json);
+/// The hook table (every hook, what for, the units that implement it) and the unit list
+/// (role, services provided and needed, variables, hooks) as Markdown: the map in
+/// docs/DESIGN.md (`make docs` writes it there; tests/python/test_docs_map.py compares).
+std::string units_markdown(const nlohmann::json& all);
+
+/// Prints describe_units as text, JSON or Markdown on rank 0; returns the exit status.
+int units_command(const std::string& file, const std::vector<std::string>& overrides, bool json,
+                  bool markdown = false);
 
 }  // namespace tessera::app

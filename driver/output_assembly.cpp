@@ -29,7 +29,7 @@ void Simulation::write(bool checkpoint, bool force_sync) {
   if (checkpoint) {
     for (const auto& v : mesh_->vars()) names.push_back(v.name);
     for (const auto& u : units_.all())
-      for (const auto& d : u->derived_names()) names.push_back(d);
+      for (const auto& d : decl(*u).derived) names.push_back(d);
   } else {
     // "unk" stands for every unk variable its unit marks as plotted.
     for (const auto& n : p_.get_string_list("io.plot_vars")) {
@@ -132,11 +132,13 @@ void Simulation::write(bool checkpoint, bool force_sync) {
                      {"nextcheckpointtime", next_chk_time_}};
   for (std::size_t t = 0; t < total_names_.size(); ++t)
     info.real_state.emplace_back(total_names_[t] + "_initial", totals0_[t]);
-  for (auto* u : services_first_)
-    for (const auto& [key, value] : u->checkpoint_scalars())
-      info.real_state.emplace_back(u->name() + "_" + key, value);
-  for (auto* u : services_first_)
-    for (const auto& kv : u->output_strings()) info.str_state.push_back(kv);
+  std::vector<physics::FileRecords> records;
+  for (auto* u : services_first_) records.push_back(u->file_records());
+  for (std::size_t n = 0; n < records.size(); ++n)
+    for (const auto& [key, value] : records[n].scalars)
+      info.real_state.emplace_back(services_first_[n]->name() + "_" + key, value);
+  for (const auto& r : records)
+    for (const auto& kv : r.strings) info.str_state.push_back(kv);
   const int deflate = checkpoint ? 0 : static_cast<int>(p_.get_int("io.plotfile_deflate"));
   // Particles go into checkpoints, and into a particle file of the plotfile's number and
   // time (yt pairs _plt_cnt_NNNN with _part_NNNN by name and time).

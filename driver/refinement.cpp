@@ -1,5 +1,6 @@
 // The driver's refinement job: refinement marking (the Loehner criteria and the units'
 // own votes) and the regrid it asks for.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,10 @@
 namespace tessera::driver {
 
 const physics::Unit* Simulation::marking_provider(const std::string& name) const {
-  for (auto* u : services_first_)
-    if (u->derives(name)) return u;
+  for (auto* u : services_first_) {
+    const auto& d = decl(*u).derives;
+    if (std::find(d.begin(), d.end(), name) != d.end()) return u;
+  }
   return nullptr;
 }
 
@@ -25,9 +28,8 @@ bool Simulation::marking_skips_refresh() const {
   };
   // The refreshes write derived variables alone ...
   for (auto* u : services_first_)
-    for (const auto what : {physics::Deferred::unk_state, physics::Deferred::guard_state})
-      for (const auto& name : u->refresh_writes(what))
-        if (mesh_->var_index(name) >= 0 && !derived(name)) return false;
+    for (const auto& name : decl(*u).refresh_writes)
+      if (mesh_->var_index(name) >= 0 && !derived(name)) return false;
   // ... and the marking reads every refinement variable without them.
   for (int n = 1; n <= 4; ++n) {
     const auto& name = p_.get_string("mesh.refine_var_" + std::to_string(n));

@@ -83,7 +83,7 @@ std::vector<std::string> restart_losses(const io::FlashFileSpec& f,
   std::vector<std::string> recomputable;
   auto note_derived = [&](const physics::Units& units) {
     for (const auto& u : units.all())
-      for (const auto& d : u->derived_names()) recomputable.push_back(d);
+      for (const auto& d : u->declarations().derived) recomputable.push_back(d);
   };
   try {
     base::Params old;
@@ -227,8 +227,9 @@ void Simulation::restore(const io::FlashFileMeta& m) {
     }
     dst[static_cast<std::size_t>(it - f.var_names.begin())] = v;
   }
-  // A unit whose state in unk the file cannot give as it is (the EOS unit: the state of
-  // another EOS) says why (Unit::restore_check); the first reason recomputes it.
+  // A unit's state in unk that the file holds as computed with other values (the EOS
+  // unit's: another type, table or gamma; Declarations::state_keys) is recomputed; the
+  // first difference says why.
   physics::CheckpointInfo info;
   info.string_value = [&f](const std::string& key) {
     for (const auto* l : {&f.str_scalars, &f.str_runtime})
@@ -258,7 +259,14 @@ void Simulation::restore(const io::FlashFileMeta& m) {
     log("restart: dropped " + line + " (driver.restart_drop)");
   };
   for (const auto& u : units_.all())
-    if (const auto why = u->restore_check(info); !why.empty()) recompute = why;
+    for (const auto& k : decl(*u).state_keys) {
+      std::string was = info.string_value(k.key);
+      if (was.empty())
+        if (const auto r = info.real_parameter(k.key)) was = fmt::format("{}", *r);
+      if (was.empty() ? k.required : was != k.value)
+        recompute = "its " + k.key + " was " + (was.empty() ? "unrecorded" : was);
+    }
+  info.initialised = !recompute.empty();
   // This rank's blocks (parents included), read straight from the file into unk, every
   // row verified as it is read. The derived variables are read and verified too, so a
   // restart refuses what `tessera check` refuses; no rank holds more than one variable of
@@ -319,9 +327,6 @@ void Simulation::restore(const io::FlashFileMeta& m) {
         ": the EOS state (pres, temp, gamc, game, eint) is "
         "recomputed from the conserved variables");
     initialise_units();
-  } else {
-    // unk is the checkpoint's: units rebuild only what they keep outside it.
-    for (auto* u : services_first_) u->after_restart(*mesh_);
   }
   // Particles (a unit's initialise above may have placed fresh ones): this rank's blocks'
   // particles, verified against the manifest, then their leaves and order; before the
@@ -339,8 +344,10 @@ void Simulation::restore(const io::FlashFileMeta& m) {
     particles::from_file(*particles_, f.particle_names, values);
     particles_->redistribute(*mesh_);
   }
-  // What the units keep outside unk (Unit::checkpoint_scalars), last.
-  for (auto* u : services_first_) u->restore_scalars(info);
+  // The units rebuild what they keep outside unk (unless they were initialised) and read
+  // back their scalars (FileRecords::scalars), last: after the particles, so that a unit
+  // can check (and drop, where allowed) what it owns.
+  for (auto* u : services_first_) u->restore(*mesh_, info);
 }
 
 }  // namespace tessera::driver

@@ -53,7 +53,7 @@ nlohmann::json Simulation::report(const RunTotals& rt) {
   s["units"] = nlohmann::json::array();
   for (const auto& u : units_.all()) {
     s["units"].push_back(u->name());
-    auto j = u->summary(comm_);
+    auto j = u->diagnostics(*mesh_, physics::Diagnostic::summary);
     if (j.is_null()) continue;
     s[u->name()] = j;
     // A unit's linear solves (its summary's "solver") also at the top level (the contract's

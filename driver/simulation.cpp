@@ -90,11 +90,12 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
   else
     simd::force_from_environment();
   units_ = make_units(p, &operators_);
-  eos_ = units_.find<eos::EosUnit>();
+  eos_ = units_.provider<eos::EosUnit>("eos");
   if (eos_ != nullptr) {
     // Set-ups evaluate the EOS before unk holds any species: they see the initial mixture.
     const eos::Eos* setup_eos = &eos_->eos();
-    if (auto* comp = units_.find<composition::Composition>(); comp && comp->has_species()) {
+    if (auto* comp = units_.provider<composition::Composition>("composition");
+        comp && comp->has_species()) {
       double abar, zbar;
       comp->initial_abar_zbar(abar, zbar);
       setup_eos_ = std::make_unique<eos::FixedComposition>(eos_->eos(), abar, zbar);
@@ -117,7 +118,7 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
   }
   const auto vars = unk_variables(units_);
   for (const auto& u : units_.all()) {
-    const auto names = u->total_names();
+    const auto names = u->declarations().totals;
     if (!names.empty()) totals_by_.emplace_back(u.get(), names.size());
     total_names_.insert(total_names_.end(), names.begin(), names.end());
   }
@@ -172,8 +173,10 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
     mesh_ =
         std::make_unique<mesh::Mesh>(p, comm, vars, unk_nguard(units_), unk_nflux(units_, vars));
     // Services (composition, eos) first: operators look up what they declared.
-    for (auto* u : services_first_) u->bind(*mesh_, units_, ctx_);
+    for (auto* u : services_first_) u->bind(*mesh_, services_for(units_, *u), ctx_);
   }
+  // What the units declare, as bind left it (hydro derives "pres" with a uniform gamma).
+  for (const auto& u : units_.all()) decl_.push_back(u->declarations());
   for (const auto& u : units_.all())
     if (auto* ps = u->particle_set()) {
       if (particles_ != nullptr) throw Error("two units own particles; one particle set per run");
@@ -261,9 +264,15 @@ void Simulation::fill_guards() {
 
 const physics::Unit* Simulation::deriver(const std::string& name) const {
   for (const auto& u : units_.all())
-    for (const auto& d : u->derived_names())
+    for (const auto& d : decl(*u).derived)
       if (d == name) return u.get();
   return nullptr;
+}
+
+const physics::Declarations& Simulation::decl(const physics::Unit& u) const {
+  for (std::size_t n = 0; n < units_.all().size(); ++n)
+    if (units_.all()[n].get() == &u) return decl_.at(n);
+  throw Error("internal: " + u.name() + " is not a unit of this run");
 }
 
 void Simulation::initialise_units() {

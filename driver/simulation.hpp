@@ -105,7 +105,11 @@ class Simulation {
   int plot_count_ = 0, chk_count_ = 0;
   double next_plot_time_ = 0, next_chk_time_ = 0;
   std::vector<std::string> total_names_;  ///< every unit's conserved totals, unit order
-  std::vector<double> totals0_;           ///< their values at step 0 (kept across restarts)
+  /// Every unit's declarations after bind, in units_ order (decl()).
+  std::vector<physics::Declarations> decl_;
+  /// The declarations of unit u, as bind left them.
+  const physics::Declarations& decl(const physics::Unit& u) const;
+  std::vector<double> totals0_;  ///< their values at step 0 (kept across restarts)
   std::vector<std::pair<std::string, std::string>> hints_;  ///< MPI-IO hints for every file
   std::string stopped_by_;
   nlohmann::json plan_;  ///< the memory planner's prediction for this run

@@ -69,7 +69,7 @@ nlohmann::json Simulation::run() {
     history.open(hpath, fresh ? std::ios::trunc : std::ios::app);
     std::string header = "step,time,dt,leaves,zone_updates_per_second";
     for (const auto& u : units_.all())
-      for (const auto& n : u->history_names()) header += "," + n;
+      for (const auto& n : decl(*u).history) header += "," + n;
     if (fresh && history) history << header << "\n" << std::flush;
   }
   const long zones_per_block = static_cast<long>(mesh_->shape().interior_cells());
@@ -118,13 +118,14 @@ nlohmann::json Simulation::run() {
     out_->wait_captures();
     for (auto* op : operators_) {
       // An operator may read what another one deferred (not what it deferred itself).
-      if (op->reads(physics::Deferred::unk_state))
+      const auto& d = decl(*op);
+      if (std::find(d.reads.begin(), d.reads.end(), physics::Deferred::unk_state) != d.reads.end())
         for (auto* u : services_first_)
           if (u != op) u->refresh(*mesh_, physics::Deferred::unk_state);
       // An operator that writes unk makes what a unit kept from it stale (hydro's time-step
       // rate, or the check its step made as it went): an operator's own record of what it
       // wrote stands only until the next writer runs.
-      if (op->writes_unk()) mesh_->touch_state();
+      if (d.writes_unk) mesh_->touch_state();
       op->advance(*mesh_, dt_);
     }
     time_ += dt_;
@@ -163,7 +164,9 @@ nlohmann::json Simulation::run() {
     std::string unit_columns;
     if (auto_log || step_ % log_every == 0)
       for (const auto& u : units_.all())
-        for (double v : u->history_values(*mesh_)) unit_columns += fmt::format(",{:.9e}", v);
+        if (!decl(*u).history.empty())
+          for (const auto& v : u->diagnostics(*mesh_, physics::Diagnostic::history_row))
+            unit_columns += fmt::format(",{:.9e}", v.get<double>());
     if (rank_ == 0) {
       const auto now = Clock::now();
       const double f = done();

@@ -20,9 +20,12 @@
 
 namespace tessera::driver {
 
-const std::vector<physics::Registration>& registry() {
-  // Operators in the order `known:` lists them, then the particles, then the services.
-  static const std::vector<physics::Registration> r = {
+namespace {
+
+std::vector<physics::Registration>& registrations() {
+  // Operators in the order `known:` lists them, then the particles, then the services;
+  // units a program adds (add_unit) after them.
+  static std::vector<physics::Registration> r = {
       hydro::Hydro::registration(),       flow::Flow::registration(),
       gravity::Gravity::registration(),   flame::Flame::registration(),
       burn::Burn::registration(),         pic::Pic::registration(),
@@ -31,6 +34,18 @@ const std::vector<physics::Registration>& registry() {
       tracers::Tracers::registration(),   composition::Composition::registration(),
       eos::EosUnit::registration()};
   return r;
+}
+
+}  // namespace
+
+const std::vector<physics::Registration>& registry() {
+  return registrations();
+}
+
+void add_unit(physics::Registration r) {
+  if (find_registration(r.name) != nullptr)
+    throw Error("driver::add_unit: a unit named '" + r.name + "' is registered already");
+  registrations().push_back(std::move(r));
 }
 
 const physics::Registration* find_registration(const std::string& name) {
@@ -81,53 +96,106 @@ void check_operators(const std::vector<std::string>& names) {
       if (!listed(a, n))
         throw Error("driver.operators: '" + r->name + "' needs '" + a + "' before it");
   }
+  // Services: a required one provided by an operator must be listed (a service unit is
+  // added when needed); no service may have two providers in one run.
+  auto providers = [&](const std::string& service) {
+    std::vector<std::string> by;
+    for (const auto& k : registry())
+      if (std::find(k.provides.begin(), k.provides.end(), service) != k.provides.end() &&
+          (k.role != physics::UnitRole::operator_unit || listed(k.name, names.size())))
+        by.push_back(k.name);
+    return by;
+  };
+  for (const auto& n : names)
+    for (const auto& need : find_registration(n)->requires_.needs) {
+      const auto by = providers(need.service);
+      if (by.empty() && !need.optional)
+        throw Error("driver.operators: '" + n + "' needs the service '" + need.service + "' (" +
+                    need.why + "), which no unit of this run provides");
+      if (by.size() > 1)
+        throw Error("driver.operators: the service '" + need.service + "' has two providers, '" +
+                    by[0] + "' and '" + by[1] + "'");
+    }
 }
 
-std::vector<std::string> active_unit_names(const base::Params& p) {
+namespace {
+
+/// Which service units a run has: those some active unit needs (operators, particles, and
+/// the services so added, until nothing changes), in registry order.
+std::vector<const physics::Registration*> needed_services(
+    const std::vector<const physics::Registration*>& active) {
+  std::vector<const physics::Registration*> all = active, out;
+  bool grew = true;
+  while (grew) {
+    grew = false;
+    for (const auto& r : registry()) {
+      if (r.role != physics::UnitRole::service ||
+          std::find(out.begin(), out.end(), &r) != out.end())
+        continue;
+      const bool needed = std::any_of(all.begin(), all.end(), [&](const auto* a) {
+        return std::any_of(
+            a->requires_.needs.begin(), a->requires_.needs.end(), [&](const physics::Need& n) {
+              return std::find(r.provides.begin(), r.provides.end(), n.service) != r.provides.end();
+            });
+      });
+      if (needed) {
+        out.push_back(&r);
+        all.push_back(&r);
+        grew = true;
+      }
+    }
+  }
+  std::vector<const physics::Registration*> ordered;
+  for (const auto& r : registry())
+    if (std::find(out.begin(), out.end(), &r) != out.end()) ordered.push_back(&r);
+  return ordered;
+}
+
+/// The registrations of a run's units in unit order: operators, enabled particles, then the
+/// services they need.
+std::vector<const physics::Registration*> active_registrations(const base::Params& p) {
   const auto& names = p.get_string_list("driver.operators");
   check_operators(names);
-  std::vector<std::string> out(names.begin(), names.end());
-  bool services = false;
-  for (const auto& n : names) services |= find_registration(n)->requires_.needs_services;
-  for (const auto role : {physics::UnitRole::particles, physics::UnitRole::service})
-    for (const auto& r : registry())
-      if (r.role == role &&
-          (role == physics::UnitRole::particles ? !r.enabled || r.enabled(p) : services))
-        out.push_back(r.name);
+  std::vector<const physics::Registration*> out;
+  for (const auto& n : names) out.push_back(find_registration(n));
+  for (const auto& r : registry())
+    if (r.role == physics::UnitRole::particles && (!r.enabled || r.enabled(p))) out.push_back(&r);
+  for (const auto* r : needed_services(out)) out.push_back(r);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> active_unit_names(const base::Params& p) {
+  std::vector<std::string> out;
+  for (const auto* r : active_registrations(p)) out.push_back(r->name);
   return out;
 }
 
 physics::Units make_units(const base::Params& p, std::vector<physics::Unit*>* operators) {
+  // Particles move after the fluid (the mesh then holds t^{n+1}); services the units call
+  // come last (a particle-in-cell run has no fluid: none).
   physics::Units units;
-  const auto& names = p.get_string_list("driver.operators");
-  check_operators(names);
-  bool services = false;
-  for (const auto& n : names) {
-    const physics::Registration* r = find_registration(n);
-    units.add(r->make(p));
-    services |= r->requires_.needs_services;
-    if (operators) operators->push_back(units.all().back().get());
+  for (const auto* r : active_registrations(p)) {
+    units.add(r->make(p), r->provides);
+    if (operators && r->role != physics::UnitRole::service)
+      operators->push_back(units.all().back().get());
   }
-  // Particles move after the fluid (the mesh then holds t^{n+1}); services every operator
-  // may call come last (a particle-in-cell run has no fluid: none).
-  for (const auto role : {physics::UnitRole::particles, physics::UnitRole::service})
-    for (const auto& r : registry()) {
-      if (r.role != role) continue;
-      if (role == physics::UnitRole::particles && r.enabled && !r.enabled(p)) continue;
-      if (role == physics::UnitRole::service && !services) continue;
-      units.add(r.make(p));
-      if (operators && role == physics::UnitRole::particles)
-        operators->push_back(units.all().back().get());
-    }
   return units;
+}
+
+physics::Services services_for(const physics::Units& units, const physics::Unit& u) {
+  const physics::Registration* r = find_registration(u.name());
+  return {units, u.name(), r != nullptr ? r->requires_.needs : std::vector<physics::Need>{}};
 }
 
 std::vector<mesh::VarInfo> unk_variables(const physics::Units& units) {
   std::vector<mesh::VarInfo> vars;
   std::vector<std::string> recomputed;  // derived variables some active unit keeps current
   for (const auto& u : units.all()) {
-    for (auto& v : u->variables()) vars.push_back(v);
-    for (auto& n : u->recomputes()) recomputed.push_back(n);
+    auto d = u->declarations();
+    for (auto& v : d.variables) vars.push_back(std::move(v));
+    for (auto& n : d.recomputes) recomputed.push_back(std::move(n));
   }
   // A derived variable nothing recomputes after a restart or a regrid (the gamma law's EOS
   // state with the prescribed flow alone) is kept as the independents are.
@@ -142,15 +210,20 @@ std::vector<mesh::VarInfo> unk_variables(const physics::Units& units) {
 
 int unk_nguard(const physics::Units& units) {
   int ng = 1;
-  for (const auto& u : units.all()) ng = std::max(ng, u->nguard());
+  for (const auto& u : units.all()) ng = std::max(ng, u->declarations().nguard);
   return ng;
 }
 
 int unk_nflux(const physics::Units& units, const std::vector<mesh::VarInfo>& vars) {
-  std::vector<mesh::VarInfo> unk = vars;  // what the flux register sees: no scratch
-  std::erase_if(unk, [](const mesh::VarInfo& v) { return v.role == mesh::VarRole::scratch; });
+  // What the flux register sees: no scratch.
+  const auto scalars = std::count_if(vars.begin(), vars.end(), [](const mesh::VarInfo& v) {
+    return v.role != mesh::VarRole::scratch && v.kind == mesh::VarKind::mass_scalar;
+  });
   int n = 0;
-  for (const auto& u : units.all()) n = std::max(n, u->nflux(unk));
+  for (const auto& u : units.all()) {
+    const auto d = u->declarations();
+    n = std::max(n, d.flux_vars + (d.flux_mass_scalars ? int(scalars) : 0));
+  }
   return n;
 }
 
@@ -164,7 +237,7 @@ memory::Declared declared(const base::Params& p, const physics::Units& units) {
   std::erase_if(vars, [](const mesh::VarInfo& v) { return v.role == mesh::VarRole::scratch; });
   for (const auto& v : vars) d.unk_vars.push_back(v.name);
   for (const auto& u : units.all())
-    for (const auto& n : u->derived_names()) d.derived_vars.push_back(n);
+    for (const auto& n : u->declarations().derived) d.derived_vars.push_back(n);
   d.nguard = unk_nguard(units);
   d.nflux = unk_nflux(units, vars);
   mesh::BlockShape s;

@@ -581,11 +581,6 @@ void Mesh::fill_set(const VarSet& set, bool keep_current) {
     if (covers(nfill_) || !keep_current) guards_current_ = false;
   }
   if (!todo->empty()) fill_runs(storage_, vars_, runs_of(*todo, vars_, set_runs_));
-  if (after_fill_ && covers(after_fill_nvar_)) {
-    auto f = std::move(after_fill_);
-    after_fill_ = nullptr;
-    f();
-  }
 }
 
 void Mesh::fill_scratch_guards(const VarSet& set) {
@@ -695,11 +690,6 @@ const char* to_string(Prolong p) {
       return "injection";
   }
   return "?";
-}
-
-void Mesh::after_next_fill(int nvar, std::function<void()> f) {
-  after_fill_nvar_ = std::min(nvar, nfill_);
-  after_fill_ = std::move(f);
 }
 
 }  // namespace tessera::mesh

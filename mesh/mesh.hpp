@@ -296,17 +296,9 @@ class Mesh {
   /// Dirichlet or Neumann value, or any fill (a Marshak condition). Throws tessera::Error
   /// for a periodic face or a bad index. Every guard fill applies it, on every rank.
   void set_var_boundary(int var, int axis, int side, BoundaryFill fill);
-  /// Run f once, right after the next fill_guards that fills at least variables
-  /// [0, nvar) (whoever calls it), and forget it. One at a time: a second call replaces the
-  /// first. A unit that needs the guard zones of the current state but not now (the
-  /// tracers' move) takes them from the next fill someone does anyway. f runs on every
-  /// rank (fills are collective), so it may be collective too.
-  void after_next_fill(int nvar, std::function<void()> f);
-  /// Forget a pending after_next_fill.
-  void cancel_after_fill() { after_fill_ = nullptr; }
   /// The caller (the driver, after refinement marking left the tree as it was) states
   /// that every guard zone holds what a fill would give now: the next complete
-  /// fill_guards() returns at once (running after_next_fill's hook) and forgets this;
+  /// fill_guards() returns at once and forgets this;
   /// partial fills return at once and keep it. Whoever changes a guard-filled variable
   /// before that fill calls invalidate_guards() (hydro's mass scalars to rho*X).
   void mark_guards_current() { guards_current_ = true; }
@@ -407,8 +399,6 @@ class Mesh {
   BlockStorage scratch_;
   /// Variables' own boundary conditions, by (var, axis, side) (unk variables only).
   std::map<std::array<int, 3>, BoundaryFill> var_bcs_;
-  std::function<void()> after_fill_;
-  int after_fill_nvar_ = 0;
   bool guards_current_ = false;
   std::uint64_t state_epoch_ = 0;
 

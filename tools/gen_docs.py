@@ -3,10 +3,12 @@
 the code's own declarations added (the parameter reference from `tessera params --json`,
 a page per registered unit from `tessera units --json`, the problem files from their
 header comments), then `sphinx-build -W` into OUT/html. Exits non-zero on any Sphinx
-warning, or if a parameter `tessera params` lists or a problem file is missing from the
-built pages.
+warning, if a parameter `tessera params` lists or a problem file is missing from the
+built pages, or if the map in docs/DESIGN.md (the hook table and the unit list between
+the `units-map` markers) is not what `tessera units --markdown` prints now; `--write-map`
+(what `make docs` passes) writes it there first.
 
-    .venv/bin/python tools/gen_docs.py [--exe build/bin/tessera] [--out build/docs]
+    .venv/bin/python tools/gen_docs.py [--exe build/bin/tessera] [--out build/docs] [--write-map]
 """
 import argparse
 import json
@@ -52,9 +54,14 @@ def unit_page(u, params):
     items = [f"after `{a}`" for a in req["after"]] + [f"not with `{x}`" for x in req["excludes"]]
     if req["alone"]:
         items.append("runs alone")
-    items.append("calls composition and the EOS" if req["needs_services"]
-                 else "no composition, no EOS")
-    out += ["**Requires:** " + ", ".join(items) + ".", ""]
+    if items:
+        out += ["**Requires:** " + ", ".join(items) + ".", ""]
+    if u["provides"]:
+        out += ["**Provides:** " + ", ".join(f"`{s}`" for s in u["provides"]) + ".", ""]
+    if u["needs"]:
+        out += ["**Needs:** " + "; ".join(
+            f"`{n['service']}`{' (optional)' if n['optional'] else ''}: {n['why']}"
+            for n in u["needs"]) + ".", ""]
     if u.get("not_made"):
         out += [f"Its variables depend on its parameters: {u['not_made']}.", ""]
     if u["variables"]:
@@ -69,6 +76,8 @@ def unit_page(u, params):
         out += ["**Derived outputs:** " + ", ".join(f"`{d}`" for d in u["derived"]) + ".", ""]
     if u["totals"]:
         out += ["**Conserved totals:** " + ", ".join(f"`{t}`" for t in u["totals"]) + ".", ""]
+    if u["history"]:
+        out += ["**history.csv columns:** " + ", ".join(f"`{t}`" for t in u["history"]) + ".", ""]
     out += ["**Hooks:** " + (", ".join(f"`{h}`" for h in u["hooks"]) or "none") + ".", ""]
     mine = [r for r in params if r["section"] == u["name"]]
     if mine:
@@ -94,11 +103,45 @@ def problems_page():
     return "\n".join(out)
 
 
+BEGIN = "<!-- units-map: begin (written by `make docs` from `tessera units --markdown`) -->"
+END = "<!-- units-map: end -->"
+
+
+def units_map(exe, write):
+    """Compare (or, with `write`, replace) the map of docs/DESIGN.md with the code's."""
+    md = subprocess.run([exe, "units", "--markdown"], check=True, capture_output=True,
+                        text=True).stdout
+    path = ROOT / "docs" / "DESIGN.md"
+    text = path.read_text()
+    if BEGIN not in text or END not in text:
+        print(f"make docs: docs/DESIGN.md has no units-map markers ({BEGIN} ... {END})")
+        return False
+    head, rest = text.split(BEGIN, 1)
+    now, tail = rest.split(END, 1)
+    want = "\n" + md
+    if now == want:
+        return True
+    if write:
+        path.write_text(head + BEGIN + want + END + tail)
+        print("docs/DESIGN.md: the units map written from `tessera units --markdown`")
+        return True
+    print("make docs: the hook table and unit list in docs/DESIGN.md differ from "
+          "`tessera units --markdown` (run `make docs` to write them):")
+    import difflib
+    print("".join(difflib.unified_diff(now.splitlines(True), want.splitlines(True),
+                                       "docs/DESIGN.md", "tessera units --markdown")))
+    return False
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--exe", default=str(ROOT / "build" / "bin" / "tessera"))
     ap.add_argument("--out", default=str(ROOT / "build" / "docs"))
+    ap.add_argument("--write-map", action="store_true",
+                    help="write the units map of docs/DESIGN.md (else: check it)")
     a = ap.parse_args()
+    if not units_map(a.exe, a.write_map):
+        return 1
     out = Path(a.out)
     src = out / "src"
     shutil.rmtree(src, ignore_errors=True)

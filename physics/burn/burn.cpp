@@ -60,20 +60,22 @@ Burn::Burn(const base::Params& p)
   stage_.thermal_carbon = p.get_bool("burn.thermal_carbon");
 }
 
-std::vector<mesh::VarInfo> Burn::variables() const {
-  std::vector<mesh::VarInfo> v = {{"qbrn", -1, mesh::VarKind::mass_scalar, true, true, name()}};
+physics::Declarations Burn::declarations() const {
+  physics::Declarations d;
+  d.variables = {{"qbrn", -1, mesh::VarKind::mass_scalar, true, true, name()}};
   if (three_stage_)
     for (const char* n : {"phfa", "phaq", "phqn", "qbar", "sumy", "ye"})
-      v.push_back({n, -1, mesh::VarKind::mass_scalar, true, true, name()});
-  return v;
+      d.variables.push_back({n, -1, mesh::VarKind::mass_scalar, true, true, name()});
+  return d;
 }
 
-void Burn::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& /*ctx*/) {
-  flame_ = units.find<flame::Flame>();
+void Burn::bind(mesh::Mesh& m, const physics::Services& services,
+                const physics::RunContext& /*ctx*/) {
+  flame_ = services.get<flame::Flame>("flame");
   if (flame_ == nullptr)
     throw Error(
         "burn needs the flame operator: list \"flame\" before \"burn\" in driver.operators");
-  eos_ = units.find<eos::EosUnit>();
+  eos_ = services.get<eos::EosUnit>("eos");
   idens_ = m.var_index("dens");
   ietot_ = m.var_index("etot");
   iqbrn_ = m.var_index("qbrn");
@@ -83,7 +85,7 @@ void Burn::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext&
   ieint_ = eos_->eint();
   iflam_ = flame_->flam();
   ifdph_ = flame_->fdph();
-  auto* comp = units.find<composition::Composition>();
+  auto* comp = services.get<composition::Composition>("composition");
   comp_ = comp;
   auto species = [&](const std::string& n) {
     int at = -1;
@@ -296,7 +298,8 @@ void Burn::advance_carbon(mesh::Mesh& m) {
   add_step_sums(m);
 }
 
-nlohmann::json Burn::summary(MPI_Comm comm) const {
+nlohmann::json Burn::diagnostics(mesh::Mesh& m, physics::Diagnostic /*what*/) const {
+  const MPI_Comm comm = m.comm();
   const double v[3] = {released_, consumed_, neutrino_};  // every rank's (add_step_sums)
   if (three_stage_) {
     double ye_min = ye_min_;
@@ -491,7 +494,10 @@ physics::Registration Burn::registration() {
   return physics::registration_of<Burn>(
       "burn", physics::UnitRole::operator_unit,
       "burning behind the flame: carbon (stage 1 of Townsley et al. 2007) or three stages to NSE",
-      {.after = {"flame"}});
+      {.after = {"flame"},
+       .needs = {{"flame", false, "the front it burns behind"},
+                 {"eos", false, "the state it heats"},
+                 {"composition", false, "the fuel and ash species"}}});
 }
 
 }  // namespace tessera::burn

@@ -79,12 +79,13 @@ class Burn final : public physics::UnitBase<Burn>, public flame::FuelDensity {
   std::string name() const override { return "burn"; }
   /// qbrn (mass scalar, guard-filled, plotted); with three_stage also phfa, phaq, phqn,
   /// qbar, sumy, ye.
-  std::vector<mesh::VarInfo> variables() const override;
+  physics::Declarations declarations() const override;
   /// three_stage: the progress variables from the flame's flam (phfa; phaq = phqn = 0),
   /// qbar, sumy and ye of the zone's fuel and ash, and the EOS state for them.
   void initialise(mesh::Mesh& m) override;
   /// Finds the flame (required), the EOS, composition and the fuel and ash species.
-  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
+  void bind(mesh::Mesh& m, const physics::Services& services,
+            const physics::RunContext& ctx) override;
   /// Turns the flame's increment into ash and energy, then zeroes the increment
   /// (collective only through nothing: purely local).
   void advance(mesh::Mesh& m, double dt) override;
@@ -92,11 +93,11 @@ class Burn final : public physics::UnitBase<Burn>, public flame::FuelDensity {
   /// (since its start or restart; not checkpointed), estimates and failures of the
   /// unburned density; three_stage: nse_table_sha256, neutrino_losses (erg), ye_min,
   /// states clamped to the NSE table.
-  nlohmann::json summary(MPI_Comm comm) const override;
-  /// three_stage: "nse_table_sha256" in every output.
-  std::vector<std::pair<std::string, std::string>> output_strings() const override {
+  nlohmann::json diagnostics(mesh::Mesh& m, physics::Diagnostic what) const override;
+  /// three_stage: the string "nse_table_sha256" in every output.
+  physics::FileRecords file_records() const override {
     if (!nse_) return {};
-    return {{"nse_table_sha256", nse_->sha256()}};
+    return {.strings = {{"nse_table_sha256", nse_->sha256()}}};
   }
   /// flame::FuelDensity: rho_u / rho of every cell of a row (1 outside 0 < phi < 1).
   void ratio_row(const mesh::BlockView<mesh::Layout::var_major>& u, const mesh::BlockShape& s,

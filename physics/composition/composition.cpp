@@ -84,17 +84,20 @@ Composition::Composition(const base::Params& p) {
   }
 }
 
-std::vector<mesh::VarInfo> Composition::variables() const {
-  std::vector<mesh::VarInfo> v;
+physics::Declarations Composition::declarations() const {
+  physics::Declarations d;
   for (const auto& s : species_)  // check(): each in [0, 1]
-    v.push_back(mesh::VarInfo{s.name, -1, mesh::VarKind::mass_scalar, true, true, name()}
-                    .checked_by_owner());
+    d.variables.push_back(mesh::VarInfo{s.name, -1, mesh::VarKind::mass_scalar, true, true, name()}
+                              .checked_by_owner());
   for (const auto& s : scalars_)
-    v.push_back({s, -1, mesh::VarKind::mass_scalar, true, true, name()});
-  return v;
+    d.variables.push_back({s, -1, mesh::VarKind::mass_scalar, true, true, name()});
+  if (!species_.empty())
+    d.derived = isumy_ >= 0 ? std::vector<std::string>{"abar", "zbar"}
+                            : std::vector<std::string>{"abar", "zbar", "ye"};
+  return d;
 }
 
-void Composition::bind(mesh::Mesh& m, physics::Units& /*units*/,
+void Composition::bind(mesh::Mesh& m, const physics::Services& /*services*/,
                        const physics::RunContext& /*ctx*/) {
   idx_.clear();
   for (const auto& s : species_) idx_.push_back(m.var_index(s.name));
@@ -165,12 +168,6 @@ physics::BadZone Composition::check(mesh::Mesh& m) const {
   return bad;
 }
 
-std::vector<std::string> Composition::derived_names() const {
-  if (species_.empty()) return {};
-  if (isumy_ >= 0) return {"abar", "zbar"};
-  return {"abar", "zbar", "ye"};
-}
-
 template <class View>
 void Composition::derived_impl(const std::string& name, const View& u, const mesh::BlockShape& s,
                                double* out, bool with_guards) const {
@@ -190,7 +187,8 @@ void Composition::derived_impl(const std::string& name, const View& u, const mes
       }
 }
 
-nlohmann::json Composition::summary(MPI_Comm comm) const {
+nlohmann::json Composition::diagnostics(mesh::Mesh& m, physics::Diagnostic /*what*/) const {
+  const MPI_Comm comm = m.comm();
   double largest = largest_;
   MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, comm);
   nlohmann::json j;
@@ -204,7 +202,7 @@ nlohmann::json Composition::summary(MPI_Comm comm) const {
 physics::Registration Composition::registration() {
   return physics::registration_of<Composition>(
       "composition", physics::UnitRole::service,
-      "mass fractions of the species: abar, zbar, ye per zone");
+      "mass fractions of the species: abar, zbar, ye per zone", {}, {"composition"});
 }
 
 }  // namespace tessera::composition

@@ -28,14 +28,16 @@ class Composition final : public physics::UnitBase<Composition> {
   explicit Composition(const base::Params& p);
 
   std::string name() const override { return "composition"; }
-  std::vector<mesh::VarInfo> variables() const override;
-  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
+  /// One mass scalar per species (checked) and per composition.scalars; abar, zbar (and ye
+  /// unless a species sum is kept) derived.
+  physics::Declarations declarations() const override;
+  void bind(mesh::Mesh& m, const physics::Services& services,
+            const physics::RunContext& ctx) override;
   /// Zones the problem left without species (all zero) get composition.initial; then
   /// every zone is renormalised.
   void initialise(mesh::Mesh& m) override;
   physics::BadZone check(mesh::Mesh& m) const override;
-  std::vector<std::string> derived_names() const override;
-  nlohmann::json summary(MPI_Comm comm) const override;
+  nlohmann::json diagnostics(mesh::Mesh& m, physics::Diagnostic what) const override;
 
   bool has_species() const { return !species_.empty(); }
   /// abar and zbar of composition.initial (species must exist).

@@ -100,7 +100,8 @@ void Diffusion::declare_params(base::Params& p) {
 physics::Registration Diffusion::registration() {
   return physics::registration_of<Diffusion>(
       "diffusion", physics::UnitRole::operator_unit,
-      "implicit flux-limited diffusion of one or more species (Krylov solve every step)");
+      "implicit flux-limited diffusion of one or more species (Krylov solve every step)",
+      {.needs = {{"eos", true, "the gas it exchanges energy with (diffusion.absorption)"}}});
 }
 
 Diffusion::Diffusion(const base::Params& p)
@@ -199,7 +200,7 @@ Diffusion::Diffusion(const base::Params& p)
   }
 }
 
-std::vector<mesh::VarInfo> Diffusion::variables() const {
+physics::Declarations Diffusion::declarations() const {
   // The species: evolved (checkpointed, regridded with MC prolongation: positive and
   // conservative), guard-filled. Scratch: the iterate x, the right-hand side b, the
   // Jacobi diagonal d, a temporary y, the face coefficients per axis, and the Krylov
@@ -218,10 +219,11 @@ std::vector<mesh::VarInfo> Diffusion::variables() const {
     for (int c = 0; c < ns; ++c) v.push_back(scratch(pre + std::to_string(c)));
   if (coupled_.size() > 1) v.push_back(scratch("eh"));
   for (auto& w : solvers::Krylov::work_variables("k", ns, name())) v.push_back(w);
-  return v;
+  return {.variables = std::move(v), .nguard = 1, .flux_vars = ns, .totals = species_};
 }
 
-void Diffusion::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) {
+void Diffusion::bind(mesh::Mesh& m, const physics::Services& services,
+                     const physics::RunContext& ctx) {
   mesh_ = &m;
   time_ = ctx.start_time;
   steps_ = ctx.start_step;
@@ -254,7 +256,7 @@ void Diffusion::bind(mesh::Mesh& m, physics::Units& units, const physics::RunCon
     ietot_ = m.var_index("etot");
     ipres_ = m.var_index("pres");
     for (int a = 0; a < 3; ++a) imom_[a] = m.var_index(std::string("mom") + "xyz"[a]);
-    eos_ = units.find<eos::EosUnit>();
+    eos_ = services.get<eos::EosUnit>("eos");
     if (eos_ == nullptr) throw Error("diffusion.absorption: the gas coupling needs the EOS unit");
   }
   face_ = {field("fx"), field("fy"), field("fz")};
@@ -747,10 +749,6 @@ std::vector<double> Diffusion::sums() const {
   });
 }
 
-std::vector<std::string> Diffusion::total_names() const {
-  return species_;
-}
-
 void Diffusion::total_densities(const mesh::BlockView<mesh::Layout::var_major>& u, int i, int j,
                                 int k, double* out) const {
   for (std::size_t c = 0; c < species_.size(); ++c) out[c] = u(ivar_[c], i, j, k);
@@ -761,15 +759,15 @@ void Diffusion::total_densities(const mesh::BlockView<mesh::Layout::zone_major>&
   for (std::size_t c = 0; c < species_.size(); ++c) out[c] = u(ivar_[c], i, j, k);
 }
 
-std::vector<std::pair<std::string, double>> Diffusion::checkpoint_scalars() const {
+physics::FileRecords Diffusion::file_records() const {
   std::vector<std::pair<std::string, double>> v;
   for (std::size_t c = 0; c < species_.size(); ++c)
     v.emplace_back("integral_start_" + species_[c], integral_start_[c]);
   if (!coupled_.empty()) v.emplace_back("gas_energy_start", gas_start_);
-  return v;
+  return {.scalars = std::move(v)};
 }
 
-void Diffusion::restore_scalars(const physics::CheckpointInfo& c) {
+void Diffusion::restore(mesh::Mesh& /*m*/, const physics::CheckpointInfo& c) {
   const auto z = sums();
   integral_start_.assign(species_.size(), 0.0);
   for (std::size_t q = 0; q < species_.size(); ++q) {
@@ -780,7 +778,7 @@ void Diffusion::restore_scalars(const physics::CheckpointInfo& c) {
   gas_start_ = g ? *g : z.back();
 }
 
-nlohmann::json Diffusion::summary(MPI_Comm) const {
+nlohmann::json Diffusion::diagnostics(mesh::Mesh& /*m*/, physics::Diagnostic /*what*/) const {
   const auto z = sums();
   const std::size_t ns = species_.size();
   nlohmann::json j;

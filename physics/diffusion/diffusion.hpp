@@ -57,12 +57,12 @@ class Diffusion final : public physics::Unit {
   explicit Diffusion(const base::Params& p);
 
   std::string name() const override { return "diffusion"; }
-  std::vector<mesh::VarInfo> variables() const override;
-  int nguard() const override { return 1; }
-  int nflux(const std::vector<mesh::VarInfo>& /*unk*/) const override {
-    return static_cast<int>(species_.size());
-  }
-  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
+  /// The species (checked) and the solve's scratch; one guard zone; a flux per species;
+  /// E_total per species as totals (the volume integrals the run conserves with zero-flux
+  /// faces).
+  physics::Declarations declarations() const override;
+  void bind(mesh::Mesh& m, const physics::Services& services,
+            const physics::RunContext& ctx) override;
   void initialise(mesh::Mesh& m) override;
   double max_dt(mesh::Mesh& m) const override;
   void advance(mesh::Mesh& m, double dt) override;
@@ -70,12 +70,11 @@ class Diffusion final : public physics::Unit {
   /// Refine where a species exceeds diffusion.refine_above, derefine where every one stays
   /// below diffusion.derefine_below (a band that follows the pulse).
   bool tag_refinement(mesh::Mesh& m, std::vector<mesh::Flag>& votes) const override;
-  nlohmann::json summary(MPI_Comm comm) const override;
-  /// "integral_start_<species>": the integrals on the initial mesh, given back on restart.
-  std::vector<std::pair<std::string, double>> checkpoint_scalars() const override;
-  void restore_scalars(const physics::CheckpointInfo& c) override;
-  /// E_total per species: the volume integrals the run conserves with zero-flux faces.
-  std::vector<std::string> total_names() const override;
+  nlohmann::json diagnostics(mesh::Mesh& m, physics::Diagnostic what) const override;
+  /// "integral_start_<species>" (the integrals on the initial mesh) and, coupled,
+  /// "gas_energy_start", given back on restart.
+  physics::FileRecords file_records() const override;
+  void restore(mesh::Mesh& m, const physics::CheckpointInfo& c) override;
   void total_densities(const mesh::BlockView<mesh::Layout::var_major>& u, int i, int j, int k,
                        double* out) const override;
   void total_densities(const mesh::BlockView<mesh::Layout::zone_major>& u, int i, int j, int k,

@@ -58,7 +58,7 @@ EosUnit::EosUnit(const base::Params& p) : type_(p.get_string("eos.type")) {
 
 EosUnit::~EosUnit() = default;
 
-std::vector<mesh::VarInfo> EosUnit::variables() const {
+physics::Declarations EosUnit::declarations() const {
   using mesh::VarKind;
   // A uniform-gamma EOS (the gamma law) is re-evaluated wherever hydro needs it (cheaper
   // than moving the values). Any other runs once per zone per stage, and its pres, gamc,
@@ -80,7 +80,14 @@ std::vector<mesh::VarInfo> EosUnit::variables() const {
     x.role = role;
     x.recomputable = true;  // from the conserved variables, when a checkpoint lacks it
   }
-  return v;
+  physics::Declarations d;
+  d.variables = std::move(v);
+  // A checkpoint of another EOS type (a file without eos.type: an old one, taken as is),
+  // of another Helmholtz table (or one that did not record it) or another gamma.
+  d.state_keys.push_back({"eos.type", type_});
+  if (type_ == "helmholtz") d.state_keys.push_back({"eos_table_sha256", sha_, true});
+  if (type_ == "gamma") d.state_keys.push_back({"eos.gamma", fmt::format("{}", gamma_)});
+  return d;
 }
 
 std::vector<physics::ArenaNeed> EosUnit::memory_needs(const std::vector<mesh::VarInfo>&,
@@ -90,7 +97,8 @@ std::vector<physics::ArenaNeed> EosUnit::memory_needs(const std::vector<mesh::Va
            "541*201*(9+12)*8: free energy, dP/drho, eta, n_e with derivatives"}};
 }
 
-void EosUnit::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& /*ctx*/) {
+void EosUnit::bind(mesh::Mesh& m, const physics::Services& services,
+                   const physics::RunContext& /*ctx*/) {
   idens_ = m.var_index("dens");
   ipres_ = m.var_index("pres");
   itemp_ = m.var_index("temp");
@@ -100,7 +108,7 @@ void EosUnit::bind(mesh::Mesh& m, physics::Units& units, const physics::RunConte
   ietot_ = m.var_index("etot");
   for (int a = 0; a < 3; ++a) imom_[a] = m.var_index(std::string("mom") + char('x' + a));
   if (idens_ < 0) throw Error("eos: no unit declares 'dens' (the EOS needs a density)");
-  comp_ = units.find<composition::Composition>();
+  comp_ = services.get<composition::Composition>("composition");
   if (comp_ && !comp_->has_species()) comp_ = nullptr;
   row_.assign(9 * std::size_t(m.shape().n(0)), 0.0);
 }
@@ -320,7 +328,8 @@ physics::BadZone EosUnit::check(mesh::Mesh& /*m*/) const {
   return bad;
 }
 
-nlohmann::json EosUnit::summary(MPI_Comm comm) const {
+nlohmann::json EosUnit::diagnostics(mesh::Mesh& m, physics::Diagnostic /*what*/) const {
+  const MPI_Comm comm = m.comm();
   long counts[2] = {evaluations_, iterations_};
   MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_LONG, MPI_SUM, comm);
   nlohmann::json j{{"type", type_}, {"evaluations", counts[0]}, {"iterations", counts[1]}};
@@ -339,21 +348,12 @@ nlohmann::json EosUnit::summary(MPI_Comm comm) const {
   return j;
 }
 
-std::string EosUnit::restore_check(const physics::CheckpointInfo& c) const {
-  const std::string type0 = c.string_value("eos.type"), sha0 = c.string_value("eos_table_sha256");
-  if (!type0.empty() && type0 != type_) return "its EOS was '" + type0 + "'";
-  if (type_ == "helmholtz" && sha0 != sha_)
-    return "its Helmholtz table was " + (sha0.empty() ? std::string("unrecorded") : sha0);
-  if (type_ == "gamma")
-    if (const auto g0 = c.real_parameter("eos.gamma"); g0 && *g0 != gamma_)
-      return "its eos.gamma was " + fmt::format("{}", *g0);
-  return {};
-}
-
 physics::Registration EosUnit::registration() {
   return physics::registration_of<EosUnit>(
       "eos", physics::UnitRole::service,
-      "equation of state (gamma law or Helmholtz) behind the pencil interface");
+      "equation of state (gamma law or Helmholtz) behind the pencil interface",
+      {.needs = {{"composition", true, "abar and zbar per zone where the run has species"}}},
+      {"eos"});
 }
 
 }  // namespace tessera::eos

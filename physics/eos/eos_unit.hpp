@@ -37,23 +37,24 @@ class EosUnit final : public physics::Unit {
   ~EosUnit() override;
 
   std::string name() const override { return "eos"; }
-  std::vector<mesh::VarInfo> variables() const override;
+  /// pres, temp, gamc, game, eint (see eos_unit.cpp); the state keys of its EOS state in
+  /// unk (it belongs to the EOS that wrote it: another eos.type, Helmholtz table (SHA-256)
+  /// or eos.gamma recomputes it).
+  physics::Declarations declarations() const override;
   /// The Helmholtz table in memory (not an arena: config "", for the planner).
   std::vector<physics::ArenaNeed> memory_needs(const std::vector<mesh::VarInfo>& unk,
                                                const mesh::BlockShape& s,
                                                long maxblocks) const override;
-  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
+  void bind(mesh::Mesh& m, const physics::Services& services,
+            const physics::RunContext& ctx) override;
   /// The problem (re)filled every leaf: failures recorded on earlier states (a trial
   /// refinement of the initial state, say, whose blocks the problem fills anew) are void.
   void initialise(mesh::Mesh& m) override;
-  nlohmann::json summary(MPI_Comm comm) const override;
-  /// The EOS state of the checkpoint belongs to the EOS that wrote it: another eos.type,
-  /// Helmholtz table (SHA-256) or eos.gamma recomputes it.
-  std::string restore_check(const physics::CheckpointInfo& c) const override;
-  /// "eos_table_sha256" (Helmholtz only).
-  std::vector<std::pair<std::string, std::string>> output_strings() const override {
+  nlohmann::json diagnostics(mesh::Mesh& m, physics::Diagnostic what) const override;
+  /// The string "eos_table_sha256" (Helmholtz only).
+  physics::FileRecords file_records() const override {
     if (sha_.empty()) return {};
-    return {{"eos_table_sha256", sha_}};
+    return {.strings = {{"eos_table_sha256", sha_}}};
   }
 
   const Eos& eos() const { return *eos_; }

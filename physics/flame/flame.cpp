@@ -67,15 +67,18 @@ Flame::Flame(const base::Params& p) {
   expansion_ = p.get_bool("flame.expansion_correction");
 }
 
-std::vector<mesh::VarInfo> Flame::variables() const {
+physics::Declarations Flame::declarations() const {
   using mesh::VarKind;
-  return {mesh::VarInfo{"flam", -1, VarKind::mass_scalar, true, true, name()}
-              .checked_by_owner(),  // check(): in [0, 1]
-          {"fdph", -1, VarKind::auxiliary, false, false, name()},
-          {"fspd", -1, VarKind::auxiliary, false, true, name()}};
+  return {.variables = {mesh::VarInfo{"flam", -1, VarKind::mass_scalar, true, true, name()}
+                            .checked_by_owner(),  // check(): in [0, 1]
+                        {"fdph", -1, VarKind::auxiliary, false, false, name()},
+                        {"fspd", -1, VarKind::auxiliary, false, true, name()}},
+          .nguard = 2,
+          .totals = {"burned_mass"}};
 }
 
-void Flame::bind(mesh::Mesh& m, physics::Units& /*units*/, const physics::RunContext& /*ctx*/) {
+void Flame::bind(mesh::Mesh& m, const physics::Services& /*services*/,
+                 const physics::RunContext& /*ctx*/) {
   idens_ = m.var_index("dens");
   iflam_ = m.var_index("flam");
   ifdph_ = m.var_index("fdph");
@@ -206,7 +209,8 @@ physics::BadZone Flame::check(mesh::Mesh& m) const {
   return bad;
 }
 
-nlohmann::json Flame::summary(MPI_Comm comm) const {
+nlohmann::json Flame::diagnostics(mesh::Mesh& m, physics::Diagnostic /*what*/) const {
+  const MPI_Comm comm = m.comm();
   double clip = largest_clip_;
   MPI_Allreduce(MPI_IN_PLACE, &clip, 1, MPI_DOUBLE, MPI_MAX, comm);
   nlohmann::json j{
@@ -228,7 +232,8 @@ nlohmann::json Flame::summary(MPI_Comm comm) const {
 
 physics::Registration Flame::registration() {
   return physics::registration_of<Flame>("flame", physics::UnitRole::operator_unit,
-                                         "ADR flame front (reaction, five-point diffusion)");
+                                         "ADR flame front (reaction, five-point diffusion)", {},
+                                         {"flame"});
 }
 
 }  // namespace tessera::flame

@@ -85,11 +85,11 @@ class Flame final : public physics::UnitBase<Flame> {
 
   std::string name() const override { return "flame"; }
   /// flam (mass scalar, guard-filled, plotted), fdph (auxiliary), fspd (the flame speed
-  /// of the last step, cm/s; auxiliary, plotted).
-  std::vector<mesh::VarInfo> variables() const override;
-  /// The five-point Laplacian.
-  int nguard() const override { return 2; }
-  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
+  /// of the last step, cm/s; auxiliary, plotted); two guard zones (the five-point
+  /// Laplacian); the total "burned_mass" (integral of rho*phi).
+  physics::Declarations declarations() const override;
+  void bind(mesh::Mesh& m, const physics::Services& services,
+            const physics::RunContext& ctx) override;
   /// fdph = fspd = 0 everywhere (no increment, no speed before the first step).
   void initialise(mesh::Mesh& m) override;
   /// flame.courant * Delta / s over this rank's zones (not reduced); s the larger of the
@@ -99,9 +99,7 @@ class Flame final : public physics::UnitBase<Flame> {
   void advance(mesh::Mesh& m, double dt) override;
   /// First zone with phi outside [0, 1] or NaN.
   physics::BadZone check(mesh::Mesh& m) const override;
-  /// "burned_mass": integral of rho*phi.
-  std::vector<std::string> total_names() const override { return {"burned_mass"}; }
-  nlohmann::json summary(MPI_Comm comm) const override;
+  nlohmann::json diagnostics(mesh::Mesh& m, physics::Diagnostic what) const override;
 
   /// The magnitude of gravity (cm/s^2) the buoyancy compensation uses, for a gravity
   /// unit to set each step (or flame.gravity_accel, constant).

@@ -26,8 +26,11 @@ void Flow::declare_params(base::Params& p) {
 physics::Registration Flow::registration() {
   physics::Requirements req;
   req.excludes = {"hydro"};
+  // The fluid it moves has an EOS state (pres, temp, ... in every output), as hydro's.
+  req.needs = {{"eos", false, "the EOS state of the fluid it moves, in every output"},
+               {"composition", true, "the species of that fluid"}};
   return physics::registration_of<Flow>("flow", physics::UnitRole::operator_unit,
-                                        "a prescribed velocity", req);
+                                        "a prescribed velocity", req, {"velocity"});
 }
 
 Flow::Flow(const base::Params& p)
@@ -40,7 +43,7 @@ Flow::Flow(const base::Params& p)
   if (field_name_ == "enright") field_ = Field::enright;
 }
 
-void Flow::bind(mesh::Mesh& m, physics::Units&, const physics::RunContext& ctx) {
+void Flow::bind(mesh::Mesh& m, const physics::Services&, const physics::RunContext& ctx) {
   ndim_ = m.ndim();
   time_ = ctx.start_time;
   if (m.geometry() != mesh::Geometry::cartesian && analytic())
@@ -145,7 +148,7 @@ void Flow::advance(mesh::Mesh& m, double dt) {
   if (field_ == Field::single_vortex || field_ == Field::enright) write_momenta(m, time_);
 }
 
-nlohmann::json Flow::summary(MPI_Comm) const {
+nlohmann::json Flow::diagnostics(mesh::Mesh& /*m*/, physics::Diagnostic /*what*/) const {
   nlohmann::json j = {{"field", field_name_}};
   if (field_ == Field::single_vortex || field_ == Field::enright) j["period"] = period_;
   return j;

@@ -39,13 +39,15 @@ class Flow final : public physics::Unit {
   explicit Flow(const base::Params& p);
 
   std::string name() const override { return "flow"; }
-  std::vector<mesh::VarInfo> variables() const override {
-    return hydro::Hydro::conserved_variables(name());
+  /// Hydro's conserved variables, owned by the flow.
+  physics::Declarations declarations() const override {
+    return {.variables = hydro::Hydro::conserved_variables(name())};
   }
-  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
+  void bind(mesh::Mesh& m, const physics::Services& services,
+            const physics::RunContext& ctx) override;
   void initialise(mesh::Mesh& m) override;
   void advance(mesh::Mesh& m, double dt) override;
-  nlohmann::json summary(MPI_Comm comm) const override;
+  nlohmann::json diagnostics(mesh::Mesh& m, physics::Diagnostic what) const override;
 
   Field field() const { return field_; }
   const std::string& field_name() const { return field_name_; }

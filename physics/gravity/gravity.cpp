@@ -117,17 +117,21 @@ std::vector<physics::ArenaNeed> Gravity::memory_needs(const std::vector<mesh::Va
            "M*I*ndim*8: the step's starting momentum per block slot in use (upper bound)"}};
 }
 
-std::vector<mesh::VarInfo> Gravity::variables() const {
-  std::vector<mesh::VarInfo> v{{"gpot", -1, mesh::VarKind::auxiliary, false, true, name()}};
+physics::Declarations Gravity::declarations() const {
+  physics::Declarations d;
+  auto& v = d.variables;
+  v.push_back({"gpot", -1, mesh::VarKind::auxiliary, false, true, name()});
   if (kind_ != Kind::none)
     for (int a = 0; a < ndim_; ++a)
       v.push_back(
           {std::string("gac") + "xyz"[a], a, mesh::VarKind::auxiliary, true, false, name()});
   for (auto& x : v) x.recomputable = true;  // initialise solves for them again
-  return v;
+  if (kind_ != Kind::none) d.totals = {"egrav"};
+  return d;
 }
 
-void Gravity::bind(mesh::Mesh& m, physics::Units& /*units*/, const physics::RunContext& /*ctx*/) {
+void Gravity::bind(mesh::Mesh& m, const physics::Services& /*services*/,
+                   const physics::RunContext& /*ctx*/) {
   idens_ = m.var_index("dens");
   imom_ = m.var_index("momx");
   ietot_ = m.var_index("etot");
@@ -137,11 +141,6 @@ void Gravity::bind(mesh::Mesh& m, physics::Units& /*units*/, const physics::RunC
   maxblocks_ = m.storage().maxblocks();
   if (idens_ != 0 || imom_ != kMomx || ietot_ != kEtot)
     throw Error("gravity: needs hydro's conserved variables (dens, momx..momz, etot) in unk");
-}
-
-std::vector<std::string> Gravity::total_names() const {
-  if (kind_ == Kind::none) return {};
-  return {"egrav"};
 }
 
 double* Gravity::mass_fluxes(int slot) {
@@ -178,8 +177,8 @@ void Gravity::after_regrid(mesh::Mesh& m) {
   if (kind_ != Kind::none) regrid_change_ += potential_energy(m) - egrav_before_;
 }
 
-void Gravity::after_restart(mesh::Mesh& m) {
-  solve(m, 0.0);
+void Gravity::restore(mesh::Mesh& m, const physics::CheckpointInfo& c) {
+  if (!c.initialised) solve(m, 0.0);
 }
 
 void Gravity::advance(mesh::Mesh& m, double dt) {
@@ -507,7 +506,8 @@ void Gravity::solve(mesh::Mesh& m, double dt) {
   seconds_ += std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-nlohmann::json Gravity::summary(MPI_Comm comm) const {
+nlohmann::json Gravity::diagnostics(mesh::Mesh& m, physics::Diagnostic /*what*/) const {
+  const MPI_Comm comm = m.comm();
   const char* names[] = {"none", "constant", "multipole"};
   nlohmann::json j{{"type", names[int(kind_)]}};
   if (kind_ == Kind::none) return j;
@@ -546,7 +546,7 @@ physics::Registration Gravity::registration() {
   return physics::registration_of<Gravity>(
       "gravity", physics::UnitRole::operator_unit,
       "self-gravity (constant or multipole) and its momentum and energy sources",
-      {.after = {"hydro"}});
+      {.after = {"hydro"}}, {"gravity"});
 }
 
 }  // namespace tessera::gravity

@@ -97,19 +97,21 @@ class Gravity final : public physics::UnitBase<Gravity> {
   /// (type not none) gacx, gacy, gacz (ndim of them): the field of the last solve per
   /// zone, a guard-filled vector (reflecting walls mirror it, neighbours' guard zones
   /// hold the very values of the zones they copy), not plotted, for hydro's
-  /// gravity-aware step (hydro.gravity_coupling).
-  std::vector<mesh::VarInfo> variables() const override;
+  /// gravity-aware step (hydro.gravity_coupling). The total "egrav": 0.5 rho phi
+  /// (self-gravity) or rho phi (external field).
+  physics::Declarations declarations() const override;
   /// The last solve's field, for the planner (heap, per slot in use).
   std::vector<physics::ArenaNeed> memory_needs(const std::vector<mesh::VarInfo>& unk,
                                                const mesh::BlockShape& s,
                                                long maxblocks) const override;
   /// Finds dens, momx..momz, etot (hydro's) and gpot.
-  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
+  void bind(mesh::Mesh& m, const physics::Services& services,
+            const physics::RunContext& ctx) override;
   /// The potential of the initial state (collective).
   void initialise(mesh::Mesh& m) override;
-  /// The potential and field of the restored state (collective): the next step's
-  /// time-centred field needs the field of this state.
-  void after_restart(mesh::Mesh& m) override;
+  /// The potential and field of the restored state (collective, unless initialised): the
+  /// next step's time-centred field needs the field of this state.
+  void restore(mesh::Mesh& m, const physics::CheckpointInfo& c) override;
   /// gravity.cfl * min sqrt(dx / |g|) over the zones at the last solve (none if cfl = 0).
   double max_dt(mesh::Mesh& m) const override;
   /// The potential of the current density, then the source terms over dt (collective).
@@ -118,14 +120,12 @@ class Gravity final : public physics::UnitBase<Gravity> {
   void before_regrid(mesh::Mesh& m) override;
   /// New leaves get their potential (collective); egrav's change by the regrid is counted.
   void after_regrid(mesh::Mesh& m) override;
-  /// "egrav": 0.5 rho phi (self-gravity) or rho phi (external field).
-  std::vector<std::string> total_names() const override;
   /// With "egrav_regrid_change": the sum over the run's regrids of egrav after minus
   /// before. A regrid conserves mass, momentum and etot, but 1/2 sum rho phi V is the
   /// potential energy of the mass distribution the mesh resolves: derefining a star's body
   /// changes it by its discretisation error (snia_2d's first regrid, 32 -> 64 km zones:
   /// +2.1e47 erg, 7e-5 of |egrav|), no exchange with etot.
-  nlohmann::json summary(MPI_Comm comm) const override;
+  nlohmann::json diagnostics(mesh::Mesh& m, physics::Diagnostic what) const override;
 
   Kind kind() const { return kind_; }
   /// Hydro put the field into its own step (hydro.gravity_coupling predictor or

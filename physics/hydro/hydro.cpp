@@ -101,22 +101,21 @@ std::vector<mesh::VarInfo> Hydro::conserved_variables(const std::string& owner) 
           {"etot", -1, VarKind::conserved, true, false, owner}};
 }
 
-std::vector<mesh::VarInfo> Hydro::variables() const {
+physics::Declarations Hydro::declarations() const {
+  physics::Declarations d;
   // check(): density > 0, finite momenta and energy (the prescribed flow's copies of the
   // same variables have no check of their own: the driver tests them).
-  auto v = conserved_variables(name());
-  for (auto& x : v) x = x.checked_by_owner();
-  return v;
-}
-
-std::vector<std::string> Hydro::derived_names() const {
-  return {"velx", "vely", "velz", "ener"};
-}
-
-int Hydro::nflux(const std::vector<mesh::VarInfo>& unk) const {
-  int n = NVAR;
-  for (const auto& v : unk) n += v.kind == mesh::VarKind::mass_scalar;
-  return n;
+  d.variables = conserved_variables(name());
+  for (auto& x : d.variables) x = x.checked_by_owner();
+  d.nguard = opt_.recon == Recon::ppm ? 3 : 2;
+  d.flux_vars = NVAR;
+  d.flux_mass_scalars = true;
+  d.derived = {"velx", "vely", "velz", "ener"};
+  d.totals = {"mass", "energy"};
+  d.refresh_writes = eos_state_names();
+  d.recomputes = eos_state_names();
+  if (at_.uniform) d.derives = {"pres"};
+  return d;
 }
 
 using namespace detail;  // the per-block kernels (block_update.hpp)
@@ -128,7 +127,8 @@ std::vector<physics::ArenaNeed> Hydro::memory_needs(const std::vector<mesh::VarI
   // the cells outside the interior), and the Runge-Kutta stage copy.
   std::vector<physics::ArenaNeed> v;
   const std::size_t guards = s.cells() - s.interior_cells();
-  const int nr = nflux(unk);
+  int nr = NVAR;
+  for (const auto& v : unk) nr += v.kind == mesh::VarKind::mass_scalar;
   v.push_back(
       {"scratch", "scratch",
        double(Scratch::bytes(Scratch::sizes(s.cells(), s.n(0), s.n(1), nr, guards))), 0.0,
@@ -140,7 +140,7 @@ std::vector<physics::ArenaNeed> Hydro::memory_needs(const std::vector<mesh::VarI
   return v;
 }
 
-void Hydro::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) {
+void Hydro::bind(mesh::Mesh& m, const physics::Services& services, const physics::RunContext& ctx) {
   checked_rate_ = {};  // a rate of another mesh's leaves is not this one's
   swept_ = {};
   // The step's own check serves check() only when no operator runs after hydro (the
@@ -149,11 +149,12 @@ void Hydro::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext
     const auto& ops = ctx.params->get_string_list("driver.operators");
     sweep_check_ = !ops.empty() && ops.back() == name();
   }
-  eos_ = units.find<eos::EosUnit>();
+  eos_ = services.get<eos::EosUnit>("eos");
   if (eos_ == nullptr) throw Error("hydro needs the eos unit");
-  comp_ = units.find<composition::Composition>();
+  comp_ = services.get<composition::Composition>("composition");
+  const auto vars = conserved_variables(name());
   for (int v = 0; v < NVAR; ++v)
-    if (m.var_index(variables()[v].name) != v)
+    if (m.var_index(vars[std::size_t(v)].name) != v)
       throw Error("hydro: its variables must be unk variables 0-4 (driver order)");
   at_ = Indices{};
   at_.pres = eos_->pres();
@@ -170,10 +171,10 @@ void Hydro::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext
   grav_ = nullptr;
   gfield_.clear();
   mflux_ = nullptr;
-  if (auto* g = units.find<gravity::Gravity>(); g != nullptr && g->wants_mass_fluxes()) mflux_ = g;
-  if (auto* g = units.find<gravity::Gravity>(); g != nullptr && g->kind() != gravity::Kind::none &&
-                                                opt_.integrator == Integrator::hancock &&
-                                                opt_.gravity != GravityCoupling::split) {
+  auto* g = services.get<gravity::Gravity>("gravity");
+  if (g != nullptr && g->wants_mass_fluxes()) mflux_ = g;
+  if (g != nullptr && g->kind() != gravity::Kind::none && opt_.integrator == Integrator::hancock &&
+      opt_.gravity != GravityCoupling::split) {
     grav_ = g;
     g->set_hydro_coupled(true);
     for (int a = 0; a < m.shape().ndim; ++a) {
@@ -271,8 +272,8 @@ void Hydro::initialise(mesh::Mesh& m) {
   refresh_thermo(m);
 }
 
-void Hydro::after_restart(mesh::Mesh& m) {
-  if (m.vars()[static_cast<std::size_t>(at_.pres)].role == mesh::VarRole::derived)
+void Hydro::restore(mesh::Mesh& m, const physics::CheckpointInfo& c) {
+  if (!c.initialised && m.vars()[static_cast<std::size_t>(at_.pres)].role == mesh::VarRole::derived)
     refresh_thermo(m);
 }
 
@@ -728,7 +729,10 @@ void Hydro::derived_impl(const std::string& name, const View& u, const mesh::Blo
 physics::Registration Hydro::registration() {
   return physics::registration_of<Hydro>(
       "hydro", physics::UnitRole::operator_unit,
-      "unsplit second-order hydrodynamics (PLM/PPM, HLLC/HLLE, rk2 or one-stage MUSCL-Hancock)");
+      "unsplit second-order hydrodynamics (PLM/PPM, HLLC/HLLE, rk2 or one-stage MUSCL-Hancock)",
+      {.needs = {{"eos", false, "the EOS state of its fluid"},
+                 {"composition", true, "the species it advects as mass scalars"},
+                 {"gravity", true, "the field inside its step, the face mass fluxes"}}});
 }
 
 }  // namespace tessera::hydro

@@ -96,17 +96,24 @@ class Hydro final : public physics::UnitBase<Hydro> {
   /// dens, momx, momy, momz, etot (conserved, guard-filled; only dens plotted), owned by
   /// `owner`: hydro's, and the prescribed flow's (physics/flow/flow.hpp).
   static std::vector<mesh::VarInfo> conserved_variables(const std::string& owner);
-  std::vector<mesh::VarInfo> variables() const override;
-  /// Guard zones the reconstruction needs.
-  int nguard() const override { return opt_.recon == Recon::ppm ? 3 : 2; }
-  int nflux(const std::vector<mesh::VarInfo>& unk) const override;
+  /// Its conserved variables (checked by check()); the guard zones the reconstruction
+  /// needs; fluxes of the conserved variables and every mass scalar; velx, vely, velz, ener
+  /// derived; mass and energy conserved. The deferred EOS state: refresh of unk_state and
+  /// guard_state writes it (pres, temp, gamc, game, eint): derived with a uniform-gamma EOS
+  /// (nothing reads it in unk but readers after sync(): the kernels recompute p from the
+  /// conserved variables, and the guard zones fill_guard_state() writes serve refinement
+  /// marking alone), independent with Helmholtz; where derived, restore and after_regrid
+  /// recompute it from the conserved variables; and with a uniform-gamma EOS derived()
+  /// computes "pres" (p = (game - 1) rho e) over the whole block array.
+  physics::Declarations declarations() const override;
   /// "scratch" (one block update's work arrays) and, for Runge-Kutta, "rk_stage".
   std::vector<physics::ArenaNeed> memory_needs(const std::vector<mesh::VarInfo>& unk,
                                                const mesh::BlockShape& s,
                                                long maxblocks) const override;
-  /// Finds the EOS unit (required) and the mass scalars; maps the arenas with policy
-  /// memory.pages_scratch.
-  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
+  /// Takes the EOS (required), the composition and gravity (where the run has them) and
+  /// the mass scalars; maps the arenas with policy memory.pages_scratch.
+  void bind(mesh::Mesh& m, const physics::Services& services,
+            const physics::RunContext& ctx) override;
   /// eint from the problem's conserved state, then the EOS (dens_ei) on every leaf.
   void initialise(mesh::Mesh& m) override;
   /// Number of guard fills per step (stages).
@@ -127,23 +134,10 @@ class Hydro final : public physics::UnitBase<Hydro> {
     if (what == physics::Deferred::unk_state) sync(m);
     if (what == physics::Deferred::guard_state) fill_guard_state(m);
   }
-  /// Both refreshes write the EOS state (pres, temp, gamc, game, eint): derived with a
-  /// uniform-gamma EOS (nothing reads it in unk but readers after sync(): the kernels
-  /// recompute p from the conserved variables, and the guard zones fill_guard_state()
-  /// writes serve refinement marking alone), independent with Helmholtz.
-  std::vector<std::string> refresh_writes(physics::Deferred what) const override {
-    if (what == physics::Deferred::outside_unk) return {};
-    return eos_state_names();
-  }
-  /// The EOS state, where it is derived (a uniform-gamma EOS): after_restart and
-  /// after_regrid recompute it from the conserved variables.
-  std::vector<std::string> recomputes() const override { return eos_state_names(); }
-  /// "pres" with a uniform-gamma EOS: p = (game - 1) rho e over the whole block array.
-  bool derives(const std::string& name) const override { return at_.uniform && name == "pres"; }
   /// The derived EOS state (a uniform-gamma EOS; not read from the checkpoint) from the
   /// conserved variables, as sync() computes it; nothing with Helmholtz (its state is
-  /// independent: temp is the Newton iteration's start).
-  void after_restart(mesh::Mesh& m) override;
+  /// independent: temp is the Newton iteration's start) or when initialised.
+  void restore(mesh::Mesh& m, const physics::CheckpointInfo& c) override;
   /// Mass scalars to rho*X on every leaf's whole block array (guards included), so that
   /// prolongation and restriction conserve species mass, not mass fractions.
   void before_regrid(mesh::Mesh& m) override;
@@ -158,11 +152,6 @@ class Hydro final : public physics::UnitBase<Hydro> {
   /// game) stale: p = (game - 1) rho e is cheaper to recompute in the kernels than to
   /// store (about 5 % of a 3-D step). Refreshes it if a step left it stale.
   void sync(mesh::Mesh& m);
-
-  std::vector<std::string> derived_names() const override;
-
-  /// "mass" (dens) and "energy" (etot).
-  std::vector<std::string> total_names() const override { return {"mass", "energy"}; }
 
   /// Per-block work arrays of the update kernel (hydro.cpp); sized once, reused.
   struct Scratch;

@@ -194,7 +194,7 @@ void LevelSet::declare_params(base::Params& p) {
 
 physics::Registration LevelSet::registration() {
   physics::Requirements req;
-  req.needs_services = false;
+  req.needs = {{"velocity", true, "the prescribed flow's field (else hydro's velocity in unk)"}};
   return physics::registration_of<LevelSet>(
       "levelset", physics::UnitRole::operator_unit,
       "a level set advected by the flow's (or hydro's) velocity, WENO5 with redistancing", req);
@@ -212,20 +212,23 @@ LevelSet::LevelSet(const base::Params& p)
       redistance_every_(static_cast<int>(p.get_int("levelset.redistance_every"))),
       redistance_iterations_(static_cast<int>(p.get_int("levelset.redistance_iterations"))) {}
 
-std::vector<mesh::VarInfo> LevelSet::variables() const {
+physics::Declarations LevelSet::declarations() const {
   // phi: evolved, in checkpoints and plotfiles, unlimited linear prolongation (exact for a
   // distance that is linear across the coarse zone). The rest: scratch.
   auto scratch = [&](const char* n) {
     return mesh::VarInfo(n, -1, mesh::VarKind::auxiliary, false, false, name())
         .with_role(mesh::VarRole::scratch);
   };
-  return {mesh::VarInfo("phi", -1, mesh::VarKind::auxiliary, true, true, name())
-              .with_prolong(mesh::Prolong::linear)
-              .checked_by_owner(),
-          scratch("ls_base"), scratch("ls_sgn"), scratch("ls_dist")};
+  return {.variables = {mesh::VarInfo("phi", -1, mesh::VarKind::auxiliary, true, true, name())
+                            .with_prolong(mesh::Prolong::linear)
+                            .checked_by_owner(),
+                        scratch("ls_base"), scratch("ls_sgn"), scratch("ls_dist")},
+          .nguard = 3,
+          .history = {"levelset_area", "levelset_length"}};
 }
 
-void LevelSet::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) {
+void LevelSet::bind(mesh::Mesh& m, const physics::Services& services,
+                    const physics::RunContext& ctx) {
   if (m.geometry() != mesh::Geometry::cartesian)
     throw Error("levelset: Cartesian geometry only (mesh.geometry = \"cartesian\")");
   mesh_ = &m;
@@ -249,7 +252,7 @@ void LevelSet::bind(mesh::Mesh& m, physics::Units& units, const physics::RunCont
           "{}); set levelset.band > 0, or mesh.lrefine_max = mesh.lrefine_min",
           m.lrefine_max(), m.lrefine_min()));
   }
-  const auto* f = units.find<flow::Flow>();
+  const auto* f = services.get<flow::Flow>("velocity");
   flow_ = (f != nullptr && f->analytic()) ? f : nullptr;
   if (flow_ == nullptr) {
     idens_ = m.var_index("dens");
@@ -571,29 +574,24 @@ LevelSet::Measures LevelSet::measure(mesh::Mesh& m, bool full) const {
   return q;
 }
 
-std::vector<std::string> LevelSet::history_names() const {
-  return {"levelset_area", "levelset_length"};
+physics::FileRecords LevelSet::file_records() const {
+  return {.scalars = {{"area_start", area_start_},
+                      {"length_start", length_start_},
+                      {"redistance_steps", double(redistance_steps_)}}};
 }
 
-std::vector<double> LevelSet::history_values(mesh::Mesh& m) const {
-  const Measures q = measure(m, false);
-  return {q.area, q.length};
-}
-
-std::vector<std::pair<std::string, double>> LevelSet::checkpoint_scalars() const {
-  return {{"area_start", area_start_},
-          {"length_start", length_start_},
-          {"redistance_steps", double(redistance_steps_)}};
-}
-
-void LevelSet::restore_scalars(const physics::CheckpointInfo& c) {
+void LevelSet::restore(mesh::Mesh& /*m*/, const physics::CheckpointInfo& c) {
   const Measures q = measure(*mesh_);
   area_start_ = c.real_scalar("levelset_area_start").value_or(q.area);
   length_start_ = c.real_scalar("levelset_length_start").value_or(q.length);
   redistance_steps_ = static_cast<long>(c.real_scalar("levelset_redistance_steps").value_or(0));
 }
 
-nlohmann::json LevelSet::summary(MPI_Comm) const {
+nlohmann::json LevelSet::diagnostics(mesh::Mesh& m, physics::Diagnostic what) const {
+  if (what == physics::Diagnostic::history_row) {
+    const Measures q = measure(m, false);
+    return {q.area, q.length};
+  }
   const Measures q = measure(*mesh_);
   return {{"time", time_},
           {"steps", steps_},

@@ -71,20 +71,20 @@ class LevelSet final : public physics::Unit {
   explicit LevelSet(const base::Params& p);
 
   std::string name() const override { return "levelset"; }
-  std::vector<mesh::VarInfo> variables() const override;
-  int nguard() const override { return 3; }
-  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
+  /// phi (checked) and its scratch; three guard zones (WENO5); the history columns
+  /// levelset_area and levelset_length.
+  physics::Declarations declarations() const override;
+  void bind(mesh::Mesh& m, const physics::Services& services,
+            const physics::RunContext& ctx) override;
   void initialise(mesh::Mesh& m) override;
   double max_dt(mesh::Mesh& m) const override;
   void advance(mesh::Mesh& m, double dt) override;
   bool tag_refinement(mesh::Mesh& m, std::vector<mesh::Flag>& votes) const override;
   physics::BadZone check(mesh::Mesh& m) const override;
-  nlohmann::json summary(MPI_Comm comm) const override;
-  std::vector<std::string> history_names() const override;
-  std::vector<double> history_values(mesh::Mesh& m) const override;
+  nlohmann::json diagnostics(mesh::Mesh& m, physics::Diagnostic what) const override;
   /// area_start, length_start and redistance_steps: a restart gives them back.
-  std::vector<std::pair<std::string, double>> checkpoint_scalars() const override;
-  void restore_scalars(const physics::CheckpointInfo& c) override;
+  physics::FileRecords file_records() const override;
+  void restore(mesh::Mesh& m, const physics::CheckpointInfo& c) override;
 
   /// `iterations` pseudo-steps of redistancing of every leaf (collective).
   void redistance(mesh::Mesh& m, int iterations);

@@ -76,7 +76,8 @@ void M1::declare_params(base::Params& p) {
 physics::Registration M1::registration() {
   return physics::registration_of<M1>(
       "m1", physics::UnitRole::operator_unit,
-      "two-moment (M1) radiation transport: explicit PLM + Lax-Friedrichs, implicit collisions");
+      "two-moment (M1) radiation transport: explicit PLM + Lax-Friedrichs, implicit collisions",
+      {.needs = {{"eos", true, "the gas it exchanges energy with (m1.couple_gas)"}}});
 }
 
 M1::M1(const base::Params& p)
@@ -129,7 +130,7 @@ std::string M1::var_name(int q, int s, int g, int species, int groups) {
   return fmt::format("{}{:03d}", prefix[q], s * groups + g);
 }
 
-std::vector<mesh::VarInfo> M1::variables() const {
+physics::Declarations M1::declarations() const {
   std::vector<mesh::VarInfo> v;
   for (int s = 0; s < species_; ++s)
     for (int g = 0; g < groups_; ++g)
@@ -146,10 +147,10 @@ std::vector<mesh::VarInfo> M1::variables() const {
   if (couple_)  // the gas's total energy at the step's start: part of the IMEX state
     v.push_back(mesh::VarInfo("m1b_etot", -1, mesh::VarKind::auxiliary, false, false, name())
                     .with_role(mesh::VarRole::scratch));
-  return v;
+  return {.variables = std::move(v), .nguard = 2};
 }
 
-void M1::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) {
+void M1::bind(mesh::Mesh& m, const physics::Services& services, const physics::RunContext& ctx) {
   if (m.geometry() != mesh::Geometry::cartesian)
     throw Error("m1: Cartesian geometry only (mesh.geometry = \"cartesian\")");
   mesh_ = &m;
@@ -178,7 +179,7 @@ void M1::bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& c
     imom_[1] = m.var_index("momy");
     imom_[2] = m.var_index("momz");
     igas_base_ = m.scratch_index("m1b_etot");
-    eos_ = units.find<eos::EosUnit>();
+    eos_ = services.get<eos::EosUnit>("eos");
     if (eos_ == nullptr) throw Error("m1.couple_gas: the gas coupling needs the EOS unit");
     if (ctx.params && ctx.params->get_string("eos.type") != "gamma")
       throw Error("m1.couple_gas: needs eos.type = \"gamma\" (c_v = e/T)");
@@ -287,13 +288,13 @@ void M1::initialise(mesh::Mesh& m) {
   gas_start_ = e[1];
 }
 
-std::vector<std::pair<std::string, double>> M1::checkpoint_scalars() const {
-  return {{"energy_start", energy_start_},
-          {"gas_energy_start", gas_start_},
-          {"realizability_violations", double(violations_)}};
+physics::FileRecords M1::file_records() const {
+  return {.scalars = {{"energy_start", energy_start_},
+                      {"gas_energy_start", gas_start_},
+                      {"realizability_violations", double(violations_)}}};
 }
 
-void M1::restore_scalars(const physics::CheckpointInfo& c) {
+void M1::restore(mesh::Mesh& /*m*/, const physics::CheckpointInfo& c) {
   const auto e = energies();
   energy_start_ = c.real_scalar("m1_energy_start").value_or(e[0]);
   gas_start_ = c.real_scalar("m1_gas_energy_start").value_or(e[1]);
@@ -606,7 +607,8 @@ physics::BadZone M1::check(mesh::Mesh& m) const {
   return physics::first_non_finite(m, vars, names);
 }
 
-nlohmann::json M1::summary(MPI_Comm comm) const {
+nlohmann::json M1::diagnostics(mesh::Mesh& m, physics::Diagnostic /*what*/) const {
+  const MPI_Comm comm = m.comm();
   const auto e = energies();
   (void)comm;
   const long total = violations_;

@@ -58,16 +58,17 @@ class M1 final : public physics::Unit {
   explicit M1(const base::Params& p);
 
   std::string name() const override { return "m1"; }
-  std::vector<mesh::VarInfo> variables() const override;
-  int nguard() const override { return 2; }
-  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
+  /// E, F per species and group (checked) and the IMEX scratch; two guard zones.
+  physics::Declarations declarations() const override;
+  void bind(mesh::Mesh& m, const physics::Services& services,
+            const physics::RunContext& ctx) override;
   void initialise(mesh::Mesh& m) override;
   double max_dt(mesh::Mesh& m) const override;
   void advance(mesh::Mesh& m, double dt) override;
   physics::BadZone check(mesh::Mesh& m) const override;
-  nlohmann::json summary(MPI_Comm comm) const override;
-  std::vector<std::pair<std::string, double>> checkpoint_scalars() const override;
-  void restore_scalars(const physics::CheckpointInfo& c) override;
+  nlohmann::json diagnostics(mesh::Mesh& m, physics::Diagnostic what) const override;
+  physics::FileRecords file_records() const override;
+  void restore(mesh::Mesh& m, const physics::CheckpointInfo& c) override;
 
   /// The variable names of moment q (0: E, 1-3: F) of species s, group g.
   static std::string var_name(int q, int s, int g, int species, int groups);

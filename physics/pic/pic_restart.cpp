@@ -19,7 +19,12 @@
 
 namespace tessera::pic {
 
-void Pic::after_restart(mesh::Mesh& m) {
+void Pic::restore(mesh::Mesh& m, const physics::CheckpointInfo& c) {
+  if (!c.initialised) resume(m);
+  check_species(c);
+}
+
+void Pic::resume(mesh::Mesh& m) {
   m.fill_guards(nfill_);
   need_k_prev_ = true;  // the driver loads the particles after this
   if (m.rank() == 0) {
@@ -50,7 +55,7 @@ std::vector<physics::ArenaNeed> Pic::memory_needs(const std::vector<mesh::VarInf
   return v;
 }
 
-void Pic::restore_scalars(const physics::CheckpointInfo& c) {
+void Pic::check_species(const physics::CheckpointInfo& c) {
   const std::vector<std::string> old = c.string_list("pic.species");
   if (old.empty()) return;  // a checkpoint of another unit's particles: nothing to compare
   std::vector<std::string> now;

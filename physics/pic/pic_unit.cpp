@@ -152,7 +152,7 @@ Pic::Pic(const base::Params& p)
         ppc_, nd));
 }
 
-std::vector<mesh::VarInfo> Pic::variables() const {
+physics::Declarations Pic::declarations() const {
   using mesh::VarKind;
   std::vector<mesh::VarInfo> v;
   const char* e[3] = {"ex", "ey", "ez"};
@@ -162,10 +162,11 @@ std::vector<mesh::VarInfo> Pic::variables() const {
   for (int a = 0; a < 3; ++a) v.emplace_back(b[a], a, VarKind::conserved, true, true, "pic");
   for (int a = 0; a < 3; ++a) v.emplace_back(j[a], a, VarKind::conserved, false, true, "pic");
   v.emplace_back("rhoq", -1, VarKind::conserved, false, true, "pic");
-  return v;
+  return {.variables = std::move(v), .nguard = order_ / 2 + 2, .reads = {}};
 }
 
-void Pic::bind(mesh::Mesh& m, physics::Units& /*units*/, const physics::RunContext& ctx) {
+void Pic::bind(mesh::Mesh& m, const physics::Services& /*services*/,
+               const physics::RunContext& ctx) {
   // pic_history.csv goes into the run directory and, after a restart, continues at the
   // checkpoint's step and time.
   run_dir_ = ctx.run_dir;
@@ -634,7 +635,8 @@ void Pic::finish(mesh::Mesh& m) {
   charge_error_ = charge_error(m);
 }
 
-nlohmann::json Pic::summary(MPI_Comm comm) const {
+nlohmann::json Pic::diagnostics(mesh::Mesh& m, physics::Diagnostic /*what*/) const {
+  const MPI_Comm comm = m.comm();
   std::vector<long> count(species_.size() + 1, 0);
   const double* type = set_->prop(kType);
   for (std::size_t p = 0; p < set_->size(); ++p) ++count[std::size_t(type[p]) - 1];
@@ -674,8 +676,7 @@ nlohmann::json Pic::summary(MPI_Comm comm) const {
 
 physics::Registration Pic::registration() {
   return physics::registration_of<Pic>("pic", physics::UnitRole::operator_unit,
-                                       "electromagnetic particle-in-cell plasma",
-                                       {.alone = true, .needs_services = false});
+                                       "electromagnetic particle-in-cell plasma", {.alone = true});
 }
 
 }  // namespace tessera::pic

@@ -74,29 +74,29 @@ class Pic final : public physics::Unit {
   explicit Pic(const base::Params& p);
 
   std::string name() const override { return "pic"; }
-  std::vector<mesh::VarInfo> variables() const override;
-  /// shape_order / 2 + 2 (the gather and deposit windows, pic.hpp).
-  int nguard() const override { return order_ / 2 + 2; }
+  /// E, B (guard-filled), J and rhoq; shape_order / 2 + 2 guard zones (the gather and
+  /// deposit windows, pic.hpp); its advance reads no other unit's deferred state.
+  physics::Declarations declarations() const override;
   /// Finds the variables; refuses more than one level, and an axis that is not periodic or
   /// absorbing (outflow) on both sides.
-  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
+  void bind(mesh::Mesh& m, const physics::Services& services,
+            const physics::RunContext& ctx) override;
   /// Loads the particles (depending on (seed, tag) only), E = B = 0 (or the pulse), guards
   /// filled.
   void initialise(mesh::Mesh& m) override;
-  /// Fills the guards of E and B (the checkpoint holds interiors only).
-  void after_restart(mesh::Mesh& m) override;
+
   /// For the planner: the particles' arena (particles per block times their bytes), its
   /// growth in a migration, the per-block work arrays, and the outputs' particle copies.
   std::vector<physics::ArenaNeed> memory_needs(const std::vector<mesh::VarInfo>& unk,
                                                const mesh::BlockShape& s,
                                                long maxblocks) const override;
-  /// The checkpoint's pic.species against this run's (its particles are loaded): a species
-  /// added or the order changed is refused; a species dropped is refused unless
-  /// driver.restart_drop names it, and then its particles are removed.
-  void restore_scalars(const physics::CheckpointInfo& c) override;
+  /// Fills the guards of E and B (the checkpoint holds interiors only) and appends to
+  /// pic_history.csv; then the checkpoint's pic.species against this run's (its particles
+  /// are loaded): a species added or the order changed is refused; a species dropped is
+  /// refused unless driver.restart_drop names it, and then its particles are removed.
+  void restore(mesh::Mesh& m, const physics::CheckpointInfo& c) override;
   /// pic.cfl times the Yee limit (c dt <= (sum 1/dx^2)^(-1/2)).
   double max_dt(mesh::Mesh& m) const override;
-  bool reads(physics::Deferred) const override { return false; }
   void advance(mesh::Mesh& m, double dt) override;
   /// The charge density and the charge-conservation error at the end.
   void finish(mesh::Mesh& m);
@@ -104,7 +104,7 @@ class Pic final : public physics::Unit {
   void refresh(mesh::Mesh& m, physics::Deferred what) override {
     if (what == physics::Deferred::outside_unk) finish(m);
   }
-  nlohmann::json summary(MPI_Comm comm) const override;
+  nlohmann::json diagnostics(mesh::Mesh& m, physics::Diagnostic what) const override;
   particles::ParticleSet* particle_set() override { return set_.get(); }
 
   /// Field energy, the complex amplitude of Ex's mode along x (sum over the interior of
@@ -121,6 +121,10 @@ class Pic final : public physics::Unit {
   };
 
  private:
+  /// restore's halves: E's and B's guards and the history file (after_restart's work:
+  /// not when initialised), and the checkpoint's species against this run's.
+  void resume(mesh::Mesh& m);
+  void check_species(const physics::CheckpointInfo& c);
   int order_ = 1;
   long ppc_ = 1;
   double density_ = 0, u_th_ = 0, u_drift_ = 0, epsilon_ = 0, cfl_ = 0.95;

@@ -48,17 +48,18 @@ Scalar::Scalar(const base::Params& p)
   physics::faces_named("scalar.boundary", dirichlet_faces_);  // refuses unknown names
 }
 
-std::vector<mesh::VarInfo> Scalar::variables() const {
+physics::Declarations Scalar::declarations() const {
   // scal: evolved, in checkpoints, in the whole-unk fills (marking, regrid) and filled alone
   // by the unit's own step; prolonged linearly (a smooth field). slap: scratch.
-  return {mesh::VarInfo("scal", -1, mesh::VarKind::auxiliary, true, true, name())
-              .with_prolong(mesh::Prolong::linear)
-              .checked_by_owner(),
-          mesh::VarInfo("slap", -1, mesh::VarKind::auxiliary, false, false, name())
-              .with_role(mesh::VarRole::scratch)};
+  return {.variables = {mesh::VarInfo("scal", -1, mesh::VarKind::auxiliary, true, true, name())
+                            .with_prolong(mesh::Prolong::linear)
+                            .checked_by_owner(),
+                        mesh::VarInfo("slap", -1, mesh::VarKind::auxiliary, false, false, name())
+                            .with_role(mesh::VarRole::scratch)},
+          .nguard = 1};
 }
 
-void Scalar::bind(mesh::Mesh& m, physics::Units&, const physics::RunContext& ctx) {
+void Scalar::bind(mesh::Mesh& m, const physics::Services&, const physics::RunContext& ctx) {
   // The clock the run starts from: a restart's checkpoint time (the exact solution's t).
   time_ = ctx.start_time;
   steps_ = ctx.start_step;
@@ -101,11 +102,11 @@ void Scalar::initialise(mesh::Mesh& m) {
   integral_start_ = sums()[1];
 }
 
-std::vector<std::pair<std::string, double>> Scalar::checkpoint_scalars() const {
-  return {{"integral_start", integral_start_}};
+physics::FileRecords Scalar::file_records() const {
+  return {.scalars = {{"integral_start", integral_start_}}};
 }
 
-void Scalar::restore_scalars(const physics::CheckpointInfo& c) {
+void Scalar::restore(mesh::Mesh& /*m*/, const physics::CheckpointInfo& c) {
   // A checkpoint without it (written before the unit kept it) starts the count afresh.
   if (const auto v = c.real_scalar("scalar_integral_start"))
     integral_start_ = *v;
@@ -189,7 +190,7 @@ std::array<double, 3> Scalar::sums() const {
   return {sums[0], sums[1], sums[2]};
 }
 
-nlohmann::json Scalar::summary(MPI_Comm) const {
+nlohmann::json Scalar::diagnostics(mesh::Mesh& /*m*/, physics::Diagnostic /*what*/) const {
   const auto [err, integral, volume] = sums();
   return {{"time", time_},
           {"steps", steps_},

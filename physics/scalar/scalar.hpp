@@ -10,7 +10,7 @@
 // Dirichlet condition from a function (the exact solution at the unit's clock) on the
 // faces scalar.boundary names, a restart that resumes its clock (the run's context at
 // bind), a check and a summary (the L1 error against the exact solution, leaf-ordered),
-// and a value kept outside unk across a restart (checkpoint_scalars: the initial integral).
+// and a value kept outside unk across a restart (file_records: the initial integral).
 //
 // The initial scalar is a Gaussian of amplitude A and width s0 at (x0, y0, z0); its exact
 // solution in ndim dimensions (Crank 1975, The Mathematics of Diffusion, eq. 3.5 for the
@@ -41,19 +41,20 @@ class Scalar final : public physics::Unit {
   explicit Scalar(const base::Params& p);
 
   std::string name() const override { return "scalar"; }
-  std::vector<mesh::VarInfo> variables() const override;
-  int nguard() const override { return 1; }
-  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
+  /// scal (checked) and its scratch slap; one guard zone.
+  physics::Declarations declarations() const override;
+  void bind(mesh::Mesh& m, const physics::Services& services,
+            const physics::RunContext& ctx) override;
   void initialise(mesh::Mesh& m) override;
   double max_dt(mesh::Mesh& m) const override;
   void advance(mesh::Mesh& m, double dt) override;
   bool tag_refinement(mesh::Mesh& m, std::vector<mesh::Flag>& votes) const override;
   physics::BadZone check(mesh::Mesh& m) const override;
-  nlohmann::json summary(MPI_Comm comm) const override;
+  nlohmann::json diagnostics(mesh::Mesh& m, physics::Diagnostic what) const override;
   /// "integral_start": the integral of scal on the initial mesh, which a restart must give
   /// back (the summary's "integral_start" is the first run's, not the restart's).
-  std::vector<std::pair<std::string, double>> checkpoint_scalars() const override;
-  void restore_scalars(const physics::CheckpointInfo& c) override;
+  physics::FileRecords file_records() const override;
+  void restore(mesh::Mesh& m, const physics::CheckpointInfo& c) override;
 
   /// The exact solution at position x and time t.
   double exact(const std::array<double, 3>& x, double t) const;
@@ -67,7 +68,7 @@ class Scalar final : public physics::Unit {
   double time_ = 0.0;                         ///< the unit's clock (the exact solution's t)
   int steps_ = 0;
   bool restarted_ = false;       ///< the run continues a checkpoint (RunContext)
-  double integral_start_ = 0.0;  ///< kept across a restart (checkpoint_scalars)
+  double integral_start_ = 0.0;  ///< kept across a restart (file_records)
   mesh::Mesh* mesh_ = nullptr;
   /// L1 error, integral of scal, volume: leaf-ordered sums (collective).
   std::array<double, 3> sums() const;

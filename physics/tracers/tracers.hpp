@@ -10,13 +10,11 @@
 // Each step's move (timer regions particles/advance and particles/migrate): Heun
 // predictor + corrector (particles/tracers.hpp) with the guard zones of dens and the
 // momenta at t^{n+1}, migration to the leaves and ranks that now hold the particles,
-// velocity mapped at the new positions. The move is deferred to the next guard fill that
-// somebody does anyway (Mesh::after_next_fill: the next step's hydro fill, or refinement
-// marking's), which holds exactly the t^{n+1} state the move needs, so tracers cost no
-// guard fill of their own; before outputs and at the end (finish) and before a move
-// whose predecessor is still waiting (runs without hydro) it fills what it needs itself.
-// The same bits either way: the fill of dens and the momenta does not depend on who asks
-// for it. Its time is a top-level region "particles", left out of the region it ran in.
+// velocity mapped at the new positions. Each move fills the guard zones of dens and the
+// momenta itself (four variables). Until issue 45 the move waited for the next fill
+// somebody did anyway (a mesh hook, after_next_fill, with the tracers its only user); the
+// bits are the same (the fill of dens and the momenta does not depend on who asks for
+// it). Its time is a top-level region "particles", left out of the region it ran in.
 #include <memory>
 #include <string>
 
@@ -41,10 +39,13 @@ class Tracers final : public physics::Unit {
   explicit Tracers(const base::Params& p);
 
   std::string name() const override { return "particles"; }
-  /// The mapping stencil at the predictor's position (at most dt_factor zones out).
-  int nguard() const override;
+  /// The mapping stencil at the predictor's position (at most dt_factor zones out) as its
+  /// guard zones; its advance writes no unk and reads no deferred state (dens and the
+  /// momenta are never stale).
+  physics::Declarations declarations() const override;
   /// Finds dens and the momenta (guard-filled, a prefix of unk) and maps the arena.
-  void bind(mesh::Mesh& m, physics::Units& units, const physics::RunContext& ctx) override;
+  void bind(mesh::Mesh& m, const physics::Services& services,
+            const physics::RunContext& ctx) override;
   /// For the planner: the tracers' arena, sort buffers and output copies, the placed
   /// count shared evenly by the ranks.
   std::vector<physics::ArenaNeed> memory_needs(const std::vector<mesh::VarInfo>& unk,
@@ -55,22 +56,12 @@ class Tracers final : public physics::Unit {
   void initialise(mesh::Mesh& m) override;
   /// dt_factor zones per step at the fluid's velocity (particles::max_dt).
   double max_dt(mesh::Mesh& m) const override;
-  /// It reads dens and the momenta only: hydro's deferred EOS refresh need not run first.
-  bool reads(physics::Deferred) const override { return false; }
-  /// The particles move; unk's interiors are only read (its guard zones may be filled).
-  bool writes_unk() const override { return false; }
-  /// Defers the move over dt to the next guard fill (see above).
+  /// Moves the particles over dt (see above; collective).
   void advance(mesh::Mesh& m, double dt) override;
-  /// Completes a deferred move (collective).
-  void finish(mesh::Mesh& m);
-  /// outside_unk: finish().
-  void refresh(mesh::Mesh& m, physics::Deferred what) override {
-    if (what == physics::Deferred::outside_unk) finish(m);
-  }
   /// Particles follow the new tree (collective).
   void after_regrid(mesh::Mesh& m) override;
   /// count, lost, migrated, bytes, pages (requested, achieved), init, mapping.
-  nlohmann::json summary(MPI_Comm comm) const override;
+  nlohmann::json diagnostics(mesh::Mesh& m, physics::Diagnostic what) const override;
   particles::ParticleSet* particle_set() override { return set_.get(); }
 
  private:
@@ -83,12 +74,8 @@ class Tracers final : public physics::Unit {
   int nfill_ = 0;  ///< guard fill of variables [0, nfill_) covers dens and the momenta
   std::unique_ptr<particles::ParticleSet> set_;
   long lost_ = 0, migrated_ = 0, general_ = 0, redistributions_ = 0;
-  long own_fills_ = 0, borrowed_fills_ = 0;  ///< moves completed with own fill / another's
-  bool pending_ = false;
-  double pending_dt_ = 0;
+  long moves_ = 0;
   void count(const particles::MigrateStats& st);
-  /// The deferred move; `fill`: fill the guard zones first (else they are fresh).
-  void complete(mesh::Mesh& m, bool fill);
 };
 
 }  // namespace tessera::tracers

@@ -254,14 +254,15 @@ def test_a_lattice_larger_than_memory_is_a_one_line_error(tmp_path):
     assert "particles" in err[0] and "available" in err[0], err[0]
 
 
-def test_deferred_moves_give_the_same_bits_whoever_fills_the_guards(sod3, tmp_path):
-    # A plotfile every step makes every move complete with its own guard fill before the
-    # output; the fixture's run (plotfiles every 3 steps) completes most of them inside
-    # the next step's hydro fill. Particles and fields must agree to the bit.
+def test_moves_give_the_same_bits_whatever_outputs_come_between(sod3, tmp_path):
+    # A plotfile every step against the fixture's run (plotfiles every 3 steps): each move
+    # fills the guard zones of dens and the momenta itself (issue 45: no mesh hook lets it
+    # wait for the next fill someone does), so the outputs between moves change nothing.
+    # Particles and fields must agree to the bit.
     run("sod_3d_tracers.toml", tmp_path, *SOD3, "io.plotfile_interval_steps=1", ranks=2)
-    own = summary(tmp_path)["particles"]["moves_with_own_guard_fill"]
-    shared = summary(sod3[2])["particles"]["moves_with_shared_guard_fill"]
-    assert own >= 3 and shared >= 3
+    a_s, b_s = summary(tmp_path), summary(sod3[2])
+    assert a_s["particles"]["moves_with_own_guard_fill"] == a_s["steps"] >= 3
+    assert b_s["particles"]["moves_with_shared_guard_fill"] == 0
     a = reader.find_outputs(tmp_path).checkpoints[-1]
     b = reader.find_outputs(sod3[2]).checkpoints[-1]
     with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb:

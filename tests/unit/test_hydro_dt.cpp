@@ -63,8 +63,8 @@ struct HydroDt : ::testing::Test {
     m = std::make_unique<mesh::Mesh>(p, MPI_COMM_SELF, vars, driver::unk_nguard(units),
                                      driver::unk_nflux(units, vars));
     const physics::RunContext ctx;
-    for (auto* u : order) u->bind(*m, units, ctx);
-    h = units.find<Hydro>();
+    for (auto* u : order) u->bind(*m, driver::services_for(units, *u), ctx);
+    h = dynamic_cast<Hydro*>(units.find("hydro"));
     ASSERT_NE(h, nullptr);
     set_flow(1.0);
   }

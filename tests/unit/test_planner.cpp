@@ -113,7 +113,7 @@ TEST(PlannerArenas, FluxScratchAndRkStageItemsAreTheArenasMeshAndHydroMap) {
     const auto vars = driver::unk_variables(units);
     mesh::Mesh m(p, MPI_COMM_SELF, vars, driver::unk_nguard(units), driver::unk_nflux(units, vars));
     const physics::RunContext ctx;
-    for (const auto& u : units.all()) u->bind(m, units, ctx);
+    for (const auto& u : units.all()) u->bind(m, driver::services_for(units, *u), ctx);
     const auto live = report_all();
     for (const std::string name : {"unk", "flux", "scratch", "rk_stage"}) {
       const auto it = std::find_if(live.rbegin(), live.rend(),
