@@ -285,7 +285,7 @@ void Mesh::check_maxblocks(const Tree& t) const {
 
 void Mesh::after_tree_change() {
   ++tree_generation_;
-  guards_current_ = false;
+  current_vars_ = 0;
   set_runs_.clear();
   scratch_runs_.clear();
   local_leaves_.clear();
@@ -495,7 +495,7 @@ void Mesh::accumulate_guards(int first, int nvar) {
         "has leaves on " +
         std::to_string(accumulate_levels_) + " levels");
   if (nvar == 0) return;
-  guards_current_ = false;
+  current_vars_ = 0;
   // Step 1 (local): physical boundaries, outflow drops first, then reflecting folds z, y, x
   // (the reverse of the fill's x, y, z slabs).
   with_layout([&](auto tag) {
@@ -570,15 +570,16 @@ void Mesh::fill_set(const VarSet& set, bool keep_current) {
   };
   const VarSet* todo = &set;
   VarSet rest;
-  if (guards_current_) {
-    // The marking's fill left the guard-filled variables' guard zones current: only the
-    // others of the set need filling. A complete fill would have been this one.
+  if (current_vars_ > 0) {
+    // A fill that nothing has changed since (the marking's, the tracers') left the guard
+    // zones of variables [0, current_vars_) current: only the others of the set need
+    // filling (the same bits: a variable's guard values do not depend on the set).
     std::vector<int> others;
     for (const int v : set.vars())
-      if (v >= nfill_) others.push_back(v);
+      if (v >= current_vars_) others.push_back(v);
     rest = VarSet(std::move(others));
     todo = &rest;
-    if (covers(nfill_) || !keep_current) guards_current_ = false;
+    if (covers(nfill_) || !keep_current) current_vars_ = 0;
   }
   if (!todo->empty()) fill_runs(storage_, vars_, runs_of(*todo, vars_, set_runs_));
 }

@@ -6,6 +6,7 @@
 // boundaries); it never names a physics module.
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -296,13 +297,18 @@ class Mesh {
   /// Dirichlet or Neumann value, or any fill (a Marshak condition). Throws tessera::Error
   /// for a periodic face or a bad index. Every guard fill applies it, on every rank.
   void set_var_boundary(int var, int axis, int side, BoundaryFill fill);
-  /// The caller (the driver, after refinement marking left the tree as it was) states
-  /// that every guard zone holds what a fill would give now: the next complete
-  /// fill_guards() returns at once and forgets this;
-  /// partial fills return at once and keep it. Whoever changes a guard-filled variable
-  /// before that fill calls invalidate_guards() (hydro's mass scalars to rho*X).
-  void mark_guards_current() { guards_current_ = true; }
-  void invalidate_guards() { guards_current_ = false; }
+  /// The caller states that the guard zones of the guard-filled variables [0, nvar) (all
+  /// of them: nvar < 0) hold what a fill would give now: the driver after refinement
+  /// marking left the tree as it was, the tracers after the fill of their move. The next
+  /// complete fill_guards() fills only the others and forgets this; partial fills skip
+  /// those variables and keep it; a fill_guards(VarSet) skips them and forgets it (its
+  /// caller may write them next). Whoever changes a guard-filled variable before that fill
+  /// calls invalidate_guards(from): the variables from `from` on (hydro's mass scalars to
+  /// rho*X: from the first of them; the prescribed flow's momenta: all).
+  void mark_guards_current(int nvar = -1) {
+    current_vars_ = nvar < 0 ? nfill_ : std::min(nvar, nfill_);
+  }
+  void invalidate_guards(int from = 0) { current_vars_ = std::min(current_vars_, from); }
   /// A count of changes to the leaves' values. The mesh advances it when it writes them
   /// itself (a regrid that moves data, a restore, accumulate_guards); whoever else writes
   /// them calls touch_state() (the driver: before each operator of a step, after the
@@ -399,7 +405,8 @@ class Mesh {
   BlockStorage scratch_;
   /// Variables' own boundary conditions, by (var, axis, side) (unk variables only).
   std::map<std::array<int, 3>, BoundaryFill> var_bcs_;
-  bool guards_current_ = false;
+  int current_vars_ =
+      0;  ///< guard-filled variables [0, n) with current guards (mark_guards_current)
   std::uint64_t state_epoch_ = 0;
 
   void after_tree_change();  ///< local lists, plans

@@ -144,8 +144,11 @@ void Flow::initialise(mesh::Mesh& m) {
 
 void Flow::advance(mesh::Mesh& m, double dt) {
   time_ += dt;
-  // A steady field's momenta are already there.
-  if (field_ == Field::single_vortex || field_ == Field::enright) write_momenta(m, time_);
+  // A steady field's momenta are already there; a changing one's guard zones are stale.
+  if (field_ == Field::single_vortex || field_ == Field::enright) {
+    write_momenta(m, time_);
+    m.invalidate_guards();
+  }
 }
 
 nlohmann::json Flow::diagnostics(mesh::Mesh& /*m*/, physics::Diagnostic /*what*/) const {

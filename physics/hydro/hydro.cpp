@@ -254,7 +254,9 @@ void Hydro::refresh_thermo(mesh::Mesh& m) {
 
 void Hydro::scalars_to_conserved(mesh::Mesh& m, bool to_conserved) {
   if (at_.scalars.empty()) return;
-  m.invalidate_guards();  // guard-filled variables change: the next fill must run
+  // The mass scalars (guard-filled) change: the next fill must move them (dens and the
+  // momenta before them keep what a fill left current: the tracers' move).
+  m.invalidate_guards(*std::min_element(at_.scalars.begin(), at_.scalars.end()));
   const auto& s = m.shape();
   m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom&) {
     for (int q : at_.scalars)

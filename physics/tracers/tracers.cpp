@@ -168,6 +168,10 @@ void Tracers::advance(mesh::Mesh& m, double dt) {
     ++moves_;
     particles::heun_move(m, mapping_, vel_, dt, *set_);
   }
+  // Nothing writes unk between the last operator and the next fill without saying so
+  // (Mesh::invalidate_guards): that fill (the next step's hydro fill, or refinement
+  // marking's) leaves dens and the momenta out.
+  m.mark_guards_current(nfill_);
   {
     TESSERA_REGION("migrate");
     count(set_->redistribute(m));

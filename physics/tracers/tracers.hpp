@@ -11,10 +11,13 @@
 // predictor + corrector (particles/tracers.hpp) with the guard zones of dens and the
 // momenta at t^{n+1}, migration to the leaves and ranks that now hold the particles,
 // velocity mapped at the new positions. Each move fills the guard zones of dens and the
-// momenta itself (four variables). Until issue 45 the move waited for the next fill
-// somebody did anyway (a mesh hook, after_next_fill, with the tracers its only user); the
-// bits are the same (the fill of dens and the momenta does not depend on who asks for
-// it). Its time is a top-level region "particles", left out of the region it ran in.
+// momenta itself (four variables) and marks them current (Mesh::mark_guards_current), so
+// that the next fill (the next step's hydro fill, or refinement marking's) leaves them
+// out: the step moves the bytes it moved before. Until issue 45 the move waited for the
+// next fill somebody did anyway instead (a mesh hook, after_next_fill, with the tracers
+// its only user); the bits are the same (the fill of dens and the momenta does not depend
+// on who asks for it). Its time is a top-level region "particles", left out of the region
+// it ran in.
 #include <memory>
 #include <string>
 

@@ -107,6 +107,56 @@ TEST(MeshVarSetFill, GivenOneOfTenVariables_ThenOnlyItMovesAndATenthOfTheBytes) 
   }
 }
 
+// Given ten guard-filled variables whose first four a fill left current (the tracers'
+// move: mark_guards_current(4)), when the whole set is filled, then it moves the other six
+// alone, each guard zone as a complete fill gives it, and forgets the mark; a partial fill
+// inside the mark moves nothing and keeps it; invalidate_guards(2) keeps only v0 and v1.
+TEST(MeshVarSetFill, GivenAPrefixMarkedCurrent_ThenAFillMovesTheOthersAlone) {
+  auto o = std::vector<std::string>{"mesh.ndim=2", "mesh.nxb=8", "mesh.nblockx=4", "mesh.nblocky=4",
+                                    "mesh.maxblocks=16"};
+  for (const char* f : {"xl", "xr", "yl", "yr"})
+    o.push_back(std::string("mesh.") + f + "_boundary_type=periodic");
+  Mesh m(params(o), MPI_COMM_WORLD, ten_variables(), 2);
+  const BlockShape& s = m.shape();
+  for_local_leaves(m, [&](int id, auto u) {
+    for (int v = 0; v < s.nvar; ++v)
+      for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
+        for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) u(v, i, j, 0) = 100.0 * v + id + 0.01 * i;
+  });
+  m.fill_guards(1);
+  transfer_bytes() = {};
+  m.fill_guards(1);
+  const auto one = transfer_bytes().written;
+  m.fill_guards();  // every guard zone as a complete fill gives it
+  std::vector<double> want;
+  for_local_leaves(m, [&](int, auto u) {
+    for (int v = 0; v < s.nvar; ++v)
+      for (int j = 0; j < s.n(1); ++j)
+        for (int i = 0; i < s.n(0); ++i) want.push_back(u(v, i, j, 0));
+  });
+  m.mark_guards_current(4);
+  transfer_bytes() = {};
+  m.fill_guards(3);  // inside the mark: nothing moves, the mark stays
+  EXPECT_EQ(transfer_bytes().written, 0u);
+  m.fill_guards();
+  EXPECT_EQ(transfer_bytes().written, 6 * one);
+  transfer_bytes() = {};
+  m.fill_guards();  // the mark is gone: all ten
+  EXPECT_EQ(transfer_bytes().written, 10 * one);
+  m.mark_guards_current(4);
+  m.invalidate_guards(2);
+  transfer_bytes() = {};
+  m.fill_guards();
+  EXPECT_EQ(transfer_bytes().written, 8 * one);
+  std::size_t n = 0, differ = 0;
+  for_local_leaves(m, [&](int, auto u) {
+    for (int v = 0; v < s.nvar; ++v)
+      for (int j = 0; j < s.n(1); ++j)
+        for (int i = 0; i < s.n(0); ++i) differ += u(v, i, j, 0) != want[n++];
+  });
+  EXPECT_EQ(differ, 0u);
+}
+
 // Given variables v1, v4 (not contiguous) with different prolongations, when they are
 // filled as one set, then both are filled and the variables between them are not.
 TEST(MeshVarSetFill, GivenASetWithGaps_ThenEachMemberIsFilledAndNothingBetween) {
