@@ -178,6 +178,9 @@ class Hydro final : public physics::UnitBase<Hydro> {
   /// Face mass fluxes: the boundary faces of every local leaf from the flux register (the
   /// corrected values at fine/coarse faces), added with weight w (or set, `add` false).
   void store_boundary_mass_fluxes(mesh::Mesh& m, double w, bool add);
+  /// grav_, mflux_ and gfield_ from the run's gravity unit g (null: none), at bind
+  /// (gravity_coupling.cpp).
+  void bind_gravity(mesh::Mesh& m, gravity::Gravity* g);
   /// One block's field [ndim][cells] from unk's gacx.. (guards included), layout-free;
   /// heap, sized in bind only when grav_ is set.
   std::vector<double> gfield_;
