@@ -106,6 +106,7 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
     problem_ = problems::make_without_eos(p);  // a run without a fluid (pic)
   }
   ctx_.run_dir = opt_.run_dir;
+  ctx_.exact = problem_->exact_solution();
   ctx_.comm = comm;
   ctx_.params = &p;
   if (opt_.restart) {

@@ -14,9 +14,9 @@
 #include "physics/hydro/hydro.hpp"
 #include "physics/levelset/levelset.hpp"
 #include "physics/m1/m1.hpp"
+#include "physics/particles/tracers.hpp"
 #include "physics/pic/pic_unit.hpp"
 #include "physics/scalar/scalar.hpp"
-#include "physics/tracers/tracers.hpp"
 
 namespace tessera::driver {
 

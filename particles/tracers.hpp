@@ -1,6 +1,6 @@
 #pragma once
 // Passive tracer particles: placement and time integration over the block mesh, free of
-// any physics unit (the unit physics/tracers/ wires them into a run).
+// any physics unit (the unit physics/particles/ wires them into a run).
 //
 // Integration is FLASH's recommended Runge-Kutta (Heun) scheme for passive particles
 // (Particles/ParticlesMain/passive/RungeKutta; verification.md §K):

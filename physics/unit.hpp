@@ -20,6 +20,7 @@
 //                       deferred state each reader needs before outputs and marking;
 //   before_regrid(mesh) once a regrid will move data (variables to conserved form);
 //   after_regrid(mesh)  when the tree changed (back, and every leaf's auxiliary state).
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -44,6 +45,19 @@ namespace tessera::physics {
 
 class Units;
 
+/// A problem's exact solution, which a unit takes its initial state or boundary values from
+/// and measures itself against (problems/ implements it: problems/pulse.hpp's Gaussian
+/// pulse; the driver hands the problem's to the units in RunContext::exact).
+class ExactSolution {
+ public:
+  virtual ~ExactSolution() = default;
+  /// The value at x (its first nd coordinates: x, y, z; r, z in r-z) and time t of the
+  /// problem's field as the linear diffusion equation with coefficient D in d dimensions
+  /// evolves it.
+  virtual double diffusing(const std::array<double, 3>& x, double t, double D, int nd,
+                           int d) const = 0;
+};
+
 /// What a unit may know of the run it is part of, given once at bind (and valid for the
 /// unit's life): where the run writes, its communicator and parameters, and the clock the
 /// run starts from (a restart's checkpoint time and step, else 0).
@@ -54,6 +68,8 @@ struct RunContext {
   bool restarted = false;  ///< the run continues a checkpoint
   double start_time = 0;   ///< the run's time at its first step (the checkpoint's)
   int start_step = 0;      ///< the run's step count at its first step
+  /// The problem's exact solution, where it has one (the diffusion pulse); else null.
+  const ExactSolution* exact = nullptr;
 };
 
 /// A NaN or unphysical value found in a zone (node < 0: none).

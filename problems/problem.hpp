@@ -9,6 +9,7 @@
 #include <string>
 
 #include "mesh/mesh.hpp"
+#include "physics/unit.hpp"
 
 namespace tessera::base {
 class Params;
@@ -33,6 +34,8 @@ class Problem {
   virtual double normalise_deposit(mesh::Mesh& /*m*/) { return 1.0; }
   /// A line for the log about what the set-up built (a star's radius and mass), or "".
   virtual std::string describe() const { return {}; }
+  /// The problem's exact solution for the units (RunContext::exact), or null.
+  virtual const physics::ExactSolution* exact_solution() const { return nullptr; }
   /// Fill the interior cells of u (dens, momx, momy, momz, etot); one overload per
   /// layout, both implemented by ProblemBase from one template.
   virtual void init_block(const mesh::BlockView<mesh::Layout::var_major>& u,

@@ -16,6 +16,7 @@
 #include "problems/flame_problems.hpp"
 #include "problems/gravity_problems.hpp"
 #include "problems/problem.hpp"
+#include "problems/pulse.hpp"
 #include "problems/white_dwarf.hpp"
 
 namespace tessera::problems {
@@ -392,12 +393,14 @@ class Rotation final : public ProblemBase<Rotation> {
 
 /// The Gaussian diffusion pulse (problem.name = "diffusion_pulse", verification.md §E): a
 /// fluid at rest (density pulse.rho, pressure pulse.p), which the diffusion unit does not
-/// couple to; the unit sets its species from pulse.* (physics/diffusion/diffusion.hpp).
+/// couple to, and the pulse (problems/pulse.hpp) as the exact solution the unit sets its
+/// species from, takes its exact boundary values from and reports its error against.
 class DiffusionPulse final : public ProblemBase<DiffusionPulse> {
  public:
   DiffusionPulse(const base::Params& p, const eos::Eos& eos)
-      : eos_(eos), rho_(p.get_real("pulse.rho")), p_(p.get_real("pulse.p")) {}
+      : eos_(eos), rho_(p.get_real("pulse.rho")), p_(p.get_real("pulse.p")), pulse_(p) {}
   std::string name() const override { return "diffusion_pulse"; }
+  const physics::ExactSolution* exact_solution() const override { return &pulse_; }
   template <class View>
   void init(const View& u, const mesh::BlockGeom&, const mesh::BlockShape& s) const {
     for_interior(
@@ -407,6 +410,7 @@ class DiffusionPulse final : public ProblemBase<DiffusionPulse> {
  private:
   const eos::Eos& eos_;
   double rho_, p_;
+  GaussianPulse pulse_;
 };
 
 /// A fluid at rest (density and pressure 1) for a run whose velocity the flow unit sets
@@ -494,17 +498,11 @@ class StreamingSineWave final : public ProblemBase<StreamingSineWave> {
 class RadiationPulse final : public ProblemBase<RadiationPulse> {
  public:
   RadiationPulse(const base::Params& p, const eos::Eos& eos)
-      : eos_(eos),
-        rho_(p.get_real("pulse.rho")),
-        p_(p.get_real("pulse.p")),
-        t0_(p.get_real("pulse.t0")),
-        amp_(p.get_real("pulse.amplitude")),
-        bg_(p.get_real("pulse.background")),
-        x0_{p.get_real("pulse.x0"), p.get_real("pulse.y0"), p.get_real("pulse.z0")} {
+      : eos_(eos), rho_(p.get_real("pulse.rho")), p_(p.get_real("pulse.p")), pulse_(p) {
     const auto ka = p.get_number_list("m1.kappa_a"), ks = p.get_number_list("m1.kappa_s");
     const double chi = (ka.empty() ? 0.0 : ka[0]) + (ks.empty() ? 0.0 : ks[0]);
     d_ = chi > 0 ? p.get_real("m1.speed") / (3 * chi) : 0.0;
-    if (amp_ != 0.0 && d_ <= 0.0)
+    if (pulse_.amplitude != 0.0 && d_ <= 0.0)
       throw Error("radiation_pulse: a pulse needs an opacity (m1.kappa_a or m1.kappa_s > 0)");
   }
   std::string name() const override { return "radiation_pulse"; }
@@ -516,10 +514,10 @@ class RadiationPulse final : public ProblemBase<RadiationPulse> {
   void init(const View& u, const mesh::BlockGeom& g, const mesh::BlockShape& s) const {
     for_interior(s, [&](int i, int j, int k) {
       set_state(u, s, i, j, k, rho_, 0.0, 0.0, 0.0, p_, eos_);
-      const double x[3] = {g.x(i), g.y(j), g.z(k)};
-      double r2 = 0;
-      for (int a = 0; a < nd_; ++a) r2 += (x[a] - x0_[a]) * (x[a] - x0_[a]);
-      const double e = bg_ + (amp_ != 0.0 ? amp_ * std::exp(-r2 / (4 * d_ * t0_)) : 0.0);
+      // The pulse at t = 0 (no amplitude: no opacity needed, D = 0).
+      const double e = pulse_.amplitude != 0.0
+                           ? pulse_.diffusing({g.x(i), g.y(j), g.z(k)}, 0.0, d_, nd_, nd_)
+                           : pulse_.background + 0.0;
       const int I = i + s.g(0), J = j + s.g(1), K = k + s.g(2);
       for (std::size_t q = 0; q < v_.size(); q += 4) {
         u(v_[q], I, J, K) = e;
@@ -530,12 +528,20 @@ class RadiationPulse final : public ProblemBase<RadiationPulse> {
 
  private:
   const eos::Eos& eos_;
-  double rho_, p_, t0_, amp_, bg_, x0_[3], d_ = 0;
+  double rho_, p_;
+  GaussianPulse pulse_;
+  double d_ = 0;
   int nd_ = 3;
   std::vector<int> v_;
 };
 
 }  // namespace
+
+GaussianPulse::GaussianPulse(const base::Params& p)
+    : t0(p.get_real("pulse.t0")),
+      amplitude(p.get_real("pulse.amplitude")),
+      background(p.get_real("pulse.background")),
+      x0{p.get_real("pulse.x0"), p.get_real("pulse.y0"), p.get_real("pulse.z0")} {}
 
 void declare_params(base::Params& p) {
   p.declare_string("problem.name", "sedov",

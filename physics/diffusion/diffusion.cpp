@@ -192,12 +192,6 @@ Diffusion::Diffusion(const base::Params& p)
                                    p.get_string_list("diffusion.boundary_faces"));
   if (boundary_ == "exact" && !pulse_)
     throw Error("diffusion.boundary = \"exact\": only with problem.name = \"diffusion_pulse\"");
-  if (pulse_) {
-    t0_ = p.get_real("pulse.t0");
-    amp_ = p.get_real("pulse.amplitude");
-    bg_ = p.get_real("pulse.background");
-    x0_ = {p.get_real("pulse.x0"), p.get_real("pulse.y0"), p.get_real("pulse.z0")};
-  }
 }
 
 physics::Declarations Diffusion::declarations() const {
@@ -262,6 +256,9 @@ void Diffusion::bind(mesh::Mesh& m, const physics::Services& services,
   face_ = {field("fx"), field("fy"), field("fz")};
   krylov_ = solvers::Krylov(m, sopt_, "k", ns, "diffusion");
   ndim_eff_ = m.geometry() == mesh::Geometry::cylindrical ? 3 : m.ndim();
+  pulse_solution_ = ctx.exact;
+  if (pulse_ && pulse_solution_ == nullptr)
+    throw Error("diffusion: problem.name = \"diffusion_pulse\" gave no exact solution");
   if (m.geometry() == mesh::Geometry::cylindrical && m.ndim() != 2)
     throw Error("diffusion: cylindrical geometry is r-z (mesh.ndim = 2)");
   // r-z: I + w V^-1 (face fluxes) is symmetric after scaling by the volumes; CG runs in
@@ -285,10 +282,7 @@ void Diffusion::bind(mesh::Mesh& m, const physics::Services& services,
 double Diffusion::exact(int s, const std::array<double, 3>& x, double t) const {
   // r-z: (r, z) with the pulse on the axis; Cartesian: the first ndim coordinates.
   const int nd = mesh_ ? mesh_->ndim() : 3;
-  double r2 = 0.0;
-  for (int a = 0; a < nd; ++a) r2 += (x[a] - x0_[a]) * (x[a] - x0_[a]);
-  const double tt = t0_ + t, D = d0_[std::size_t(s)];
-  return bg_ + amp_ * std::pow(t0_ / tt, 0.5 * ndim_eff_) * std::exp(-r2 / (4.0 * D * tt));
+  return pulse_solution_->diffusing(x, t, d0_[std::size_t(s)], nd, ndim_eff_);
 }
 
 void Diffusion::initialise(mesh::Mesh& m) {

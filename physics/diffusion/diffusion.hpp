@@ -22,10 +22,11 @@
 // condition c E_b / 4 + F / 2 = c E_inc / 4 (G = -D (E_inc - E_1) / (dx/2 + 2 D / c)). Geometry:
 // Cartesian 1-3-D and cylindrical r-z (axis 0 = r: areas and volumes from the mesh).
 //
-// The Gaussian pulse (problem.name = "diffusion_pulse", parameters pulse.*): E = E_bg +
+// The Gaussian pulse (problem.name = "diffusion_pulse", problems/pulse.hpp): E = E_bg +
 // A (t0 / (t0 + t))^{d/2} exp(-|x - x0|^2 / (4 D (t0 + t))) for constant D, d the
-// dimension (3 in r-z: a pulse on the axis is a spherical one). The unit sets E from it
-// and reports the L1 error against it (summary.json "diffusion").
+// dimension (3 in r-z: a pulse on the axis is a spherical one), the problem's exact
+// solution (RunContext::exact). The unit sets E from it and reports the L1 error against
+// it (summary.json "diffusion").
 #include <array>
 #include <string>
 #include <vector>
@@ -95,9 +96,8 @@ class Diffusion final : public physics::Unit {
   /// diffusion.boundary_faces; none with zero flux, which every other face has).
   std::array<std::array<bool, 2>, 3> valued_{};
   double refine_above_ = 1e300, derefine_below_ = -1e300;
-  bool pulse_ = false;  ///< problem.name = "diffusion_pulse"
-  double t0_ = 0, amp_ = 0, bg_ = 0;
-  std::array<double, 3> x0_{};
+  bool pulse_ = false;                                      ///< problem.name = "diffusion_pulse"
+  const physics::ExactSolution* pulse_solution_ = nullptr;  ///< the problem's (bind)
   solvers::Options sopt_;
   solvers::Krylov krylov_;
   mesh::Mesh* mesh_ = nullptr;

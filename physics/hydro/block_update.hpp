@@ -290,28 +290,38 @@ inline void sub_flux(double* __restrict q, const double* __restrict F, int n, do
   for (int t = 0; t < n; ++t) q[t] -= c * F[t];
 }
 
-// One block in one pass over its zone rows (k, j ascending), each row in L1: slopes along
-// every axis, the half step, face states for every axis, then the Riemann fluxes through
-// the row's x-faces, through the y-faces below it (against the high-face states kept from
-// row j-1) and the z-faces below it (against those kept from plane k-1), each applied to
-// the rows on both sides at once. So W is read once, no half-step array is stored, and u
-// stays in cache. A zone receives, in this order: its x-flux difference, its lower y and
-// z fluxes (while its row is processed), its upper y flux (row j+1), its upper z flux
-// (plane k+1). The block's boundary fluxes go to `out`.
-// done(j, k) is called for every interior row as soon as its update is complete (its
-// upper y and z faces done), while it is still in cache.
 struct NoRowHook {
   void operator()(int, int) const {}
 };
 
+// One block in one pass over its zone rows (k, j ascending), each row in L1, in the steps
+// run() names: the primitives of the block (step 1); per row, slopes along every axis and
+// the half step (steps 2-3: half_step), face states for an axis (step 4: states), the
+// Riemann fluxes through the row's x-faces (step 5: riemann) and their difference into
+// the row (step 6: update; x_faces), then through the y-faces below it (against the
+// high-face states kept from row j-1) and the z-faces below it (against those kept from
+// plane k-1), each applied to the rows on both sides at once (across). So W is read once,
+// no half-step array is stored, and u stays in cache. A zone receives, in this order: its
+// x-flux difference, its lower y and z fluxes (while its row is processed), its upper y
+// flux (row j+1), its upper z flux (plane k+1). The block's boundary fluxes go to `out`.
+// done(j, k) is called for every interior row as soon as its update is complete (its upper
+// y and z faces done), while it is still in cache.
 // NRC: the number of reconstructed channels if known at compile time (5: no mass
 // scalars, so every per-channel loop has a constant trip count and the row kernels inline
 // as before composition existed: ~4 % of a 3-D step), 0 for S.nr.
-template <int NRC, Layout L, class RowDone>
-void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::BlockGeom& bg,
-                    const Options& opt, const Indices& at, double dt, bool predictor,
-                    Hydro::Scratch& S, const BoundaryFluxes& out, const MassFluxOut& mo,
-                    const double* G, RowDone done) {
+template <int NRC, Layout L>
+struct BlockUpdate {
+  const BlockView<L>& u;
+  const BlockShape& s;
+  const mesh::BlockGeom& bg;
+  const Options& opt;
+  const Indices& at;
+  const double dt;
+  const bool predictor;
+  Hydro::Scratch& S;
+  const BoundaryFluxes& out;
+  const MassFluxOut& mo;
+  const double* G;  // gravity's field [nd][N], null without
   const int nd = s.ndim, ng = s.ng, nx = s.nx;
   const int n0 = s.n(0), n1 = s.n(1);
   const std::size_t N = s.cells();
@@ -322,9 +332,6 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
   const double* Wge = W + std::size_t(nr + 1) * N;  // 1 / (game - 1) per cell
   const double ugc = at.ugamc, uge = at.uniform ? 1.0 / (at.ugame - 1.0) : 0.0;
   const std::size_t R = std::size_t(nr) * n0;  // one row buffer, [nr][n0]
-  // unk variable of each channel / flux-register slot.
-  int uv[64];
-  for (int v = 0; v < nr; ++v) uv[v] = at.flux[v];
   const std::ptrdiff_t stride[3] = {1, n0, std::ptrdiff_t(n0) * n1};
   const double f[3] = {0.5 * dt / bg.dx[0], 0.5 * dt / bg.dx[1], 0.5 * dt / bg.dx[2]};
   const double c_dt[3] = {dt / bg.dx[0], dt / bg.dx[1], dt / bg.dx[2]};
@@ -332,12 +339,41 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
   // The Highway row kernels (kernels_simd.hpp), or the C++ reference ones (TESSERA_SIMD
   // or perf.simd = "scalar").
   const bool ref = tessera::simd::reference();
-  // Curvilinear radial factors of this block (zone i of the row at index i).
   const bool curved = bg.geometry != mesh::Geometry::cartesian;
+  const bool balanced = G != nullptr && opt.gravity == GravityCoupling::balanced;
+  // Curvilinear radial factors of this block (zone i of the row at index i).
   double* glo = S.geo;
   double* ghi = S.geo + n0;
   double* gsrc = S.geo + 2 * n0;
-  if (curved) {
+  const int t2n = nd > 1 ? nx : 1;  // length of a face row of the flux register
+  double* sl = S.slope;
+  double* H = S.half;
+  double* lo = S.lo;
+  double* hi_x = S.hi;
+  double* Fv[64];  // the fluxes of each channel
+  int uv[64];      // unk variable of each channel / flux-register slot
+
+  BlockUpdate(const BlockView<L>& u_, const BlockShape& s_, const mesh::BlockGeom& bg_,
+              const Options& opt_, const Indices& at_, double dt_, bool predictor_,
+              Hydro::Scratch& S_, const BoundaryFluxes& out_, const MassFluxOut& mo_,
+              const double* G_)
+      : u(u_),
+        s(s_),
+        bg(bg_),
+        opt(opt_),
+        at(at_),
+        dt(dt_),
+        predictor(predictor_),
+        S(S_),
+        out(out_),
+        mo(mo_),
+        G(G_) {
+    for (int v = 0; v < nr; ++v) uv[v] = at.flux[v];
+    for (int v = 0; v < nr; ++v) Fv[v] = S.flux + std::size_t(v) * S.fn;
+    if (curved) radial_factors();
+  }
+
+  void radial_factors() {
     const double alpha = mesh::geometry::alpha(bg.geometry);
     for (int i = 0; i < n0; ++i) {
       const double r0 = bg.lo[0] + (i - ng) * bg.dx[0], r1 = r0 + bg.dx[0];
@@ -356,22 +392,11 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
       for (int i = ng + nx; i < n0; ++i) gsrc[i] = -gsrc[2 * (ng + nx) - 1 - i];
   }
 
-  // Step 1: primitives everywhere (guards included).
-  {
-    TESSERA_REGION("primitives");
-    primitives(u, s, at, smalld, smallp, S);
-  }
-  TESSERA_REGION("fluxes");
-
-  double* F = S.flux;
-  const std::size_t FN = S.fn;
-  double* Fv[64];
-  for (int v = 0; v < nr; ++v) Fv[v] = F + std::size_t(v) * FN;
-  // Riemann fluxes through n faces along axis a: left states from `left` (the high faces
-  // of the zones below, whose cells start at cell number cl), right states from `right`
-  // (the low faces of the zones above, from cell cr); the cells give gamc and game.
-  auto riemann = [&](int n, const double* left, const double* right, int a, std::size_t cl,
-                     std::size_t cr) {
+  // Step 5: Riemann fluxes through n faces along axis a: left states from `left` (the high
+  // faces of the zones below, whose cells start at cell number cl), right states from
+  // `right` (the low faces of the zones above, from cell cr); the cells give gamc and game.
+  void riemann(int n, const double* left, const double* right, int a, std::size_t cl,
+               std::size_t cr) {
     const int vn = 1 + a, vt1 = a == 0 ? 2 : 1, vt2 = a == 2 ? 2 : 3;
     RiemannRow r;
     r.n = n;
@@ -384,8 +409,10 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
     r.ugc = ugc, r.uge = uge;
     (ref ? ref::riemann : simd::riemann)(opt.riemann == Riemann::hllc, at.uniform, r);
     for (int q = 5; q < nr; ++q) scalar_faces(n, Fv[0], left + q * n0, right + q * n0, Fv[q]);
-  };
-  auto slopes = [&](std::size_t rb, std::ptrdiff_t st, int i0, int i1, double* d) {
+  }
+
+  // Step 2: limited slopes of the row starting at cell rb along stride st, zones [i0, i1).
+  void slopes(std::size_t rb, std::ptrdiff_t st, int i0, int i1, double* d) {
     if (!ref) return simd::slopes(opt.limiter, W, N, rb, st, i0, i1, d, n0, nr);
     switch (opt.limiter) {
       case 0:
@@ -395,10 +422,10 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
       default:
         return slopes_row<Limiter::mc>(W, N, rb, st, i0, i1, d, n0, nr);
     }
-  };
-  // Gravity (G: the field [nd][N], null without).
-  const bool balanced = G != nullptr && opt.gravity == GravityCoupling::balanced;
-  auto hse_slopes = [&](std::size_t rb, int a, int i0, int i1) {
+  }
+
+  // Step 2 with gravity balanced: the pressure slope of hydrostatic equilibrium along a.
+  void hse_slopes(std::size_t rb, int a, int i0, int i1) {
     double* dp = S.slope + a * R + 4 * n0;
     const double* g = G + std::size_t(a) * N + rb;
     switch (opt.limiter) {
@@ -412,30 +439,22 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
         return hse_pressure_row<Limiter::mc>(W + rb, W + 4 * N + rb, g, stride[a], bg.dx[a], i0, i1,
                                              dp);
     }
-  };
-  auto fallback = [&](std::size_t rb, int i0, int i1, double* st) {
+  }
+
+  // Step 4's positivity fallback of the reference kernels.
+  void fallback(std::size_t rb, int i0, int i1, double* st) {
     for (int q = 5; q < nr; ++q)
       fallback_scalar_row(st + q * n0, W + q * N + rb, st, st + 4 * n0, i0, i1, smalld, smallp);
     (ref ? fallback_row : simd::fallback)(st, st + n0, st + 2 * n0, st + 3 * n0, st + 4 * n0,
                                           W + rb, W + N + rb, W + 2 * N + rb, W + 3 * N + rb,
                                           W + 4 * N + rb, i0, i1, smalld, smallp);
-  };
+  }
 
-  // Rows j in [ng-1, ng+nx] on active axes: the guard rows next to the interior give the
-  // states below the first faces. The rows with both j and k in the guards are not needed.
-  auto inside = [&](int a, int m) { return a >= nd || (m >= ng && m < ng + nx); };
-  const int k0 = nd > 2 ? ng - 1 : 0, k1 = nd > 2 ? ng + nx + 1 : 1;
-  const int j0 = nd > 1 ? ng - 1 : 0, j1 = nd > 1 ? ng + nx + 1 : 1;
-  const int t2n = nd > 1 ? nx : 1;  // length of a face row of the flux register
-  double* sl = S.slope;
-  double* H = S.half;
-  double* lo = S.lo;
-  double* hi_x = S.hi;
   // Step 6 on the interior zones of row (j, k), every channel: kind 0 the x-flux
   // difference, 1 adds and 2 subtracts a y or z flux (add_divergence, add_flux, sub_flux).
   // The Highway kernel takes contiguous rows: var-major's own, zone-major's copied through
   // a row buffer (S.row), so that both layouts run the same arithmetic.
-  auto update = [&](int kind, int j, int k, double c) {
+  void update(int kind, int j, int k, double c) {
     if (ref) {
       for (int v = 0; v < nr; ++v) {
         const auto q = u.row(uv[v], j, k) + ng;
@@ -459,127 +478,156 @@ void update_block_n(const BlockView<L>& u, const BlockShape& s, const mesh::Bloc
         for (int t = 0; t < nx; ++t) q[t] = buf[t];
       }
     }
+  }
+
+  // What the face states of a row start from: the primitives W (cell stride N), or the
+  // half step's H (stride n0).
+  struct Base {
+    const double* B;
+    std::size_t bs;
   };
-  for (int k = k0; k < k1; ++k)
-    for (int j = j0; j < j1; ++j) {
-      const bool do_x = inside(1, j) && inside(2, k);
-      const bool do_y = nd > 1 && inside(2, k);
-      const bool do_z = nd > 2 && inside(1, j);
-      if (!do_x && !do_y && !do_z) continue;
-      const std::size_t rb = (std::size_t(k) * n1 + j) * n0;
-      // Zones [i0, i1) of the row: those the faces need; in 2-D and 3-D the whole row
-      // (n0, a multiple of 4 for the usual block sizes, so the vector loops have no
-      // remainder; the end zones get unused values from the neighbouring rows).
-      const int i0 = nd > 1 ? 0 : ng - 1, i1 = nd > 1 ? n0 : ng + nx + 1;
-      // Steps 2-3: slopes along every active axis and the half step of this row.
-      const double* B = W + rb;
-      std::size_t bs = N;
-      if (!ppm) {
-        for (int a = 0; a < nd; ++a) slopes(rb, stride[a], i0, i1, sl + a * R);
-        if (balanced)
-          for (int a = 0; a < nd; ++a) hse_slopes(rb, a, i0, i1);
-        if (predictor) {
-          if (!ref) {
-            simd::hancock(nd, at.uniform, W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
-          } else if (at.uniform) {
-            if (nd == 3)
-              hancock_row<3, true>(W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
-            else if (nd == 2)
-              hancock_row<2, true>(W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
-            else
-              hancock_row<1, true>(W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
-          } else {
-            if (nd == 3)
-              hancock_row<3, false>(W, N, rb, sl, i0, i1, n0, f, nr, 0.0, H);
-            else if (nd == 2)
-              hancock_row<2, false>(W, N, rb, sl, i0, i1, n0, f, nr, 0.0, H);
-            else
-              hancock_row<1, false>(W, N, rb, sl, i0, i1, n0, f, nr, 0.0, H);
-          }
-          if (curved)
-            hancock_geometry_row(W, N, rb, nr, gsrc, i0, i1, f[0], H, n0, at.uniform, ugc);
-          if (G != nullptr)
-            for (int a = 0; a < nd; ++a)
-              hancock_gravity_row(G + std::size_t(a) * N + rb, 0.5 * dt, i0, i1, H + (1 + a) * n0);
-          B = H;
-          bs = n0;
-        }
-      }
-      // Steps 4-6 per axis: face states of this row into lo and `hi` (kept for the faces
-      // above where the next row or plane needs them), fluxes, update.
-      auto states = [&](int a, int a0, int a1, double* hi) {
-        // The faces need zones [ng - 1, ng + nx + 1) only: PLM's slopes cover the whole x-row
-        // for the half step's transverse terms, PPM has no half step.
-        if (ppm) a0 = std::max(a0, ng - 1), a1 = std::min(a1, ng + nx + 1);
-        if (!ref && ppm) {
-          simd::ppm_faces(W, N, rb, stride[a], a0, a1, n0, nr, smalld, smallp, sl, lo, hi);
-        } else if (!ref) {
-          simd::plm_faces(B, bs, sl + a * R, W + rb, N, a0, a1, n0, nr, smalld, smallp, lo, hi);
-        } else {
-          if (ppm)
-            ppm_states_row(W, N, rb, stride[a], a0, a1, n0, nr, lo, hi);
-          else
-            plm_states_row(B, bs, sl + a * R, a0, a1, n0, nr, lo, hi);
-          fallback(rb, a0, a1, lo);
-          fallback(rb, a0, a1, hi);
-        }
-        const int b0 = std::max(a0, ng - 1), b1 = std::min(a1, ng + nx + 1);
-        for (int q = 5; q < nr; ++q)
-          bound_scalar_row(W + std::size_t(q) * N + rb, stride, nd, b0, b1, lo + q * n0,
-                           hi + q * n0);
-      };
-      if (do_x) {
-        states(0, i0, i1, hi_x);
-        riemann(nx + 1, hi_x + (ng - 1), lo + ng, 0, rb + (ng - 1), rb + ng);
-        const std::size_t fo =
-            std::size_t(nd > 2 ? k - ng : 0) * t2n + std::size_t(nd > 1 ? j - ng : 0);
-        if (curved)
-          for (int v = 0; v < nr; ++v)
-            add_divergence_geo(u.row(uv[v], j, k) + ng, Fv[v], nx, glo + ng, ghi + ng,
-                               v == 1 ? B + 4 * bs + ng : nullptr);
-        else
-          update(0, j, k, c_dt[0]);
-        for (int v = 0; v < nr; ++v) {
-          out.face[0][v * out.per_var + fo] = Fv[v][0];
-          out.face[1][v * out.per_var + fo] = Fv[v][nx];
-        }
-        if (mo.f && nx > 1)
-          mo.put(0, 1, nd > 1 ? j - ng : 0, nd > 2 ? k - ng : 0, Fv[0] + 1, nx - 1);
-      }
-      // y and z: faces between row m-1 and row m along axis a (m = j or k).
-      auto across = [&](int a, int m, double* hi_prev, double* hi_now) {
-        states(a, ng, ng + nx, hi_now);
-        if (m < ng) return;
-        const std::size_t below = rb + ng - std::size_t(stride[a]);
-        riemann(nx, hi_prev + ng, lo + ng, a, below, rb + ng);
-        const int jl = a == 1 ? j - 1 : j, kl = a == 2 ? k - 1 : k;
-        const int other = a == 1 ? (nd > 2 ? k - ng : 0) : j - ng;  // flux register t2
-        if (m > ng) update(2, jl, kl, c_dt[a]);
-        if (m < ng + nx) update(1, j, k, c_dt[a]);
-        for (int v = 0; v < nr; ++v) {
-          if (m == ng || m == ng + nx) {
-            double* dst =
-                out.face[2 * a + (m == ng ? 0 : 1)] + v * out.per_var + std::size_t(other) * nx;
-            for (int t = 0; t < nx; ++t) dst[t] = Fv[v][t];
-          }
-        }
-        if (mo.f && m > ng && m < ng + nx)
-          mo.put(a, 0, a == 1 ? m - ng : j - ng, a == 2 ? m - ng : (nd > 2 ? k - ng : 0), Fv[0],
-                 nx);
-      };
-      // High-face states kept: y by row parity, z by plane parity and row.
-      if (do_y) across(1, j, S.hi_y + ((j - 1) & 1) * R, S.hi_y + (j & 1) * R);
-      if (do_z) {
-        double* plane[2] = {S.hi_z, S.hi_z + std::size_t(n1) * R};
-        across(2, k, plane[(k - 1) & 1] + j * R, plane[k & 1] + j * R);
-      }
-      // The last update a row gets is its upper z face (3-D) or upper y face (2-D).
-      auto interior = [&](int m) { return m >= ng && m < ng + nx; };
-      if (nd == 3 && interior(j) && interior(k - 1)) done(j, k - 1);
-      if (nd == 2 && interior(j - 1)) done(j - 1, k);
+
+  // Steps 2-3 for the row starting at cell rb, zones [i0, i1): slopes along every active
+  // axis and (PLM with the predictor) the half step, with its geometric and gravity terms.
+  Base half_step(std::size_t rb, int i0, int i1) {
+    Base b{W + rb, N};
+    if (ppm) return b;
+    for (int a = 0; a < nd; ++a) slopes(rb, stride[a], i0, i1, sl + a * R);
+    if (balanced)
+      for (int a = 0; a < nd; ++a) hse_slopes(rb, a, i0, i1);
+    if (!predictor) return b;
+    if (!ref) {
+      simd::hancock(nd, at.uniform, W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
+    } else if (at.uniform) {
+      if (nd == 3)
+        hancock_row<3, true>(W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
+      else if (nd == 2)
+        hancock_row<2, true>(W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
+      else
+        hancock_row<1, true>(W, N, rb, sl, i0, i1, n0, f, nr, ugc, H);
+    } else {
+      if (nd == 3)
+        hancock_row<3, false>(W, N, rb, sl, i0, i1, n0, f, nr, 0.0, H);
+      else if (nd == 2)
+        hancock_row<2, false>(W, N, rb, sl, i0, i1, n0, f, nr, 0.0, H);
+      else
+        hancock_row<1, false>(W, N, rb, sl, i0, i1, n0, f, nr, 0.0, H);
     }
-  if (nd == 1) done(0, 0);
-}
+    if (curved) hancock_geometry_row(W, N, rb, nr, gsrc, i0, i1, f[0], H, n0, at.uniform, ugc);
+    if (G != nullptr)
+      for (int a = 0; a < nd; ++a)
+        hancock_gravity_row(G + std::size_t(a) * N + rb, 0.5 * dt, i0, i1, H + (1 + a) * n0);
+    return {H, std::size_t(n0)};
+  }
+
+  // Step 4: face states along axis a of the row at rb, zones [a0, a1), into lo and `hi`
+  // (kept for the faces above where the next row or plane needs them).
+  void states(std::size_t rb, const Base& b, int a, int a0, int a1, double* hi) {
+    // The faces need zones [ng - 1, ng + nx + 1) only: PLM's slopes cover the whole x-row
+    // for the half step's transverse terms, PPM has no half step.
+    if (ppm) a0 = std::max(a0, ng - 1), a1 = std::min(a1, ng + nx + 1);
+    if (!ref && ppm) {
+      simd::ppm_faces(W, N, rb, stride[a], a0, a1, n0, nr, smalld, smallp, sl, lo, hi);
+    } else if (!ref) {
+      simd::plm_faces(b.B, b.bs, sl + a * R, W + rb, N, a0, a1, n0, nr, smalld, smallp, lo, hi);
+    } else {
+      if (ppm)
+        ppm_states_row(W, N, rb, stride[a], a0, a1, n0, nr, lo, hi);
+      else
+        plm_states_row(b.B, b.bs, sl + a * R, a0, a1, n0, nr, lo, hi);
+      fallback(rb, a0, a1, lo);
+      fallback(rb, a0, a1, hi);
+    }
+    const int b0 = std::max(a0, ng - 1), b1 = std::min(a1, ng + nx + 1);
+    for (int q = 5; q < nr; ++q)
+      bound_scalar_row(W + std::size_t(q) * N + rb, stride, nd, b0, b1, lo + q * n0, hi + q * n0);
+  }
+
+  // Steps 4-6 along x for row (j, k): states, fluxes, the flux difference into the row
+  // (with the geometric terms in curvilinear geometry), the block's x boundary fluxes and
+  // the interior mass fluxes.
+  void x_faces(int j, int k, std::size_t rb, const Base& b, int i0, int i1) {
+    states(rb, b, 0, i0, i1, hi_x);
+    riemann(nx + 1, hi_x + (ng - 1), lo + ng, 0, rb + (ng - 1), rb + ng);
+    const std::size_t fo =
+        std::size_t(nd > 2 ? k - ng : 0) * t2n + std::size_t(nd > 1 ? j - ng : 0);
+    if (curved)
+      for (int v = 0; v < nr; ++v)
+        add_divergence_geo(u.row(uv[v], j, k) + ng, Fv[v], nx, glo + ng, ghi + ng,
+                           v == 1 ? b.B + 4 * b.bs + ng : nullptr);
+    else
+      update(0, j, k, c_dt[0]);
+    for (int v = 0; v < nr; ++v) {
+      out.face[0][v * out.per_var + fo] = Fv[v][0];
+      out.face[1][v * out.per_var + fo] = Fv[v][nx];
+    }
+    if (mo.f && nx > 1) mo.put(0, 1, nd > 1 ? j - ng : 0, nd > 2 ? k - ng : 0, Fv[0] + 1, nx - 1);
+  }
+
+  // Steps 4-6 along y or z (a = 1, 2) for row (j, k): the faces between row m-1 and row m
+  // (m = j or k), against the high-face states kept from the row or plane below.
+  void across(int a, int m, int j, int k, std::size_t rb, const Base& b, double* hi_prev,
+              double* hi_now) {
+    states(rb, b, a, ng, ng + nx, hi_now);
+    if (m < ng) return;
+    const std::size_t below = rb + ng - std::size_t(stride[a]);
+    riemann(nx, hi_prev + ng, lo + ng, a, below, rb + ng);
+    const int jl = a == 1 ? j - 1 : j, kl = a == 2 ? k - 1 : k;
+    const int other = a == 1 ? (nd > 2 ? k - ng : 0) : j - ng;  // flux register t2
+    if (m > ng) update(2, jl, kl, c_dt[a]);
+    if (m < ng + nx) update(1, j, k, c_dt[a]);
+    for (int v = 0; v < nr; ++v) {
+      if (m == ng || m == ng + nx) {
+        double* dst =
+            out.face[2 * a + (m == ng ? 0 : 1)] + v * out.per_var + std::size_t(other) * nx;
+        for (int t = 0; t < nx; ++t) dst[t] = Fv[v][t];
+      }
+    }
+    if (mo.f && m > ng && m < ng + nx)
+      mo.put(a, 0, a == 1 ? m - ng : j - ng, a == 2 ? m - ng : (nd > 2 ? k - ng : 0), Fv[0], nx);
+  }
+
+  // Rows j in [ng-1, ng+nx] on active axes: the guard rows next to the interior give the
+  // states below the first faces. The rows with both j and k in the guards are not needed.
+  bool inside(int a, int m) const { return a >= nd || (m >= ng && m < ng + nx); }
+
+  template <class RowDone>
+  void run(RowDone done) {
+    // Step 1: primitives everywhere (guards included).
+    {
+      TESSERA_REGION("primitives");
+      primitives(u, s, at, smalld, smallp, S);
+    }
+    TESSERA_REGION("fluxes");
+    const int k0 = nd > 2 ? ng - 1 : 0, k1 = nd > 2 ? ng + nx + 1 : 1;
+    const int j0 = nd > 1 ? ng - 1 : 0, j1 = nd > 1 ? ng + nx + 1 : 1;
+    for (int k = k0; k < k1; ++k)
+      for (int j = j0; j < j1; ++j) {
+        const bool do_x = inside(1, j) && inside(2, k);
+        const bool do_y = nd > 1 && inside(2, k);
+        const bool do_z = nd > 2 && inside(1, j);
+        if (!do_x && !do_y && !do_z) continue;
+        const std::size_t rb = (std::size_t(k) * n1 + j) * n0;
+        // Zones [i0, i1) of the row: those the faces need; in 2-D and 3-D the whole row
+        // (n0, a multiple of 4 for the usual block sizes, so the vector loops have no
+        // remainder; the end zones get unused values from the neighbouring rows).
+        const int i0 = nd > 1 ? 0 : ng - 1, i1 = nd > 1 ? n0 : ng + nx + 1;
+        const Base b = half_step(rb, i0, i1);
+        if (do_x) x_faces(j, k, rb, b, i0, i1);
+        // High-face states kept: y by row parity, z by plane parity and row.
+        if (do_y) across(1, j, j, k, rb, b, S.hi_y + ((j - 1) & 1) * R, S.hi_y + (j & 1) * R);
+        if (do_z) {
+          double* plane[2] = {S.hi_z, S.hi_z + std::size_t(n1) * R};
+          across(2, k, j, k, rb, b, plane[(k - 1) & 1] + j * R, plane[k & 1] + j * R);
+        }
+        // The last update a row gets is its upper z face (3-D) or upper y face (2-D).
+        auto interior = [&](int m) { return m >= ng && m < ng + nx; };
+        if (nd == 3 && interior(j) && interior(k - 1)) done(j, k - 1);
+        if (nd == 2 && interior(j - 1)) done(j - 1, k);
+      }
+    if (nd == 1) done(0, 0);
+  }
+};
 
 template <Layout L, class RowDone = NoRowHook>
 void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockGeom& bg,
@@ -587,9 +635,9 @@ void update_block(const BlockView<L>& u, const BlockShape& s, const mesh::BlockG
                   Hydro::Scratch& S, const BoundaryFluxes& out, const MassFluxOut& mo = {},
                   const double* G = nullptr, RowDone done = {}) {
   if (S.nr == 5)
-    update_block_n<5>(u, s, bg, opt, at, dt, predictor, S, out, mo, G, done);
+    BlockUpdate<5, L>(u, s, bg, opt, at, dt, predictor, S, out, mo, G).run(done);
   else
-    update_block_n<0>(u, s, bg, opt, at, dt, predictor, S, out, mo, G, done);
+    BlockUpdate<0, L>(u, s, bg, opt, at, dt, predictor, S, out, mo, G).run(done);
 }
 
 }  // namespace

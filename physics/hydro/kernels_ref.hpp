@@ -4,7 +4,7 @@
 // runs with perf.simd = "scalar" (the compiler may vectorise them for the build's -march).
 // Layout-free: on one x-row of the primitive array W ([nr+2][N], the row starting at cell
 // rb) and on row buffers [nr][n0] indexed by i; zones [i0, i1). Used by hydro.cpp's block
-// update (update_block_n), where the steps are numbered.
+// update (BlockUpdate::run), where the steps are numbered.
 #include <cmath>
 #include <cstddef>
 

@@ -27,7 +27,7 @@ struct Hydro::Scratch {
   double* hi_z = nullptr;        // high-face states along z of planes k-1 and k [2][n1][NR][n0]
   double* flux = nullptr;        // fluxes through one row of faces [NR][fn]
   double* row = nullptr;         // a row of interior zones per variable [7][n0]: the time-step
-                                 // rate; zone-major's update (update_block_n)
+                                 // rate; zone-major's update (BlockUpdate::update)
   double* gz = nullptr;          // guard-zone EOS pencil [6][ngz]: dens eint temp pres gamc game
   double* geo = nullptr;         // curvilinear radial factors [3][n0]: dt A-/V, dt A+/V, alpha dr/r
   std::vector<int> guard_cells;  // cell numbers of the guard zones (EOS evaluated there)

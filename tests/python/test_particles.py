@@ -1,4 +1,4 @@
-"""Tracer particles end to end (particles/, physics/tracers/; verification.md §K): the Heun
+"""Tracer particles end to end (particles/, physics/particles/; verification.md §K): the Heun
 integrator in a prescribed solid-body rotation against its analytic per-turn error, a
 periodic uniform flow across blocks, levels and ranks, tracers in a Sod tube against the
 exact particle paths, bitwise identical particles and fields on 1, 2 and 4 ranks (2-D and

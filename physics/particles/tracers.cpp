@@ -1,4 +1,4 @@
-#include "physics/tracers/tracers.hpp"
+#include "physics/particles/tracers.hpp"
 
 #include <fmt/format.h>
 
