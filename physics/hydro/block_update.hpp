@@ -325,13 +325,17 @@ struct BlockUpdate {
   const int nd = s.ndim, ng = s.ng, nx = s.nx;
   const int n0 = s.n(0), n1 = s.n(1);
   const std::size_t N = s.cells();
-  const int nr = NRC > 0 ? NRC : S.nr;  // reconstructed channels: rho, vx, vy, vz, p, scalars
+  // Reconstructed channels (rho, vx, vy, vz, p, scalars): a constant where NRC is, so that
+  // each member function's per-channel loops have a constant trip count (a local of each,
+  // NR; a data member would be a load the compiler cannot fold).
+  static constexpr int NR = NRC;
+  const int nr_ = NRC > 0 ? NRC : S.nr;
   const double smallp = opt.smallp, smalld = opt.smalld;
   const double* W = S.w;
-  const double* Wgc = W + std::size_t(nr) * N;      // Gamma1 per cell
-  const double* Wge = W + std::size_t(nr + 1) * N;  // 1 / (game - 1) per cell
+  const double* Wgc = W + std::size_t(nr_) * N;      // Gamma1 per cell
+  const double* Wge = W + std::size_t(nr_ + 1) * N;  // 1 / (game - 1) per cell
   const double ugc = at.ugamc, uge = at.uniform ? 1.0 / (at.ugame - 1.0) : 0.0;
-  const std::size_t R = std::size_t(nr) * n0;  // one row buffer, [nr][n0]
+  const std::size_t R = std::size_t(nr_) * n0;  // one row buffer, [nr][n0]
   const std::ptrdiff_t stride[3] = {1, n0, std::ptrdiff_t(n0) * n1};
   const double f[3] = {0.5 * dt / bg.dx[0], 0.5 * dt / bg.dx[1], 0.5 * dt / bg.dx[2]};
   const double c_dt[3] = {dt / bg.dx[0], dt / bg.dx[1], dt / bg.dx[2]};
@@ -368,8 +372,8 @@ struct BlockUpdate {
         out(out_),
         mo(mo_),
         G(G_) {
-    for (int v = 0; v < nr; ++v) uv[v] = at.flux[v];
-    for (int v = 0; v < nr; ++v) Fv[v] = S.flux + std::size_t(v) * S.fn;
+    for (int v = 0; v < nr_; ++v) uv[v] = at.flux[v];
+    for (int v = 0; v < nr_; ++v) Fv[v] = S.flux + std::size_t(v) * S.fn;
     if (curved) radial_factors();
   }
 
@@ -397,6 +401,7 @@ struct BlockUpdate {
   // `right` (the low faces of the zones above, from cell cr); the cells give gamc and game.
   void riemann(int n, const double* left, const double* right, int a, std::size_t cl,
                std::size_t cr) {
+    const int nr = NRC > 0 ? NR : nr_;
     const int vn = 1 + a, vt1 = a == 0 ? 2 : 1, vt2 = a == 2 ? 2 : 3;
     RiemannRow r;
     r.n = n;
@@ -413,6 +418,7 @@ struct BlockUpdate {
 
   // Step 2: limited slopes of the row starting at cell rb along stride st, zones [i0, i1).
   void slopes(std::size_t rb, std::ptrdiff_t st, int i0, int i1, double* d) {
+    const int nr = NRC > 0 ? NR : nr_;
     if (!ref) return simd::slopes(opt.limiter, W, N, rb, st, i0, i1, d, n0, nr);
     switch (opt.limiter) {
       case 0:
@@ -443,6 +449,7 @@ struct BlockUpdate {
 
   // Step 4's positivity fallback of the reference kernels.
   void fallback(std::size_t rb, int i0, int i1, double* st) {
+    const int nr = NRC > 0 ? NR : nr_;
     for (int q = 5; q < nr; ++q)
       fallback_scalar_row(st + q * n0, W + q * N + rb, st, st + 4 * n0, i0, i1, smalld, smallp);
     (ref ? fallback_row : simd::fallback)(st, st + n0, st + 2 * n0, st + 3 * n0, st + 4 * n0,
@@ -455,6 +462,7 @@ struct BlockUpdate {
   // The Highway kernel takes contiguous rows: var-major's own, zone-major's copied through
   // a row buffer (S.row), so that both layouts run the same arithmetic.
   void update(int kind, int j, int k, double c) {
+    const int nr = NRC > 0 ? NR : nr_;
     if (ref) {
       for (int v = 0; v < nr; ++v) {
         const auto q = u.row(uv[v], j, k) + ng;
@@ -490,6 +498,7 @@ struct BlockUpdate {
   // Steps 2-3 for the row starting at cell rb, zones [i0, i1): slopes along every active
   // axis and (PLM with the predictor) the half step, with its geometric and gravity terms.
   Base half_step(std::size_t rb, int i0, int i1) {
+    const int nr = NRC > 0 ? NR : nr_;
     Base b{W + rb, N};
     if (ppm) return b;
     for (int a = 0; a < nd; ++a) slopes(rb, stride[a], i0, i1, sl + a * R);
@@ -523,6 +532,7 @@ struct BlockUpdate {
   // Step 4: face states along axis a of the row at rb, zones [a0, a1), into lo and `hi`
   // (kept for the faces above where the next row or plane needs them).
   void states(std::size_t rb, const Base& b, int a, int a0, int a1, double* hi) {
+    const int nr = NRC > 0 ? NR : nr_;
     // The faces need zones [ng - 1, ng + nx + 1) only: PLM's slopes cover the whole x-row
     // for the half step's transverse terms, PPM has no half step.
     if (ppm) a0 = std::max(a0, ng - 1), a1 = std::min(a1, ng + nx + 1);
@@ -547,6 +557,7 @@ struct BlockUpdate {
   // (with the geometric terms in curvilinear geometry), the block's x boundary fluxes and
   // the interior mass fluxes.
   void x_faces(int j, int k, std::size_t rb, const Base& b, int i0, int i1) {
+    const int nr = NRC > 0 ? NR : nr_;
     states(rb, b, 0, i0, i1, hi_x);
     riemann(nx + 1, hi_x + (ng - 1), lo + ng, 0, rb + (ng - 1), rb + ng);
     const std::size_t fo =
@@ -568,6 +579,7 @@ struct BlockUpdate {
   // (m = j or k), against the high-face states kept from the row or plane below.
   void across(int a, int m, int j, int k, std::size_t rb, const Base& b, double* hi_prev,
               double* hi_now) {
+    const int nr = NRC > 0 ? NR : nr_;
     states(rb, b, a, ng, ng + nx, hi_now);
     if (m < ng) return;
     const std::size_t below = rb + ng - std::size_t(stride[a]);
