@@ -194,7 +194,7 @@ void Simulation::restore(const io::FlashFileMeta& m) {
   // Fields: every variable the mesh holds must be in the file, except the EOS state and
   // gravity's field, which are recomputed from the conserved variables when missing. Derived
   // variables (VarRole::derived) are not taken from the file (their units recompute them
-  // in after_restart); a file without them restarts.
+  // in restore); a file without them restarts.
   // Nothing of the checkpoint is dropped unless driver.restart_drop names it.
   const auto allowed = p_.get_string_list("driver.restart_drop");
   const std::function<bool(const std::string&)> may_drop = [&allowed](const std::string& name) {
