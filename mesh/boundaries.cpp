@@ -105,4 +105,42 @@ void Mesh::set_var_boundary(int var, int axis, int side, BoundaryFill fill) {
   var_bcs_[{var, axis, side}] = std::move(fill);
 }
 
+std::array<double, 3> GuardSlab::centre(int m, int x, int y) const {
+  std::array<double, 3> r{};
+  for (int d = 0; d < 3; ++d) {
+    const int i = d == axis ? gidx(m) : (d == b ? x : y);
+    const int g = d < geom.ndim ? ng : 0;
+    r[d] = geom.lo[d] + (i - g + 0.5) * geom.dx[d];
+  }
+  return r;
+}
+
+double GuardSlab::face() const {
+  return geom.lo[axis] + (side ? nx * geom.dx[axis] : 0.0);
+}
+
+BoundaryFill dirichlet(std::function<double(const std::array<double, 3>&)> g) {
+  return [g = std::move(g)](const GuardSlab& s) {
+    for (int y = 0; y < s.nc; ++y)
+      for (int x = 0; x < s.nb; ++x) {
+        auto at = s.centre(0, x, y);
+        at[s.axis] = s.face();
+        const double value = g(at);
+        for (int m = 0; m < s.ng; ++m) s.guard(m, x, y) = 2.0 * value - s.interior(m, x, y);
+      }
+  };
+}
+
+BoundaryFill neumann(std::function<double(const std::array<double, 3>&)> q) {
+  return [q = std::move(q)](const GuardSlab& s) {
+    for (int y = 0; y < s.nc; ++y)
+      for (int x = 0; x < s.nb; ++x) {
+        auto at = s.centre(0, x, y);
+        at[s.axis] = s.face();
+        const double dudn = q(at);
+        for (int m = 0; m < s.ng; ++m) s.guard(m, x, y) = s.interior(m, x, y) + s.gap(m) * dudn;
+      }
+  };
+}
+
 }  // namespace tessera::mesh
