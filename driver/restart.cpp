@@ -258,14 +258,16 @@ void Simulation::restore(const io::FlashFileMeta& m) {
   info.dropped = [this](const std::string& line) {
     log("restart: dropped " + line + " (driver.restart_drop)");
   };
+  std::string differs;
   for (const auto& u : units_.all())
     for (const auto& k : decl(*u).state_keys) {
       std::string was = info.string_value(k.key);
       if (was.empty())
         if (const auto r = info.real_parameter(k.key)) was = fmt::format("{}", *r);
-      if (was.empty() ? k.required : was != k.value)
-        recompute = "its " + k.key + " was " + (was.empty() ? "unrecorded" : was);
+      if (differs.empty() && (was.empty() ? k.required : was != k.value))
+        differs = "its " + k.key + " was " + (was.empty() ? "unrecorded" : was);
     }
+  if (!differs.empty()) recompute = differs;  // before a missing variable's reason
   info.initialised = !recompute.empty();
   // This rank's blocks (parents included), read straight from the file into unk, every
   // row verified as it is read. The derived variables are read and verified too, so a

@@ -140,6 +140,7 @@ nlohmann::json Simulation::run() {
             std::numeric_limits<double>::quiet_NaN();
       });
       mesh_->touch_state();
+      mesh_->invalidate_guards();  // dens changed: no fill may keep its guard zones
     }
     if (step_ == inject_error_step && rank_ == nranks_ - 1)
       throw Error(fmt::format("driver.inject_error_step: an error on rank {} alone at step {}",

@@ -122,8 +122,9 @@ struct StateKey {
 /// What a unit is, as data the driver, the mesh, the planner, the writer and restart act
 /// on (as Parthenon's packages declare variable metadata in a StateDescriptor). Built from
 /// the unit's parameters: valid from construction, so that the planner reads it before
-/// anything is allocated; `derives` and `state_keys` are read after bind and may depend on
-/// what bind found (hydro derives "pres" only with a uniform-gamma EOS).
+/// anything is allocated; `derives`, `state_keys` and `derived` are read after bind and may
+/// depend on what bind found (hydro derives "pres" only with a uniform-gamma EOS;
+/// composition drops "ye" once the burn keeps it in unk).
 struct Declarations {
   // unk and the flux register
   std::vector<mesh::VarInfo> variables{};  ///< owned in unk (order matters only within the unit)

@@ -26,7 +26,7 @@ void Pic::restore(mesh::Mesh& m, const physics::CheckpointInfo& c) {
 
 void Pic::resume(mesh::Mesh& m) {
   m.fill_guards(nfill_);
-  need_k_prev_ = true;  // the driver loads the particles after this
+  need_k_prev_ = true;  // the kinetic energy of the loaded particles, at the next step
   if (m.rank() == 0) {
     // Appended to: the run's context gave the checkpoint's step and time (bind).
     const auto path = std::filesystem::path(run_dir_.empty() ? "." : run_dir_) / "pic_history.csv";
