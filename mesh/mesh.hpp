@@ -19,6 +19,7 @@
 #include "mesh/geometry.hpp"
 #include "mesh/transfer.hpp"
 #include "mesh/tree.hpp"
+#include "parallel/exact_sum.hpp"
 
 namespace tessera::base {
 class Params;
@@ -254,23 +255,26 @@ class Mesh {
   /// Smallest cell width on each axis over the whole tree.
   std::array<double, 3> finest_dx() const;
   /// Collective: n sums over the leaves, the same bits on any number of ranks. f(id, out)
-  /// writes leaf id's n partial sums (this rank's leaves); the partials are gathered by
-  /// node id and added in canonical order. The one place sums over leaves are reduced
-  /// (the driver's totals, units' diagnostics).
+  /// writes (or adds to zeros) leaf id's n partial sums (this rank's leaves); each partial
+  /// is added exactly (parallel::ExactSum) and the n sums are reduced in one exact
+  /// reduction of n * ExactSum::kBytes bytes, whatever the number of blocks, and rounded
+  /// once (issue 46; until then the partials of every tree node were gathered on every
+  /// rank and added in canonical order). The one place sums over leaves are reduced (the
+  /// driver's totals, the Krylov dot products, units' diagnostics).
   std::vector<double> leaf_sums(int n, const std::function<void(int id, double* out)>& f) const;
   /// The same with each leaf's view: f(id, view, geom, out) for every local leaf (layout
   /// dispatched once, as for_each_leaf).
   template <class F>
   std::vector<double> leaf_sums_of_views(int n, F&& f) {
-    std::vector<double> part(std::size_t(n) * std::size_t(tree_.size()), 0.0);
+    std::vector<double> part(static_cast<std::size_t>(n));
+    std::vector<parallel::ExactSum> acc(static_cast<std::size_t>(n));
     for_each_leaf([&](int id, const auto& u, const BlockGeom& g) {
-      f(id, u, g, part.data() + std::size_t(n) * std::size_t(id));
+      std::fill(part.begin(), part.end(), 0.0);
+      f(id, u, g, part.data());
+      for (std::size_t q = 0; q < part.size(); ++q) acc[q].add(part[q]);
     });
-    return add_leaf_partials(n, part);
+    return parallel::exact_allreduce(comm_, acc);
   }
-  /// Collective: the canonical-order sum of per-leaf partials (n per tree node, this
-  /// rank's leaves filled, the rest 0): leaf_sums' reduction.
-  std::vector<double> add_leaf_partials(int n, const std::vector<double>& part) const;
 
   /// Collective: fill every local leaf's guard cells (same-level copy, restriction,
   /// prolongation, then physical boundaries, coarse levels first) of the guard-filled

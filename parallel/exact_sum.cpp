@@ -1,0 +1,160 @@
+// Exact sums of doubles (exact_sum.hpp).
+#include "parallel/exact_sum.hpp"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace tessera::parallel {
+
+namespace {
+// GCC's and Clang's 128-bit integer (__extension__: not ISO C++, and -Wpedantic says so).
+__extension__ typedef unsigned __int128 u128;
+constexpr std::int64_t kMask = 0xffffffffLL;
+// Additions a digit takes before its carries must be made: each adds less than 2^33 in
+// magnitude (a digit of another normalised accumulator plus its carry), so 2^29 keep it
+// far inside int64.
+constexpr std::int64_t kPendingMax = std::int64_t(1) << 29;
+}  // namespace
+
+void ExactSum::add(double x) {
+  if (!std::isfinite(x)) {
+    special_ += x;
+    return;
+  }
+  if (x == 0.0) return;
+  const auto bits = std::bit_cast<std::uint64_t>(x);
+  const bool neg = (bits >> 63) != 0;
+  const int biased = int((bits >> 52) & 0x7ff);
+  std::uint64_t m = bits & ((std::uint64_t(1) << 52) - 1);
+  int p = 0;  // x = m 2^(p - 1074), p >= 0
+  if (biased == 0) {
+    p = 0;  // subnormal: m 2^-1074
+  } else {
+    m |= std::uint64_t(1) << 52;
+    p = biased - 1;
+  }
+  const int k = p / 32, s = p % 32;
+  const u128 v = static_cast<u128>(m) << s;  // < 2^85
+  const auto d0 = std::int64_t(std::uint64_t(v) & kMask);
+  const auto d1 = std::int64_t(std::uint64_t(v >> 32) & kMask);
+  const auto d2 = std::int64_t(std::uint64_t(v >> 64));
+  if (neg) {
+    d_[std::size_t(k)] -= d0, d_[std::size_t(k) + 1] -= d1, d_[std::size_t(k) + 2] -= d2;
+  } else {
+    d_[std::size_t(k)] += d0, d_[std::size_t(k) + 1] += d1, d_[std::size_t(k) + 2] += d2;
+  }
+  if (++pending_ >= kPendingMax) normalise();
+}
+
+void ExactSum::add(const ExactSum& o) {
+  ExactSum b = o;
+  b.normalise();
+  normalise();
+  for (int i = 0; i < kDigits; ++i) d_[std::size_t(i)] += b.d_[std::size_t(i)];
+  special_ += o.special_;
+  pending_ = 1;
+}
+
+void ExactSum::normalise() {
+  for (int i = 0; i + 1 < kDigits; ++i) {
+    const std::int64_t c = d_[std::size_t(i)] >> 32;  // floor division by 2^32
+    d_[std::size_t(i)] -= c * (std::int64_t(1) << 32);
+    d_[std::size_t(i) + 1] += c;
+  }
+  pending_ = 0;
+}
+
+double ExactSum::value() const {
+  if (special_ != 0.0 || std::isnan(special_)) return special_;
+  ExactSum a = *this;
+  a.normalise();
+  const bool neg = a.d_[kDigits - 1] < 0;
+  if (neg) {
+    for (auto& x : a.d_) x = -x;
+    a.normalise();
+  }
+  int h = kDigits - 1;
+  while (h >= 0 && a.d_[std::size_t(h)] == 0) --h;
+  if (h < 0) return 0.0;
+  // The top 96 bits (three digits), and whether anything below them is not zero.
+  u128 v = 0;
+  for (int i = h; i >= h - 2; --i) v = (v << 32) | (i >= 0 ? unsigned(a.d_[std::size_t(i)]) : 0u);
+  bool sticky = false;
+  for (int i = h - 3; i >= 0 && !sticky; --i) sticky = a.d_[std::size_t(i)] != 0;
+  const int low = 32 * (h - 2) - 1074;  // the weight of v's lowest bit
+  int nb = 0;
+  for (u128 t = v; t != 0; t >>= 1) ++nb;
+  int shift = nb - 53;
+  std::uint64_t mant = 0;
+  if (shift <= 0) {
+    mant = std::uint64_t(v);  // exact (nothing below: sticky is false when h < 2)
+    shift = 0;
+  } else {
+    mant = std::uint64_t(v >> shift);
+    const u128 rem = v & ((static_cast<u128>(1) << shift) - 1);
+    const u128 half = static_cast<u128>(1) << (shift - 1);
+    if (rem > half || (rem == half && (sticky || (mant & 1u) != 0))) ++mant;
+  }
+  const double r = std::ldexp(double(mant), low + shift);  // mant <= 2^53: exact
+  return neg ? -r : r;
+}
+
+// The wire format of one quantity for the MPI operation: the digits, the special sum, and
+// nothing else (pending additions are made first).
+struct ExactSumWire {
+  std::int64_t d[ExactSum::kDigits];
+  double special;
+  std::int64_t unused;
+  static ExactSumWire of(ExactSum a) {
+    a.normalise();
+    ExactSumWire w{};
+    std::memcpy(w.d, a.d_.data(), sizeof(w.d));
+    w.special = a.special_;
+    return w;
+  }
+  ExactSum sum() const {
+    ExactSum a;
+    std::memcpy(a.d_.data(), d, sizeof(d));
+    a.special_ = special;
+    a.pending_ = 1;
+    return a;
+  }
+};
+static_assert(sizeof(ExactSumWire) == ExactSum::kBytes, "ExactSum::kBytes");
+
+namespace {
+void add_wires(void* in, void* inout, int* len, MPI_Datatype*) {
+  auto* a = static_cast<ExactSumWire*>(in);
+  auto* b = static_cast<ExactSumWire*>(inout);
+  for (int q = 0; q < *len; ++q) {
+    ExactSum s = b[q].sum();
+    s.add(a[q].sum());
+    b[q] = ExactSumWire::of(s);
+  }
+}
+}  // namespace
+
+std::vector<double> exact_allreduce(MPI_Comm comm, const std::vector<ExactSum>& parts) {
+  // The type and the operation, made once per process (MPI_Finalize frees them).
+  static MPI_Datatype type = [] {
+    MPI_Datatype t;
+    MPI_Type_contiguous(ExactSum::kBytes, MPI_BYTE, &t);
+    MPI_Type_commit(&t);
+    return t;
+  }();
+  static MPI_Op op = [] {
+    MPI_Op o;
+    MPI_Op_create(&add_wires, /*commute=*/1, &o);
+    return o;
+  }();
+  std::vector<ExactSumWire> in(parts.size()), out(parts.size());
+  for (std::size_t q = 0; q < parts.size(); ++q) in[q] = ExactSumWire::of(parts[q]);
+  MPI_Allreduce(in.data(), out.data(), int(in.size()), type, op, comm);
+  std::vector<double> r(parts.size());
+  for (std::size_t q = 0; q < parts.size(); ++q) r[q] = out[q].sum().value();
+  return r;
+}
+
+}  // namespace tessera::parallel
