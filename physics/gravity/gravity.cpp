@@ -213,28 +213,21 @@ void Gravity::build_expansion(mesh::Mesh& m) {
   if (sph || (cyl && symmetric_)) {
     if (cyl) centre_[1] = tg.lo[1];
   } else {
-    std::vector<double> part(4 * std::size_t(tree.size()), 0.0), all(part.size(), 0.0);
-    m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& g) {
-      double acc[4] = {0, 0, 0, 0};
-      mesh::for_each_zone(s, [&](int i, int j, int k) {
-        const int ii = i - s.g(0), jj = j - s.g(1), kk = k - s.g(2);
-        const double dm = u(idens_, i, j, k) * g.volume(ii);
-        acc[0] += dm;
-        acc[1] += dm * g.x(ii);
-        acc[2] += dm * g.y(jj);
-        acc[3] += dm * g.z(kk);
-      });
-      for (int q = 0; q < 4; ++q) part[4 * std::size_t(id) + q] = acc[q];
-    });
-    // Exactly one rank holds each leaf's entry (others 0): the reduction is exact; the
-    // sum over leaves in canonical order is the same on any rank count. (Mesh::leaf_sums
-    // computes the same centre to the bit, but through it the compiler builds the moment
-    // accumulation below differently and the potential moves by ~3e-16 relative: kept
-    // hand-written so that outputs stay bitwise what they were.)
-    MPI_Allreduce(part.data(), all.data(), int(all.size()), MPI_DOUBLE, MPI_SUM, m.comm());
-    double tot[4] = {0, 0, 0, 0};
-    for (int id = 0; id < tree.size(); ++id)
-      for (int q = 0; q < 4; ++q) tot[q] += all[4 * std::size_t(id) + q];
+    // The mass and its first moments, summed exactly over leaves (Mesh::leaf_sums: the same
+    // bits on any rank count, a payload of four sums).
+    const auto tot =
+        m.leaf_sums_of_views(4, [&](int, const auto& u, const mesh::BlockGeom& g, double* out) {
+          double acc[4] = {0, 0, 0, 0};
+          mesh::for_each_zone(s, [&](int i, int j, int k) {
+            const int ii = i - s.g(0), jj = j - s.g(1), kk = k - s.g(2);
+            const double dm = u(idens_, i, j, k) * g.volume(ii);
+            acc[0] += dm;
+            acc[1] += dm * g.x(ii);
+            acc[2] += dm * g.y(jj);
+            acc[3] += dm * g.z(kk);
+          });
+          for (int q = 0; q < 4; ++q) out[q] = acc[q];
+        });
     if (!(tot[0] > 0.0)) throw Error("gravity: the total mass on the mesh is not positive");
     if (cyl) {
       centre_[1] = tot[2] / tot[0];
