@@ -165,6 +165,8 @@ nlohmann::json Simulation::report(const RunTotals& rt) {
                    {"tiers", tiers},
                    {"objects", objects},
                    {"peak_rss_bytes", peak},
+                   {"tree_bytes", double(mesh_->tree().bytes())},
+                   {"tree_nodes", mesh_->tree().size()},
                    {"predicted_bytes", predicted},
                    {"prediction_error", (predicted - double(peak)) / double(peak)},
                    {"meminfo", meminfo}};

@@ -46,6 +46,14 @@ class Tree {
   int size() const { return static_cast<int>(nodes_.size()); }
   const Node& node(int id) const { return nodes_[id]; }
   const std::vector<Node>& nodes() const { return nodes_; }
+  /// This rank's bytes for the (replicated, global) tree: the nodes as allocated and the
+  /// index from (level, position) to node (its buckets, and per entry the key, the id and
+  /// the list link of a node of std::unordered_map, rounded to 32 bytes). Grows with the
+  /// global block count on every rank (issue 46: summary.json memory.tree_bytes).
+  std::size_t bytes() const {
+    return nodes_.capacity() * sizeof(Node) + index_.bucket_count() * sizeof(void*) +
+           index_.size() * 32;
+  }
   int max_level() const;
   int num_leaves() const;
   /// Leaves in canonical order.

@@ -176,6 +176,25 @@ def test_plan_is_within_10_percent_of_the_measured_peak_rss(tmp_path, problem, e
     assert abs(s["memory"]["predicted_bytes"] - measured) <= 0.10 * measured
 
 
+def test_summary_reports_the_trees_bytes_as_the_plan_counts_them(tmp_path):
+    # issue 46: the replicated tree's bytes on this rank (summary.json memory.tree_bytes),
+    # at least a node (56 bytes) per tree node, and per node within a factor 2 of what the
+    # plan counts per node of its (fully refined) tree.
+    extra = ["driver.nend=2", "io.checkpoint_interval_steps=0", "io.plotfile_interval_steps=0"]
+    run("sedov_2d_amr.toml", tmp_path, *extra)
+    m = summary(tmp_path)["memory"]
+    assert m["tree_bytes"] >= 56 * m["tree_nodes"] > 0
+    plan = subprocess.run([EXE, "plan", str(ROOT / "problems" / "sedov_2d_amr.toml"), "--json",
+                           *extra], capture_output=True, text=True)
+    assert plan.returncode == 0, plan.stderr
+    item = [i for i in json.loads(plan.stdout)["items"] if i["name"].startswith("tree metadata")]
+    assert len(item) == 1
+    per_node = float(item[0]["formula"].split("*")[1].split()[0])  # "N*108 (...)"
+    measured = m["tree_bytes"] / m["tree_nodes"]
+    print(f"\ntree: {measured:.0f} bytes per node measured, {per_node:.0f} planned")
+    assert 0.5 <= measured / per_node <= 2.0
+
+
 def test_plan_prints_a_table_and_capacity(tmp_path):
     p = subprocess.run([EXE, "plan", str(ROOT / "problems" / "sedov_3d.toml"),
                         "--ranks-per-node", "48", "--memory-per-node", "27G"],
