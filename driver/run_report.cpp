@@ -14,6 +14,7 @@
 #include "memory/arena.hpp"
 #include "memory/tier_runtime.hpp"
 #include "mesh/mesh.hpp"
+#include "perf/comm_census.hpp"
 #include "perf/counters.hpp"
 #include "perf/timers.hpp"
 #include "problems/problem.hpp"
@@ -34,6 +35,7 @@ nlohmann::json Simulation::report(const RunTotals& rt) {
   s["ndim"] = mesh_->ndim();
   s["ranks"] = nranks_;
   s["steps"] = step_;
+  s["comm"] = perf::comm_summary(comm_, rt.comm_loop, rt.loop_steps);
   s["time"] = time_;
   s["dt"] = dt_;
   s["leaf_blocks"] = mesh_->tree().num_leaves();

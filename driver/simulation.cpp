@@ -319,7 +319,7 @@ std::vector<double> Simulation::totals() {
   const auto& s = mesh_->shape();
   const std::size_t nt = total_names_.size();
   std::vector<double> zone(nt, 0.0), sum(nt, 0.0);
-  // Per-leaf sums added in canonical order (Mesh::leaf_sums): the same bits on any rank
+  // Per-leaf sums added exactly (Mesh::leaf_sums): the same bits on any rank
   // count.
   return mesh_->leaf_sums(static_cast<int>(nt), [&](int id, double* out) {
     const mesh::BlockGeom g = mesh_->geom(id);

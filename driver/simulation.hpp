@@ -13,6 +13,7 @@
 
 #include "base/params.hpp"
 #include "io/flash_file.hpp"
+#include "perf/timers.hpp"
 #include "physics/unit.hpp"
 
 namespace tessera::mesh {
@@ -62,6 +63,8 @@ struct RunTotals {
   double zone_updates = 0, loop_seconds = 0, wall = 0;
   std::vector<double> initial, final;  ///< the conserved totals at step 0 and at the end
   bool restarted = false;
+  perf::CommCounts comm_loop{};  ///< the communication census of the step loop (this rank)
+  long loop_steps = 0;           ///< the steps this run made
 };
 
 // The driver, split by job (one file each): wiring and the units' services

@@ -14,6 +14,7 @@
 #include "io/output_manager.hpp"
 #include "memory/tier_runtime.hpp"
 #include "mesh/mesh.hpp"
+#include "perf/comm_census.hpp"
 #include "perf/timers.hpp"
 #include "problems/problem.hpp"
 
@@ -102,6 +103,7 @@ nlohmann::json Simulation::run() {
   auto t_last = Clock::now(), t_hist = t_last;
   double zu_last = 0, zu_hist = 0;
   const int first_step = step_ + 1;
+  const perf::CommCounts comm0 = perf::comm_total();  // the census of the loop alone
   bool stop = false;
   while (more_steps()) {
     {
@@ -213,6 +215,7 @@ nlohmann::json Simulation::run() {
   out_->wait_captures();
   refresh_units(physics::Deferred::outside_unk);  // the last step's belongs to the loop
   const double loop_seconds = std::chrono::duration<double>(Clock::now() - t_loop).count();
+  const perf::CommCounts comm_loop = perf::comm_total() - comm0;
   const auto c1 = totals();
   // The final outputs stand for every schedule point up to now: the checkpoint must carry
   // next output times past them, or a restart writes those outputs again.
@@ -234,6 +237,8 @@ nlohmann::json Simulation::run() {
   rt.initial = c0;
   rt.final = c1;
   rt.restarted = restarted;
+  rt.comm_loop = comm_loop;
+  rt.loop_steps = step_ - first_step + 1;
   return report(rt);
 }
 

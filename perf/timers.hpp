@@ -18,6 +18,18 @@
 
 namespace tessera::perf {
 
+/// MPI traffic a region caused on this rank (perf/comm_census.cpp counts it): point-to-point
+/// messages and bytes sent, collective calls and the bytes this rank contributes (its send
+/// buffer; a broadcast's root only).
+struct CommCounts {
+  std::uint64_t p2p_messages = 0, p2p_bytes = 0, collectives = 0, collective_bytes = 0;
+  CommCounts& operator+=(const CommCounts& o) {
+    p2p_messages += o.p2p_messages, p2p_bytes += o.p2p_bytes;
+    collectives += o.collectives, collective_bytes += o.collective_bytes;
+    return *this;
+  }
+};
+
 struct TimerNode {
   std::string name;
   double seconds = 0.0;
@@ -27,6 +39,7 @@ struct TimerNode {
   std::vector<std::unique_ptr<TimerNode>> children;
   std::vector<std::uint64_t> counts;          ///< per attached counter, summed over calls
   std::vector<std::uint64_t> counts_started;  ///< counter readings at the last push
+  CommCounts comm{};                          ///< MPI traffic while it was the innermost region
   TimerNode* child(const std::string& n);     ///< find or create
 };
 
@@ -56,6 +69,10 @@ class TimerTree {
   /// Forgets every region; attached counters stay attached and restart from zero.
   void reset();
   const TimerNode& root() const { return root_; }
+  /// The communication census (perf/comm_census.cpp): the innermost open region's counts,
+  /// and this thread's counts since it started (reset() does not clear them).
+  CommCounts& comm_here() { return current_->comm; }
+  CommCounts& comm_total() { return comm_total_; }
 
   /// Attach `src` (not owned; nullptr detaches) to this tree: every region's counts restart
   /// from zero, and regions open now count from now on. The caller keeps `src` alive until
@@ -82,8 +99,9 @@ class TimerTree {
  private:
   // Every field named: -Wextra warns on a partial aggregate initializer. The root's clock
   // starts with the tree; it is never pushed or popped.
-  TimerNode root_{"total", 0.0, 0, std::chrono::steady_clock::now(), nullptr, {}, {}, {}};
+  TimerNode root_{"total", 0.0, 0, std::chrono::steady_clock::now(), nullptr, {}, {}, {}, {}};
   TimerNode* current_ = &root_;
+  CommCounts comm_total_{};
   CounterSource* counters_ = nullptr;
   std::vector<std::uint64_t> reading_;     // scratch for pop(), sized at attach
   std::vector<TimerNode*> detached_from_;  // the open region each detached one interrupted

@@ -163,7 +163,7 @@ std::vector<double> Krylov::dots(const std::vector<std::pair<const Field*, const
   const int n = static_cast<int>(pairs.size());
   const int i0 = s.g(0), i1 = s.g(0) + s.ni(0);
   // Per leaf and pair one partial sum in a fixed order (rows, components, i); the leaves'
-  // partials added in canonical order (Mesh::leaf_sums).
+  // partials added exactly (Mesh::leaf_sums, parallel/exact_sum.hpp).
   thread_local std::vector<double> vol;
   return m.leaf_sums(n, [&](int id, double* out) {
     if (by_volume) {  // zone volumes along x (BlockGeom::volume; the same for every j, k)

@@ -66,7 +66,7 @@ Pic::Diag Pic::diagnose(mesh::Mesh& m) const {
   const auto& s = m.shape();
   const auto& tg = m.tree().geometry();
   const double k = 2 * cst::pi * mode_ / (tg.hi[0] - tg.lo[0]);
-  // Per-leaf partials added in canonical order (Mesh::leaf_sums): the same bits on any
+  // Per-leaf partials added exactly (Mesh::leaf_sums): the same bits on any
   // rank count.
   const auto d =
       m.leaf_sums_of_views(3, [&](int id, const auto& u, const mesh::BlockGeom&, double* out) {
