@@ -195,6 +195,16 @@ nlohmann::json Simulation::report(const RunTotals& rt) {
       perf::print_summary_table(os, io_rows, wall, nranks_);
     }
     perf::print_counter_table(os, counters);
+    {
+      const auto& c = s["comm"];
+      os << fmt::format(
+          " communication per step (max over ranks, step loop of {} steps): {:.1f} messages, "
+          "{} sent; {:.1f} collectives, {} contributed\n",
+          c["steps"].get<long>(), c["p2p_messages_per_step_max"].get<double>(),
+          format_bytes(c["p2p_bytes_per_step_max"].get<double>()),
+          c["collectives_per_step_max"].get<double>(),
+          format_bytes(c["collective_bytes_per_step_max"].get<double>()));
+    }
     std::cout << os.str();
     // summary.json is published like an output: a crash never leaves half of one.
     const auto path = fs::path(opt_.run_dir) / "summary.json";
