@@ -34,7 +34,10 @@ Metrics per run, all taken from the run's ``summary.json``:
   only; "unavailable (reason)" entries are listed in summary.json, not averaged);
 * ``memory.huge_bytes`` (sum over arenas), ``memory.arena_bytes``,
   ``memory.peak_rss_bytes``, ``memory.predicted_bytes`` from ``memory``;
-* ``io.<kind>.<key>``: every number under ``io``.
+* ``io.<kind>.<key>``: every number under ``io``;
+* ``comm.<key>``: the communication census per step (``p2p_messages_per_step_max``,
+  ``p2p_bytes_per_step_max``, ``p2p_bytes_per_step_mean``, ``collectives_per_step_max``,
+  ``collective_bytes_per_step_max``; issue 46).
 
 ``--phases pic/deposit,pic/field_solve,...`` tabulates those timer regions (by path
 suffix, any depth) per configuration with their ratios to the baseline, and writes
@@ -407,6 +410,13 @@ def extract_metrics(summary: dict, ranks: Optional[int] = None,
     if _is_number(summary.get("zone_updates_per_second")):
         m["zone_updates_per_second"] = float(summary["zone_updates_per_second"])
         m["zone_updates_per_second_per_core"] = m["zone_updates_per_second"] / ranks
+
+    comm = summary.get("comm")
+    if isinstance(comm, dict):
+        for key, v in comm.items():
+            if key.endswith("_per_step_max") or key.endswith("_per_step_mean"):
+                if _is_number(v):
+                    m[f"comm.{key}"] = float(v)
 
     timers = summary.get("timers")
     if isinstance(timers, dict) and timer_depth > 0:

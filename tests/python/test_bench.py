@@ -74,6 +74,8 @@ def test_metrics_take_numbers_from_counters_memory_and_io_and_list_unavailable_o
                               {"name": "b", "bytes": 50, "huge_bytes": 0}],
                    "peak_rss_bytes": 1000},
         "io": {"checkpoint": {"bytes": 10, "seconds": 0.1, "codec": "none"}},
+        "comm": {"ranks": 2, "steps": 5, "p2p_bytes_per_step_max": 300.0,
+                 "collectives_per_step_max": 3.0, "regions": {"x": {"p2p_bytes": 1}}},
     }
     m, unavailable = bench.extract_metrics(summary)
     assert m["zone_updates_per_second_per_core"] == pytest.approx(5e5)
@@ -83,6 +85,8 @@ def test_metrics_take_numbers_from_counters_memory_and_io_and_list_unavailable_o
     assert m["memory.huge_bytes"] == 64 and m["memory.arena_bytes"] == 150
     assert m["memory.peak_rss_bytes"] == 1000
     assert m["io.checkpoint.bytes"] == 10 and "io.checkpoint.codec" not in m
+    assert m["comm.p2p_bytes_per_step_max"] == 300 and m["comm.collectives_per_step_max"] == 3
+    assert "comm.steps" not in m and not any(k.startswith("comm.regions") for k in m)
     assert unavailable == {"counter.hydro.llc_misses": "unavailable (no PAPI)",
                            "derived.hydro.bandwidth": "unavailable (x)"}
     # The driver's own step-loop time wins over the timer arithmetic.
