@@ -179,7 +179,7 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
   // What the units declare, as bind left it (hydro derives "pres" with a uniform gamma).
   for (const auto& u : units_.all()) decl_.push_back(u->declarations());
   for (const auto& u : units_.all())
-    if (auto* ps = u->particle_set()) {
+    if (auto* ps = decl(*u).particle_set) {
       if (particles_ != nullptr) throw Error("two units own particles; one particle set per run");
       particles_ = ps;
     }

@@ -37,86 +37,96 @@ void guard_range(int d, int nx, int ng, int& lo, int& hi) {
 inline int floordiv2(int x) {
   return x >= 0 ? x / 2 : -((-x + 1) / 2);
 }
-}  // namespace
-
-void Mesh::build_guard_plan() {
-  const int nd = ndim(), nx = shape().nx, ng = shape().ng;
-  const int nlev = tree_.max_level() + 1;
-  guard_stages_.assign(nlev, TransferPlan{});
-  for (int id = 0; id < tree_.size(); ++id) {
-    const Node& n = tree_.node(id);
+// f(id, node, d, p) for every leaf id (ascending) and every direction d to a neighbour
+// position p inside the domain (z, y, x each from -1 to 1, d = 0 left out): the order in
+// which the guard-fill plan and its transpose list their operations, the same on every rank.
+template <class F>
+void for_each_leaf_direction(const Tree& tree, int nd, F&& f) {
+  for (int id = 0; id < tree.size(); ++id) {
+    const Node& n = tree.node(id);
     if (!n.leaf()) continue;
     for (int dz = (nd > 2 ? -1 : 0); dz <= (nd > 2 ? 1 : 0); ++dz)
       for (int dy = (nd > 1 ? -1 : 0); dy <= (nd > 1 ? 1 : 0); ++dy)
         for (int dx = -1; dx <= 1; ++dx) {
           if (!dx && !dy && !dz) continue;
           const IVec d{dx, dy, dz};
-          IVec p{n.pos[0] + dx, n.pos[1] + dy, n.pos[2] + dz};
-          if (tree_.outside(n.level, p)) continue;
-          Box gb;
-          for (int a = 0; a < 3; ++a) {
-            if (a < nd)
-              guard_range(d[a], nx, ng, gb.lo[a], gb.hi[a]);
-            else
-              gb.lo[a] = 0, gb.hi[a] = 1;
-          }
-          IVec shift{0, 0, 0};
-          const int nb = tree_.find(n.level, p, &shift);
-          auto add = [&](int stage, TransferOp op, int src_node) {
-            set_radial(op, src_node);
-            push_op(guard_stages_[stage], op, rank_, tree_.node(src_node).owner, slot_[src_node],
-                    n.owner, slot_[id]);
-          };
-          if (nb >= 0 && tree_.node(nb).leaf()) {
-            TransferOp op;
-            op.kind = OpKind::copy;
-            op.dst = gb;
-            op.src = gb;
-            for (int a = 0; a < nd; ++a) op.src.lo[a] -= d[a] * nx, op.src.hi[a] -= d[a] * nx;
-            add(0, op, nb);
-          } else if (nb >= 0) {
-            const Node& nn = tree_.node(nb);
-            for (int c = 0; c < tree_.geometry().nchild(); ++c) {
-              TransferOp op;
-              op.kind = OpKind::restrict_avg;
-              bool empty = false;
-              for (int a = 0; a < 3; ++a) {
-                if (a >= nd) {
-                  op.dst.lo[a] = 0, op.dst.hi[a] = 1, op.src.lo[a] = 0, op.src.hi[a] = 1;
-                  continue;
-                }
-                const int ca = (c >> a) & 1;
-                const int clo = ng + ca * nx / 2 + d[a] * nx, chi = clo + nx / 2;
-                op.dst.lo[a] = std::max(gb.lo[a], clo);
-                op.dst.hi[a] = std::min(gb.hi[a], chi);
-                if (op.dst.lo[a] >= op.dst.hi[a]) empty = true;
-                op.src.lo[a] = 2 * (op.dst.lo[a] - clo) + ng;
-                op.src.hi[a] = op.src.lo[a] + 2 * (op.dst.hi[a] - op.dst.lo[a]);
-              }
-              if (!empty) add(0, op, nn.child[c]);
-            }
-          } else {
-            const int c = tree_.find_coarser(n.level, p);
-            if (c < 0) throw Error("internal: tree is not 2:1 balanced");
-            const Node& cn = tree_.node(c);
-            TransferOp op;
-            op.kind = OpKind::prolong;
-            op.dst = gb;
-            for (int a = 0; a < 3; ++a) {
-              if (a >= nd) {
-                op.src.lo[a] = 0, op.src.hi[a] = 1;
-                continue;
-              }
-              const int Xlo = n.pos[a] * nx + gb.lo[a] - ng + shift[a] * nx;
-              const int Xhi = Xlo + gb.extent(a) - 1;
-              op.parity0[a] = Xlo & 1;
-              op.src.lo[a] = floordiv2(Xlo) - cn.pos[a] * nx + ng - 1;
-              op.src.hi[a] = floordiv2(Xhi) - cn.pos[a] * nx + ng + 2;
-            }
-            add(n.level, op, c);
-          }
+          const IVec p{n.pos[0] + dx, n.pos[1] + dy, n.pos[2] + dz};
+          if (tree.outside(n.level, p)) continue;  // a physical boundary: folded or dropped
+          f(id, n, d, p);
         }
   }
+}
+
+}  // namespace
+
+void Mesh::build_guard_plan() {
+  const int nd = ndim(), nx = shape().nx, ng = shape().ng;
+  const int nlev = tree_.max_level() + 1;
+  guard_stages_.assign(nlev, TransferPlan{});
+  for_each_leaf_direction(tree_, nd, [&](int id, const Node& n, const IVec& d, const IVec& p) {
+    Box gb;
+    for (int a = 0; a < 3; ++a) {
+      if (a < nd)
+        guard_range(d[a], nx, ng, gb.lo[a], gb.hi[a]);
+      else
+        gb.lo[a] = 0, gb.hi[a] = 1;
+    }
+    IVec shift{0, 0, 0};
+    const int nb = tree_.find(n.level, p, &shift);
+    auto add = [&](int stage, TransferOp op, int src_node) {
+      set_radial(op, src_node);
+      push_op(guard_stages_[stage], op, rank_, tree_.node(src_node).owner, slot_[src_node], n.owner,
+              slot_[id]);
+    };
+    if (nb >= 0 && tree_.node(nb).leaf()) {
+      TransferOp op;
+      op.kind = OpKind::copy;
+      op.dst = gb;
+      op.src = gb;
+      for (int a = 0; a < nd; ++a) op.src.lo[a] -= d[a] * nx, op.src.hi[a] -= d[a] * nx;
+      add(0, op, nb);
+    } else if (nb >= 0) {
+      const Node& nn = tree_.node(nb);
+      for (int c = 0; c < tree_.geometry().nchild(); ++c) {
+        TransferOp op;
+        op.kind = OpKind::restrict_avg;
+        bool empty = false;
+        for (int a = 0; a < 3; ++a) {
+          if (a >= nd) {
+            op.dst.lo[a] = 0, op.dst.hi[a] = 1, op.src.lo[a] = 0, op.src.hi[a] = 1;
+            continue;
+          }
+          const int ca = (c >> a) & 1;
+          const int clo = ng + ca * nx / 2 + d[a] * nx, chi = clo + nx / 2;
+          op.dst.lo[a] = std::max(gb.lo[a], clo);
+          op.dst.hi[a] = std::min(gb.hi[a], chi);
+          if (op.dst.lo[a] >= op.dst.hi[a]) empty = true;
+          op.src.lo[a] = 2 * (op.dst.lo[a] - clo) + ng;
+          op.src.hi[a] = op.src.lo[a] + 2 * (op.dst.hi[a] - op.dst.lo[a]);
+        }
+        if (!empty) add(0, op, nn.child[c]);
+      }
+    } else {
+      const int c = tree_.find_coarser(n.level, p);
+      if (c < 0) throw Error("internal: tree is not 2:1 balanced");
+      const Node& cn = tree_.node(c);
+      TransferOp op;
+      op.kind = OpKind::prolong;
+      op.dst = gb;
+      for (int a = 0; a < 3; ++a) {
+        if (a >= nd) {
+          op.src.lo[a] = 0, op.src.hi[a] = 1;
+          continue;
+        }
+        const int Xlo = n.pos[a] * nx + gb.lo[a] - ng + shift[a] * nx;
+        const int Xhi = Xlo + gb.extent(a) - 1;
+        op.parity0[a] = Xlo & 1;
+        op.src.lo[a] = floordiv2(Xlo) - cn.pos[a] * nx + ng - 1;
+        op.src.hi[a] = floordiv2(Xhi) - cn.pos[a] * nx + ng + 2;
+      }
+      add(n.level, op, c);
+    }
+  });
 }
 
 void Mesh::build_accumulate_plan() {
@@ -131,34 +141,24 @@ void Mesh::build_accumulate_plan() {
   // The transpose of stage 0's same-level copies, in the same global order: source leaf
   // id, then direction (z, y, x from -1 to 1). Every rank builds the same list.
   const int nd = ndim(), nx = shape().nx, ng = shape().ng;
-  for (int id = 0; id < tree_.size(); ++id) {
-    const Node& n = tree_.node(id);
-    if (!n.leaf()) continue;
-    for (int dz = (nd > 2 ? -1 : 0); dz <= (nd > 2 ? 1 : 0); ++dz)
-      for (int dy = (nd > 1 ? -1 : 0); dy <= (nd > 1 ? 1 : 0); ++dy)
-        for (int dx = -1; dx <= 1; ++dx) {
-          if (!dx && !dy && !dz) continue;
-          const IVec d{dx, dy, dz};
-          const IVec p{n.pos[0] + dx, n.pos[1] + dy, n.pos[2] + dz};
-          if (tree_.outside(n.level, p)) continue;  // physical boundary: folded or dropped
-          const int nb = tree_.find(n.level, p);
-          if (nb < 0 || !tree_.node(nb).leaf())
-            throw Error("internal: accumulate plan on a tree with more than one leaf level");
-          TransferOp op;
-          op.kind = OpKind::accumulate;
-          for (int a = 0; a < 3; ++a) {
-            if (a < nd)
-              guard_range(d[a], nx, ng, op.src.lo[a], op.src.hi[a]);
-            else
-              op.src.lo[a] = 0, op.src.hi[a] = 1;
-          }
-          // The neighbour's interior zones under this guard box: the same cells, shifted
-          // by one block (a face or node value at index g+n lands on the neighbour's g).
-          op.dst = op.src;
-          for (int a = 0; a < nd; ++a) op.dst.lo[a] -= d[a] * nx, op.dst.hi[a] -= d[a] * nx;
-          push_op(accumulate_plan_, op, rank_, n.owner, slot_[id], tree_.node(nb).owner, slot_[nb]);
-        }
-  }
+  for_each_leaf_direction(tree_, nd, [&](int id, const Node& n, const IVec& d, const IVec& p) {
+    const int nb = tree_.find(n.level, p);
+    if (nb < 0 || !tree_.node(nb).leaf())
+      throw Error("internal: accumulate plan on a tree with more than one leaf level");
+    TransferOp op;
+    op.kind = OpKind::accumulate;
+    for (int a = 0; a < 3; ++a) {
+      if (a < nd)
+        guard_range(d[a], nx, ng, op.src.lo[a], op.src.hi[a]);
+      else
+        op.src.lo[a] = 0, op.src.hi[a] = 1;
+    }
+    // The neighbour's interior zones under this guard box: the same cells, shifted
+    // by one block (a face or node value at index g+n lands on the neighbour's g).
+    op.dst = op.src;
+    for (int a = 0; a < nd; ++a) op.dst.lo[a] -= d[a] * nx, op.dst.hi[a] -= d[a] * nx;
+    push_op(accumulate_plan_, op, rank_, n.owner, slot_[id], tree_.node(nb).owner, slot_[nb]);
+  });
 }
 
 namespace {

@@ -67,7 +67,7 @@ void ExactSum::normalise() {
 }
 
 double ExactSum::value() const {
-  if (special_ != 0.0 || std::isnan(special_)) return special_;
+  if (special_ != 0.0) return special_;  // NaN or an infinity (NaN != 0 too)
   ExactSum a = *this;
   a.normalise();
   const bool neg = a.d_[kDigits - 1] < 0;
@@ -101,12 +101,11 @@ double ExactSum::value() const {
   return neg ? -r : r;
 }
 
-// The wire format of one quantity for the MPI operation: the digits, the special sum, and
-// nothing else (pending additions are made first).
+// The wire format of one quantity for the MPI operation: the digits (carries made first)
+// and the special sum.
 struct ExactSumWire {
   std::int64_t d[ExactSum::kDigits];
   double special;
-  std::int64_t unused;
   static ExactSumWire of(ExactSum a) {
     a.normalise();
     ExactSumWire w{};

@@ -23,7 +23,7 @@ class ExactSum {
   /// 2^100 additions of the largest double.
   static constexpr int kDigits = 70;
   /// Bytes a rank contributes to a reduction, per quantity.
-  static constexpr int kBytes = (kDigits + 2) * 8;
+  static constexpr int kBytes = (kDigits + 1) * 8;
 
   /// Adds x exactly.
   void add(double x);

@@ -3,6 +3,7 @@
 #include "perf/comm_census.hpp"
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 namespace tessera::perf {
@@ -63,9 +64,8 @@ nlohmann::json to_json(const CommCounts& c) {
 }
 
 nlohmann::json comm_summary(MPI_Comm comm, const CommCounts& loop, long steps) {
-  int nranks = 1, rank = 0;
+  int nranks = 1;
   PMPI_Comm_size(comm, &nranks);
-  PMPI_Comm_rank(comm, &rank);
   const double n = double(std::max(1L, steps));
   // Maxima over ranks of the per-step figures, and the mean of the bytes sent.
   double mx[4] = {double(loop.p2p_messages) / n, double(loop.p2p_bytes) / n,
@@ -75,21 +75,12 @@ nlohmann::json comm_summary(MPI_Comm comm, const CommCounts& loop, long steps) {
   PMPI_Allreduce(MPI_IN_PLACE, &sum_bytes, 1, MPI_DOUBLE, MPI_SUM, comm);
   // Regions: every rank's names (they may differ), then each figure's maximum over ranks.
   const auto mine = comm_by_region();
-  std::string names;
-  for (const auto& [k, v] : mine) names += k + '\n';
-  int len = int(names.size());
-  std::vector<int> lens(static_cast<std::size_t>(nranks)), displs(lens.size());
-  PMPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm);
-  int total = 0;
-  for (int r = 0; r < nranks; ++r) displs[std::size_t(r)] = total, total += lens[std::size_t(r)];
-  std::string all(std::size_t(total), '\0');
-  PMPI_Allgatherv(names.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR,
-                  comm);
+  std::vector<char> names;
+  for (const auto& [k, v] : mine) names.insert(names.end(), k.c_str(), k.c_str() + k.size() + 1);
   std::vector<std::string> keys;
-  for (std::size_t a = 0, b; a < all.size(); a = b + 1) {
-    b = all.find('\n', a);
-    keys.push_back(all.substr(a, b - a));
-  }
+  for (const auto& theirs : detail::allgather_bytes(comm, names))
+    for (std::size_t a = 0; a < theirs.size(); a += keys.back().size() + 1)
+      keys.emplace_back(theirs.data() + a);
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   std::vector<double> v(4 * keys.size(), 0.0);
@@ -107,7 +98,6 @@ nlohmann::json comm_summary(MPI_Comm comm, const CommCounts& loop, long steps) {
                         {"p2p_bytes", v[4 * q + 1]},
                         {"collectives", v[4 * q + 2]},
                         {"collective_bytes", v[4 * q + 3]}};
-  (void)rank;
   return {{"ranks", nranks},
           {"steps", steps},
           {"p2p_messages_per_step_max", mx[0]},

@@ -83,7 +83,6 @@ std::vector<std::string> own_hooks() {
   add(declared_in<T>(&T::check), "check");
   add(declared_in<T>(&T::tag_refinement), "tag_refinement");
   add(declared_in<T>(&T::diagnostics), "diagnostics");
-  add(declared_in<T>(&T::particle_set), "particle_set");
   return h;
 }
 
@@ -98,7 +97,7 @@ inline const std::vector<HookDoc>& hook_docs() {
       {"declarations",
        "its variables (role, kind, guard fill, prolongation), guard zones, "
        "flux variables, derived outputs, totals, history columns, the "
-       "deferred-state metadata, restart state keys"},
+       "deferred-state metadata, restart state keys, its particles"},
       {"memory_needs", "arenas per rank and per block slot, for the planner"},
       {"bind", "indices, the services it needs, arenas; the run's context"},
       {"initialise", "after the problem filled the interior"},
@@ -115,8 +114,7 @@ inline const std::vector<HookDoc>& hook_docs() {
       {"tag_refinement", "its own refinement criterion beside the Loehner criteria"},
       {"derived", "derived outputs (and derived unk variables per block)"},
       {"total_densities", "densities of its conserved totals"},
-      {"diagnostics", "its summary.json object; its history.csv values"},
-      {"particle_set", "the particles it owns (checkpoints, particle files, restart)"}};
+      {"diagnostics", "its summary.json object; its history.csv values"}};
   return d;
 }
 

@@ -122,8 +122,8 @@ struct StateKey {
 /// What a unit is, as data the driver, the mesh, the planner, the writer and restart act
 /// on (as Parthenon's packages declare variable metadata in a StateDescriptor). Built from
 /// the unit's parameters: valid from construction, so that the planner reads it before
-/// anything is allocated; `derives`, `state_keys` and `derived` are read after bind and may
-/// depend on what bind found (hydro derives "pres" only with a uniform-gamma EOS;
+/// anything is allocated; `derives`, `state_keys`, `derived` and `particle_set` are read after
+/// bind and may depend on what bind found (hydro derives "pres" only with a uniform-gamma EOS;
 /// composition drops "ye" once the burn keeps it in unk).
 struct Declarations {
   // unk and the flux register
@@ -164,6 +164,10 @@ struct Declarations {
   std::vector<std::string> derives{};
   // restart
   std::vector<StateKey> state_keys{};  ///< what its state in unk was computed with
+  /// The particles the unit owns (made at bind: read after it; null: none). The driver
+  /// writes them to checkpoints and particle files and loads them on restart (before
+  /// restore). Users: the tracers, pic.
+  particles::ParticleSet* particle_set = nullptr;
 };
 
 /// What a unit keeps in files besides unk.
@@ -207,11 +211,13 @@ struct CheckpointInfo {
 
 class Services;
 
-/// A physics unit. Twenty virtual functions: what it is (name, declarations, memory_needs),
-/// its life cycle (bind, initialise, restore), each step (max_dt, advance, check, refresh),
-/// the regrid (tag_refinement, before_regrid, after_regrid), and what it gives to outputs
-/// (file_records, derived, total_densities, diagnostics, particle_set). Each has at least
-/// two users (`tessera units` lists who overrides what).
+/// A physics unit. Twenty virtual functions, the destructor among them: what it is (name,
+/// declarations, memory_needs), its life cycle (bind, initialise, restore), each step
+/// (max_dt, advance, check, refresh), the regrid (tag_refinement, before_regrid,
+/// after_regrid), and what it gives to outputs (file_records, derived and total_densities
+/// with one overload per layout, diagnostics). Each has at least two users (`tessera
+/// units` lists who overrides what); what a unit's variables and particles need is data
+/// (Declarations).
 class Unit {
  public:
   virtual ~Unit() = default;
@@ -295,10 +301,6 @@ class Unit {
   virtual nlohmann::json diagnostics(mesh::Mesh& /*m*/, Diagnostic /*what*/) const {
     return nullptr;
   }
-
-  /// The particles the unit owns (null: none). The driver writes them to checkpoints and
-  /// particle files and loads them on restart (before restore).
-  virtual particles::ParticleSet* particle_set() { return nullptr; }
 };
 
 /// Implements Unit's per-layout overloads (derived, total_densities) from the templates of

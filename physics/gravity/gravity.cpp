@@ -473,21 +473,13 @@ void Gravity::solve(mesh::Mesh& m, double dt) {
         // the flux register (dens's slot, [t2][t1] per face): correct() below gives the
         // coarse side of a fine/coarse face the fine faces' area average in place of its
         // own, so the face terms cancel there too.
-        for (int a = 0; a < ndim_; ++a) {
-          const int t1 = a == 0 ? 1 : 0, t2 = a == 2 ? 1 : 2;
+        for (int a = 0; a < ndim_; ++a)
           for (int side = 0; side < 2; ++side) {
             double* R = fr.face(slot, 2 * a + side);
-            int idx[3] = {0, 0, 0};
-            idx[a] = side ? s.ni(a) : 0;
-            for (int c2 = 0; c2 < s.ni(t2); ++c2)
-              for (int c1 = 0; c1 < s.ni(t1); ++c1) {
-                idx[t1] = c1;
-                idx[t2] = c2;
-                const std::size_t f = FL.index(a, idx[0], idx[1], idx[2]);
-                R[std::size_t(c2) * s.ni(t1) + c1] = mf[f] * (0.5 * (pold[f] + face[f]));
-              }
+            FL.boundary_faces(a, side, [&](std::size_t r, std::size_t f) {
+              R[r] = mf[f] * (0.5 * (pold[f] + face[f]));
+            });
           }
-        }
       }
       if (flux) std::copy(face.begin(), face.end(), phif_[std::size_t(slot)].begin());
     });

@@ -79,6 +79,22 @@ struct FaceLayout {
     return off[a] + (std::size_t(k) * fy + j) * fx + i;
   }
   std::size_t size() const { return off[3]; }
+  /// f(r, i) for every face of the block's boundary (axis a, side 0 low / 1 high): r its
+  /// index in the flux register's face array ([t2][t1], t1 < t2 the transverse axes), i
+  /// its index here. Gravity's potential-weighted fluxes and hydro's boundary mass fluxes
+  /// cross between the two layouts this way.
+  template <class F>
+  void boundary_faces(int a, int side, F&& f) const {
+    const int t1 = a == 0 ? 1 : 0, t2 = a == 2 ? 1 : 2;
+    int idx[3] = {0, 0, 0};
+    idx[a] = side ? n[a] : 0;
+    for (int c2 = 0; c2 < n[t2]; ++c2)
+      for (int c1 = 0; c1 < n[t1]; ++c1) {
+        idx[t1] = c1;
+        idx[t2] = c2;
+        f(std::size_t(c2) * std::size_t(n[t1]) + std::size_t(c1), index(a, idx[0], idx[1], idx[2]));
+      }
+  }
 };
 
 class Gravity final : public physics::UnitBase<Gravity> {

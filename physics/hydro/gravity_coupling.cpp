@@ -47,20 +47,13 @@ void Hydro::store_boundary_mass_fluxes(mesh::Mesh& m, double w, bool add) {
     const int slot = m.slot(id);
     double* f = mflux_->mass_fluxes(slot);
     for (int a = 0; a < nd; ++a) {
-      // The register's face layout [v][t2][t1], t1 < t2 the transverse axes; dens is v = 0.
-      const int t1 = a == 0 ? 1 : 0, t2 = a == 2 ? 1 : 2;
+      // The register's face layout [v][t2][t1]; dens is v = 0.
       for (int side = 0; side < 2; ++side) {
         const double* R = fr.face(slot, 2 * a + side);
-        int idx[3] = {0, 0, 0};
-        idx[a] = side ? s.ni(a) : 0;
-        for (int c2 = 0; c2 < s.ni(t2); ++c2)
-          for (int c1 = 0; c1 < s.ni(t1); ++c1) {
-            idx[t1] = c1;
-            idx[t2] = c2;
-            const double F = R[std::size_t(c2) * s.ni(t1) + c1];
-            double& d = f[L.index(a, idx[0], idx[1], idx[2])];
-            d = add ? d + w * F : w * F;
-          }
+        L.boundary_faces(a, side, [&](std::size_t r, std::size_t i) {
+          double& d = f[i];
+          d = add ? d + w * R[r] : w * R[r];
+        });
       }
     }
   }

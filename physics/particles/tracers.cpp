@@ -88,7 +88,10 @@ physics::Declarations Tracers::declarations() const {
   // The predictor lands at most dt_factor zones out; CIC reaches half a zone past it, the
   // quadratic stencil one zone and a half.
   const double reach = dt_factor_ + (mapping_ == particles::Mapping::cic ? 0.5 : 1.5);
-  return {.nguard = static_cast<int>(std::ceil(reach)), .writes_unk = false, .reads = {}};
+  return {.nguard = static_cast<int>(std::ceil(reach)),
+          .writes_unk = false,
+          .reads = {},
+          .particle_set = set_.get()};
 }
 
 std::vector<physics::ArenaNeed> Tracers::memory_needs(const std::vector<mesh::VarInfo>& /*unk*/,

@@ -65,7 +65,6 @@ class Tracers final : public physics::Unit {
   void after_regrid(mesh::Mesh& m) override;
   /// count, lost, migrated, bytes, pages (requested, achieved), init, mapping.
   nlohmann::json diagnostics(mesh::Mesh& m, physics::Diagnostic what) const override;
-  particles::ParticleSet* particle_set() override { return set_.get(); }
 
  private:
   particles::Placement place_;

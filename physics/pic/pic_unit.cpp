@@ -162,7 +162,8 @@ physics::Declarations Pic::declarations() const {
   for (int a = 0; a < 3; ++a) v.emplace_back(b[a], a, VarKind::conserved, true, true, "pic");
   for (int a = 0; a < 3; ++a) v.emplace_back(j[a], a, VarKind::conserved, false, true, "pic");
   v.emplace_back("rhoq", -1, VarKind::conserved, false, true, "pic");
-  return {.variables = std::move(v), .nguard = order_ / 2 + 2, .reads = {}};
+  return {
+      .variables = std::move(v), .nguard = order_ / 2 + 2, .reads = {}, .particle_set = set_.get()};
 }
 
 void Pic::bind(mesh::Mesh& m, const physics::Services& /*services*/,

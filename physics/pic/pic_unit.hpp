@@ -105,7 +105,6 @@ class Pic final : public physics::Unit {
     if (what == physics::Deferred::outside_unk) finish(m);
   }
   nlohmann::json diagnostics(mesh::Mesh& m, physics::Diagnostic what) const override;
-  particles::ParticleSet* particle_set() override { return set_.get(); }
 
   /// Field energy, the complex amplitude of Ex's mode along x (sum over the interior of
   /// Ex exp(-i k x) at Ex's positions), rank-local; kinetic energy of the particles.
