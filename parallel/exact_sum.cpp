@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 namespace tessera::parallel {
 
@@ -153,6 +154,97 @@ std::vector<double> exact_allreduce(MPI_Comm comm, const std::vector<ExactSum>& 
   MPI_Allreduce(in.data(), out.data(), int(in.size()), type, op, comm);
   std::vector<double> r(parts.size());
   for (std::size_t q = 0; q < parts.size(); ++q) r[q] = out[q].sum().value();
+  return r;
+}
+
+}  // namespace tessera::parallel
+
+namespace tessera::parallel {
+
+namespace {
+__extension__ typedef __int128 i128;
+i128 to_i128(const WindowedSums::Acc& a) {
+  return static_cast<i128>((static_cast<u128>(a.hi) << 64) | a.lo);
+}
+void add_accs(void* in, void* inout, int* len, MPI_Datatype*) {
+  const auto* a = static_cast<const std::uint64_t*>(in);
+  auto* b = static_cast<std::uint64_t*>(inout);
+  for (int q = 0; q < *len; ++q) {  // two's complement: unsigned addition with the carry
+    const u128 s = ((static_cast<u128>(a[2 * q + 1]) << 64) | a[2 * q]) +
+                   ((static_cast<u128>(b[2 * q + 1]) << 64) | b[2 * q]);
+    b[2 * q] = std::uint64_t(s), b[2 * q + 1] = std::uint64_t(s >> 64);
+  }
+}
+}  // namespace
+
+std::vector<int> WindowedSums::exponents(MPI_Comm comm, std::vector<int> local) {
+  std::vector<int> e(local.size());
+  MPI_Allreduce(local.data(), e.data(), int(local.size()), MPI_INT, MPI_MAX, comm);
+  return e;
+}
+
+std::vector<int> WindowedSums::shifts(const std::vector<int>& e, long max_terms) {
+  if (max_terms < 1 || max_terms > (1L << 40))
+    throw std::invalid_argument("WindowedSums: max_terms must be in [1, 2^40]");
+  int bits = 0;  // 2^bits >= max_terms
+  while ((1L << bits) < max_terms) ++bits;
+  std::vector<int> s(e.size(), 0);
+  for (std::size_t q = 0; q < e.size(); ++q)
+    if (e[q] != kNone && e[q] != kNonFinite) s[q] = e[q] + bits - 126;  // |x| / 2^s < 2^(126-bits)
+  return s;
+}
+
+void WindowedSums::add(Acc& a, double x, int s) {
+  // x = mant 2^ex exactly; x / 2^s rounded to the nearest integer (ties to even) in
+  // integer arithmetic. It is below 2^(126 - bits) in magnitude (|x| < 2^e), and 2^bits of
+  // them fit in a signed 128-bit integer.
+  const auto bits = std::bit_cast<std::uint64_t>(x);
+  const int biased = int((bits >> 52) & 0x7ff);
+  const std::uint64_t frac = bits & ((std::uint64_t(1) << 52) - 1);
+  const std::uint64_t mant = biased == 0 ? frac : frac | (std::uint64_t(1) << 52);
+  const int shift = (biased == 0 ? -1074 : biased - 1075) - s;
+  u128 v = 0;
+  if (shift >= 0) {
+    v = static_cast<u128>(mant) << shift;
+  } else if (shift > -64) {
+    const int k = -shift;
+    std::uint64_t r = mant >> k;
+    const std::uint64_t rem = mant & ((std::uint64_t(1) << k) - 1), half = std::uint64_t(1)
+                                                                           << (k - 1);
+    if (rem > half || (rem == half && (r & 1))) ++r;
+    v = r;
+  }
+  if (bits >> 63) v = ~v + 1;  // two's complement
+  const u128 t = ((static_cast<u128>(a.hi) << 64) | a.lo) + v;
+  a.lo = std::uint64_t(t), a.hi = std::uint64_t(t >> 64);
+}
+
+std::vector<double> WindowedSums::finish(MPI_Comm comm, const std::vector<int>& e,
+                                         const std::vector<int>& s, std::vector<Acc>& acc) {
+  static_assert(sizeof(Acc) == 16, "two 64-bit words");
+  static MPI_Datatype type = [] {
+    MPI_Datatype t;
+    MPI_Type_contiguous(2, MPI_UINT64_T, &t);
+    MPI_Type_commit(&t);
+    return t;
+  }();
+  static MPI_Op op = [] {
+    MPI_Op o;
+    MPI_Op_create(&add_accs, /*commute=*/1, &o);
+    return o;
+  }();
+  std::vector<Acc> sum(acc.size());
+  MPI_Allreduce(acc.data(), sum.data(), int(acc.size()), type, op, comm);
+  std::vector<double> r(acc.size(), 0.0);
+  for (std::size_t q = 0; q < acc.size(); ++q) {
+    if (e[q] == kNonFinite) {
+      r[q] = std::numeric_limits<double>::quiet_NaN();
+    } else if (e[q] != kNone) {
+      // One rounding: the integer to the nearest double; the scaling by 2^s is exact unless
+      // the sum is subnormal (then it rounds once more, below 2^-1022).
+      r[q] = std::ldexp(static_cast<double>(to_i128(sum[q])), s[q]);
+    }
+  }
   return r;
 }
 

@@ -11,6 +11,7 @@
 #include "base/error.hpp"
 #include "base/params.hpp"
 #include "mesh/flux_register.hpp"
+#include "parallel/exact_sum.hpp"
 #include "perf/timers.hpp"
 
 namespace tessera::gravity {
@@ -271,7 +272,7 @@ void Gravity::build_expansion(mesh::Mesh& m) {
       x[2] = (g.z(kk) - centre_[2]) / scale_;
     }
   };
-  m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& g) {
+  m.for_each_leaf([&](int, const auto& u, const mesh::BlockGeom& g) {
     int qlo = std::numeric_limits<int>::max(), qhi = -1;
     std::size_t c = 0;
     double x[3];
@@ -283,48 +284,34 @@ void Gravity::build_expansion(mesh::Mesh& m) {
       qlo = std::min(qlo, q), qhi = std::max(qhi, q);
     });
     const std::size_t head = mine.size(), nq = std::size_t(qhi - qlo + 1);
-    mine.push_back(double(id));
     mine.push_back(double(qlo));
     mine.push_back(double(nq));
-    mine.resize(head + 3 + nq * rs, 0.0);
+    mine.resize(head + 2 + nq * rs, 0.0);
     c = 0;
     mesh::for_each_zone(s, [&](int i, int j, int k) {
       const int ii = i - s.g(0);
       pos(g, ii, j - s.g(1), k - s.g(2), x);
       const double dm = u(idens_, i, j, k) * g.volume(ii);
       exp_.accumulate(dm, x[0], x[1], x[2],
-                      mine.data() + head + 3 + std::size_t(qz[c++] - qlo) * rs);
+                      mine.data() + head + 2 + std::size_t(qz[c++] - qlo) * rs);
     });
   });
 
-  // Step 4: every rank gets every leaf's partial moments and adds them in canonical tree
-  // order (node id), so the sums do not depend on how the leaves are spread over ranks.
-  const int nr = m.nranks();
-  std::vector<int> counts(std::size_t(nr), 0), displs(std::size_t(nr), 0);
-  const int n_mine = int(mine.size());
-  MPI_Allgather(&n_mine, 1, MPI_INT, counts.data(), 1, MPI_INT, m.comm());
-  long total = 0;
-  for (int r = 0; r < nr; ++r) {
-    displs[std::size_t(r)] = int(total);
-    total += counts[std::size_t(r)];
-  }
-  if (total > std::numeric_limits<int>::max())
-    throw Error("gravity: the partial moments exceed 2^31 doubles (lower mpole_lmax or bins)");
-  std::vector<double> every(std::size_t(total), 0.0);
-  MPI_Allgatherv(mine.data(), n_mine, MPI_DOUBLE, every.data(), counts.data(), displs.data(),
-                 MPI_DOUBLE, m.comm());
-  gathered_ = std::size_t(total);
-  std::vector<std::size_t> at(std::size_t(tree.size()), std::size_t(-1));
-  for (std::size_t o = 0; o < every.size();) {
-    at[std::size_t(every[o])] = o;
-    o += 3 + std::size_t(every[o + 2]) * rs;
-  }
-  for (int id = 0; id < tree.size(); ++id) {
-    const std::size_t o = at[std::size_t(id)];
-    if (o == std::size_t(-1)) continue;
-    const int qlo = int(every[o + 1]), nq = int(every[o + 2]);
-    for (int q = 0; q < nq; ++q) exp_.add_row(qlo + q, every.data() + o + 3 + std::size_t(q) * rs);
-  }
+  // Step 4: the leaves' partial moments summed over ranks bin by bin, reproducibly
+  // (parallel::WindowedSums: the same bits on any rank count; a payload of
+  // WindowedSums::kBytes per moment of every bin, whatever the number of blocks). A moment
+  // has at most one partial per leaf.
+  const std::size_t nmom = std::size_t(bins.count) * rs;
+  const auto sums =
+      parallel::WindowedSums::allreduce(m.comm(), nmom, std::max(1, tree.size()), [&](auto&& emit) {
+        for (std::size_t o = 0; o < mine.size();) {
+          const std::size_t first = std::size_t(mine[o]) * rs, n = std::size_t(mine[o + 1]) * rs;
+          for (std::size_t c = 0; c < n; ++c) emit(first + c, mine[o + 2 + c]);
+          o += 2 + n;
+        }
+      });
+  reduced_bytes_ = nmom * parallel::WindowedSums::kBytes;
+  for (int q = 0; q < bins.count; ++q) exp_.add_row(q, sums.data() + std::size_t(q) * rs);
   if (symmetric_) exp_.mirror_equator();
   exp_.finish();
   moment_seconds_ += std::chrono::duration<double>(Clock::now() - t0).count();
@@ -522,7 +509,7 @@ nlohmann::json Gravity::diagnostics(mesh::Mesh& m, physics::Diagnostic /*what*/)
   j["uniform_bins"] = exp_.bins().nu;
   j["inner_bins"] = exp_.bins().ni;
   j["inner_bin_width"] = exp_.bins().hi * scale_;
-  j["moment_doubles_gathered"] = gathered_;
+  j["moment_bytes_reduced"] = reduced_bytes_;
   j["moment_seconds_max_rank"] = sec[1];
   return j;
 }

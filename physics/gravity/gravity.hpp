@@ -36,8 +36,9 @@
 //   gravity.ambient_density > 0: zones below it take the momentum form under "flux" too
 //   (Castro's safeguard for ambient gas; off by default, the total then not exact).
 // Reductions are rank-count independent: per-leaf partial moments (only each leaf's own
-// range of bins) are gathered and summed in canonical tree order, as the driver's totals
-// are, so gpot is bitwise identical on any number of ranks.
+// range of bins) are summed over ranks bin by bin with parallel::WindowedSums (a payload of
+// 20 bytes per moment of every bin, whatever the number of blocks), and the centre of mass
+// with Mesh::leaf_sums, so gpot is bitwise identical on any number of ranks.
 #include <chrono>
 #include <string>
 #include <vector>
@@ -212,7 +213,7 @@ class Gravity final : public physics::UnitBase<Gravity> {
   double dt_limit_ = 0.0;  ///< min sqrt(dx / |g|) over local zones at the last solve
   long solves_ = 0;
   double seconds_ = 0.0, moment_seconds_ = 0.0;
-  std::size_t gathered_ = 0;  ///< doubles of partial moments gathered at the last solve
+  std::size_t reduced_bytes_ = 0;  ///< bytes per rank of the last solve's moment reduction
 };
 
 }  // namespace tessera::gravity

@@ -105,5 +105,59 @@ TEST(ExactSum, GivenARankSplit_ThenTheReductionIsTheWholeSum) {
   EXPECT_EQ(r[1], -2 * r[0]);  // exact: scaling by -2 commutes with rounding
 }
 
+// Given 40 quantities of 300 partials each (spanning 2^-60 to 2^60 with both signs; one
+// of them (1e16, 1, -1e16, 1) and the rest zeros; one all zeros; one with a NaN), when
+// WindowedSums reduces them over the ranks split two ways, and over this rank alone with
+// every partial in a shuffled order, then every result has the same bits, the
+// cancellation gives 2, and each is within 2^-100 of its largest partial plus half an ulp
+// of the exact sum.
+TEST(ExactSum, GivenWindowedSumsOfManyQuantities_ThenTheSplitAndOrderDoNotMatter) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  constexpr std::size_t nq = 40, nt = 300;
+  std::mt19937_64 rng(4646);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> x(nq * nt, 0.0);  // x[q * nt + t]
+  for (std::size_t q = 3; q < nq; ++q)
+    for (std::size_t t = 0; t < nt; ++t) x[q * nt + t] = std::ldexp(u(rng), int(rng() % 121) - 60);
+  const double c[4] = {1e16, 1.0, -1e16, 1.0};
+  for (int t = 0; t < 4; ++t) x[std::size_t(t)] = c[t];
+  x[2 * nt + 17] = std::numeric_limits<double>::quiet_NaN();
+  auto reduce = [&](MPI_Comm comm, auto&& mine, std::vector<std::size_t> order) {
+    return WindowedSums::allreduce(comm, nq, long(nt), [&](auto&& emit) {
+      for (std::size_t i : order)
+        if (mine(i)) emit(i / nt, x[i]);
+    });
+  };
+  std::vector<std::size_t> order(x.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto s = std::size_t(size), r = std::size_t(rank);
+  const auto by_turns = reduce(
+      MPI_COMM_WORLD, [&](std::size_t i) { return i % s == r; }, order);
+  std::reverse(order.begin(), order.end());
+  const auto by_chunks = reduce(
+      MPI_COMM_WORLD, [&](std::size_t i) { return (i % nt) * s / nt == r; }, order);
+  std::shuffle(order.begin(), order.end(), rng);
+  const auto alone = reduce(
+      MPI_COMM_SELF, [](std::size_t) { return true; }, order);
+  ASSERT_EQ(by_turns.size(), nq);
+  EXPECT_EQ(by_turns[0], 2.0);
+  EXPECT_EQ(by_turns[1], 0.0);
+  EXPECT_TRUE(std::isnan(by_turns[2]));
+  for (std::size_t q = 0; q < nq; ++q) {
+    if (q == 2) continue;
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(by_turns[q]), std::bit_cast<std::uint64_t>(alone[q]));
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(by_chunks[q]), std::bit_cast<std::uint64_t>(alone[q]));
+    ExactSum e;
+    double big = 0.0;
+    for (std::size_t t = 0; t < nt; ++t)
+      e.add(x[q * nt + t]), big = std::max(big, std::abs(x[q * nt + t]));
+    const double ex = e.value();
+    const double half_ulp = 0.5 * (std::nextafter(std::abs(ex), 1e300) - std::abs(ex));
+    EXPECT_LE(std::abs(alone[q] - ex), std::ldexp(big, -100) + half_ulp) << q;
+  }
+}
+
 }  // namespace
 }  // namespace tessera::parallel
