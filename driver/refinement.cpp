@@ -118,4 +118,14 @@ bool Simulation::mark_and_regrid(bool lean) {
   return changed;
 }
 
+bool Simulation::rebalance() {
+  std::vector<mesh::Flag> keep(std::size_t(mesh_->tree().size()), mesh::Flag::keep);
+  const bool moved = mesh_->regrid(std::move(keep), [&] {
+    for (auto* u : services_first_) u->before_regrid(*mesh_);
+  });
+  if (moved)
+    for (auto* u : services_first_) u->after_regrid(*mesh_);
+  return moved;
+}
+
 }  // namespace tessera::driver

@@ -65,6 +65,24 @@ nlohmann::json Simulation::report(const RunTotals& rt) {
   }
   s["operators"] = p_.get_string_list("driver.operators");
   s["regrid"] = {{"checks", regrid_checks_}, {"changed", regrid_changes_}};
+  {
+    // Work per rank over the step loop (zones of its leaves plus the units' reported work)
+    // and leaf-steps: max over mean.
+    const auto b = mesh_->balance_stats();
+    const double imb = b.work_mean > 0 ? b.work_max / b.work_mean : 1.0;
+    const double imb_blocks = b.blocks_mean > 0 ? b.blocks_max / b.blocks_mean : 1.0;
+    s["balance"] = {{"method", mesh_->balance_by_cost() ? "cost" : "blocks"},
+                    {"imbalance", imb},
+                    {"imbalance_blocks", imb_blocks},
+                    {"moves", b.moves},
+                    {"fallbacks", b.fallbacks}};
+    log(fmt::format(
+        "balance: {}, work imbalance {:.3f} (max over mean of the ranks' work), "
+        "leaf imbalance {:.3f}; {} moves on an unchanged tree{}",
+        mesh_->balance_by_cost() ? "cost" : "blocks", imb, imb_blocks, b.moves,
+        b.fallbacks > 0 ? fmt::format(", {} cost partitions refused (mesh.maxblocks)", b.fallbacks)
+                        : ""));
+  }
   s["conservation"] = nlohmann::json::object();
   for (std::size_t t = 0; t < total_names_.size(); ++t) {
     const auto& n = total_names_[t];

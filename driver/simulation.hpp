@@ -138,6 +138,9 @@ class Simulation {
   /// before it left out the units' refreshes (marking_skips_refresh()), and the derived
   /// refinement variables come from their unit's derived() (Unit::derives).
   bool mark_and_regrid(bool lean = false);
+  /// mesh.balance = "cost" on one level: blocks move to the cost partition when it is
+  /// better (Mesh::regrid on an unchanged tree), the units told as after a regrid.
+  bool rebalance();
   /// Whether marking may leave out the units' refreshes: they write derived variables
   /// alone (Unit::refresh_writes), and every refinement variable is guard-filled and
   /// independent, or derived and computed by a unit that derives() it.

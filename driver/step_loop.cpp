@@ -132,6 +132,7 @@ nlohmann::json Simulation::run() {
     }
     time_ += dt_;
     ++step_;
+    mesh_->end_step();
     zone_updates += double(mesh_->tree().num_leaves()) * zones_per_block;
     dt_prev_ = dt_;
     if (step_ == inject_nan_step && rank_ == nranks_ - 1 && !mesh_->local_leaves().empty()) {
@@ -162,6 +163,8 @@ nlohmann::json Simulation::run() {
       // fill would compute (nothing changes unk in between; hydro's mass scalars
       // invalidate them), so that fill is skipped.
       if (!mark_and_regrid(lean)) mesh_->mark_guards_current();
+    } else if (step_ % nrefs == 0 && mesh_->balance_by_cost()) {
+      rebalance();  // one level: blocks move to the cost partition when it is better
     }
     // The units' history columns (collective: on every rank when a row is due).
     std::string unit_columns;

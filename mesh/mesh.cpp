@@ -60,6 +60,9 @@ void Mesh::declare_params(base::Params& p) {
   p.declare_string("mesh.distribution", "morton", {"morton", "round_robin", "cartesian"},
                    "how leaf blocks are spread over ranks: along the Morton curve, cyclically, "
                    "or on a ranks_x x ranks_y x ranks_z process grid (V2D's NX1 x NX2)");
+  p.declare_string("mesh.balance", "blocks", {"blocks", "cost"},
+                   "load balance: equal leaf counts per rank along the Morton curve, or equal "
+                   "cost (zones plus the work units report per leaf: burned zones, particles)");
   p.declare_int("mesh.ranks_x", 0, 0, 1 << 20,
                 "process grid along x with mesh.distribution = \"cartesian\" (0: all ranks "
                 "along x, unless ranks_y is set)");
@@ -140,6 +143,12 @@ Mesh::Mesh(const base::Params& p, MPI_Comm comm, std::vector<VarInfo> vars, int 
     throw Error("mesh.lrefine_max = " + std::to_string(lrefine_max_) +
                 " is below mesh.lrefine_min = " + std::to_string(lrefine_min_));
   round_robin_ = p.get_string("mesh.distribution") == "round_robin";
+  balance_cost_ = p.get_string("mesh.balance") == "cost";
+  if (balance_cost_ && p.get_string("mesh.distribution") != "morton")
+    throw Error(
+        "mesh.balance = \"cost\" needs mesh.distribution = \"morton\" (it splits the "
+        "Morton curve by weight), not \"" +
+        p.get_string("mesh.distribution") + "\"");
   if (p.get_string("mesh.distribution") == "cartesian") {
     int rx = static_cast<int>(p.get_int("mesh.ranks_x")),
         ry = static_cast<int>(p.get_int("mesh.ranks_y")),
@@ -237,6 +246,41 @@ std::array<double, 3> Mesh::finest_dx() const {
   return dx;
 }
 
+bool Mesh::fits(const Tree& t) const {
+  std::vector<int> count(nranks_, 0);
+  for (const auto& n : t.nodes()) ++count[n.owner];
+  return *std::max_element(count.begin(), count.end()) <= storage_.maxblocks();
+}
+
+void Mesh::end_step() {
+  const double zones = static_cast<double>(shape().interior_cells());
+  run_work_ += static_cast<double>(local_leaves_.size()) * zones + step_work_;
+  run_blocks_ += static_cast<double>(local_leaves_.size());
+  step_work_ = 0.0;
+  ++work_steps_;
+}
+
+Mesh::BalanceStats Mesh::balance_stats() const {
+  double mine[2] = {run_work_, run_blocks_}, mx[2], sum[2];
+  MPI_Allreduce(mine, mx, 2, MPI_DOUBLE, MPI_MAX, comm_);
+  MPI_Allreduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, comm_);
+  BalanceStats b;
+  b.work_max = mx[0], b.work_mean = sum[0] / nranks_;
+  b.blocks_max = mx[1], b.blocks_mean = sum[1] / nranks_;
+  b.moves = balance_moves_, b.fallbacks = balance_fallbacks_;
+  return b;
+}
+
+std::vector<double> Mesh::leaf_weights() const {
+  // Each leaf's owner contributes its weight, the others zeros: the sum is exact.
+  const double zones = static_cast<double>(shape().interior_cells());
+  const double steps = static_cast<double>(std::max<long>(1, work_steps_));
+  std::vector<double> w(static_cast<std::size_t>(tree_.size()), 0.0);
+  for (int id : local_leaves_) w[std::size_t(id)] = zones + work_[std::size_t(id)] / steps;
+  MPI_Allreduce(MPI_IN_PLACE, w.data(), tree_.size(), MPI_DOUBLE, MPI_SUM, comm_);
+  return w;
+}
+
 void Mesh::check_maxblocks(const Tree& t) const {
   std::vector<int> count(nranks_, 0);
   for (const auto& n : t.nodes()) ++count[n.owner];
@@ -249,6 +293,8 @@ void Mesh::check_maxblocks(const Tree& t) const {
 
 void Mesh::after_tree_change() {
   ++tree_generation_;
+  work_.assign(static_cast<std::size_t>(tree_.size()), 0.0);
+  work_steps_ = 0;
   current_vars_ = 0;
   set_runs_.clear();
   scratch_runs_.clear();

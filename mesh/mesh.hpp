@@ -359,6 +359,32 @@ class Mesh {
   /// Derived variables (VarRole::derived) are not moved: their units recompute them.
   bool regrid(std::vector<Flag> flags, const std::function<void()>& before_move = {});
 
+  /// Load balance by cost (mesh.balance = "cost"; issue 46, item 6). A leaf's weight is its
+  /// interior zones (the sweep every grid unit makes) plus the work units report for it
+  /// (add_work, in zone-update equivalents: the burn's burned zones, PIC's particles),
+  /// averaged over the steps since the last partition. regrid then splits the weights into
+  /// equal runs along the Morton curve, and moves blocks on an unchanged tree when that
+  /// lowers the heaviest rank's weight by more than 2 %. With "blocks" (the default) the
+  /// split is by leaf count. The partition never changes an answer (every sum is
+  /// reproducible); a partition that would exceed mesh.maxblocks on a rank falls back to
+  /// blocks. A restart starts from the blocks partition (the costs are not checkpointed).
+  bool balance_by_cost() const { return balance_cost_; }
+  /// Work done on local leaf `node` this step beyond its zones, in zone-updates.
+  void add_work(int node, double zone_updates) {
+    work_[static_cast<std::size_t>(node)] += zone_updates;
+    step_work_ += zone_updates;
+  }
+  /// The end of a step (the driver): this rank's work and leaves join the run's tally.
+  void end_step();
+  struct BalanceStats {
+    double work_max = 0, work_mean = 0;      ///< per rank over the tallied steps
+    double blocks_max = 0, blocks_mean = 0;  ///< leaf-steps per rank
+    long moves = 0;                          ///< regrids that moved blocks on an unchanged tree
+    long fallbacks = 0;                      ///< cost partitions refused for mesh.maxblocks
+  };
+  /// Collective: the tally (max and mean over ranks).
+  BalanceStats balance_stats() const;
+
   /// Collective: fill every parent block with the average of its children, finest first.
   void restrict_parents();
 
@@ -385,8 +411,18 @@ class Mesh {
   bool round_robin_ = false;
   std::uint64_t tree_generation_ = 0;
   std::array<int, 3> rank_grid_{};  ///< mesh.distribution = "cartesian": the process grid
-  /// Owners of t's nodes by mesh.distribution.
-  void distribute(Tree& t) const;
+  /// Owners of t's nodes by mesh.distribution; by weight (per node of t, on every rank)
+  /// when given, unless that exceeds mesh.maxblocks on a rank (then false: by count).
+  bool distribute(Tree& t, const std::vector<double>* weight = nullptr) const;
+  bool fits(const Tree& t) const;  ///< no rank holds more than mesh.maxblocks nodes of t
+  bool balance_cost_ = false;
+  std::vector<double> work_;              ///< per node id: local leaves' work since the partition
+  long work_steps_ = 0;                   ///< steps since the partition
+  double step_work_ = 0;                  ///< this step's add_work total (this rank)
+  double run_work_ = 0, run_blocks_ = 0;  ///< this rank's tally over the steps
+  long balance_moves_ = 0, balance_fallbacks_ = 0;
+  /// Collective: every leaf's weight on every rank (zones + work per step).
+  std::vector<double> leaf_weights() const;
   Geometry geometry_ = Geometry::cartesian;
   std::array<std::array<Boundary, 2>, 3> bc_{};
   // Guard fill: stage 0 (copies + restrictions), then one prolongation stage per level.

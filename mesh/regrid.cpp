@@ -37,13 +37,53 @@ bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_m
   bool any = false;
   for (int id = 0; id < tree_.size(); ++id)
     if (tree_.node(id).leaf() && g[id] != Flag::keep) any = true;
-  if (!any) return false;
+  // Cost balance: every leaf's weight on every rank; with an unchanged tree, blocks move
+  // only when the cost partition lowers the heaviest rank's weight by more than 2 %.
+  std::vector<double> w_old;
+  if (balance_cost_ && nranks_ > 1) w_old = leaf_weights();
+  Tree::Rebuilt rb;
+  std::vector<double> w_new;
+  if (any) {
+    rb = tree_.rebuild(g);
+    if (!w_old.empty()) {
+      // New leaves: a child keeps its parent's weight (as many zones, the same work per
+      // zone), a parent the mean of its children's.
+      w_new.assign(std::size_t(rb.tree.size()), 0.0);
+      for (int id = 0; id < rb.tree.size(); ++id) {
+        const int o = rb.origin[std::size_t(id)];
+        if (rb.kind[std::size_t(id)] != Tree::Origin::derefined_from_children) {
+          w_new[std::size_t(id)] = w_old[std::size_t(o)];
+          continue;
+        }
+        const Node& pn = tree_.node(o);
+        const int nc = tree_.geometry().nchild();
+        for (int c = 0; c < nc; ++c) w_new[std::size_t(id)] += w_old[std::size_t(pn.child[c])] / nc;
+      }
+    }
+  } else {
+    if (w_old.empty()) return false;
+    Tree t = tree_;
+    if (!distribute(t, &w_old)) return false;
+    std::vector<double> now(std::size_t(nranks_), 0.0), then(std::size_t(nranks_), 0.0);
+    for (int id : tree_.leaves()) {
+      now[std::size_t(tree_.node(id).owner)] += w_old[std::size_t(id)];
+      then[std::size_t(t.node(id).owner)] += w_old[std::size_t(id)];
+    }
+    if (!(*std::max_element(then.begin(), then.end()) <
+          0.98 * *std::max_element(now.begin(), now.end())))
+      return false;
+    rb.tree = std::move(t);
+    rb.origin.resize(std::size_t(tree_.size()));
+    std::iota(rb.origin.begin(), rb.origin.end(), 0);
+    rb.kind.assign(std::size_t(tree_.size()), Tree::Origin::same);
+    w_new = w_old;
+    ++balance_moves_;
+  }
 
   ++state_epoch_;  // before_move and the move write the leaves
   if (before_move) before_move();
-  auto rb = tree_.rebuild(g);
   Tree& nt = rb.tree;
-  distribute(nt);
+  if (!distribute(nt, w_new.empty() ? nullptr : &w_new)) ++balance_fallbacks_;
   check_maxblocks(nt);
   const int nx = shape().nx, ng = shape().ng, nd = ndim();
   std::vector<int> nslot(nt.size(), -1);
@@ -122,11 +162,21 @@ bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_m
   return true;
 }
 
-void Mesh::distribute(Tree& t) const {
-  if (rank_grid_[0] > 0)
+bool Mesh::distribute(Tree& t, const std::vector<double>* weight) const {
+  if (rank_grid_[0] > 0) {
     t.distribute_cartesian(nranks_, rank_grid_);
-  else
-    t.distribute(nranks_, round_robin_);
+    return true;
+  }
+  if (weight != nullptr) {
+    Tree c = t;
+    c.distribute_weighted(nranks_, *weight);
+    if (fits(c)) {
+      t = std::move(c);
+      return true;
+    }
+  }
+  t.distribute(nranks_, round_robin_);
+  return weight == nullptr;
 }
 
 void Mesh::restrict_parents() {

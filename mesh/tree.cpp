@@ -240,6 +240,25 @@ void Tree::distribute(int nranks, bool round_robin) {
   }
 }
 
+void Tree::distribute_weighted(int nranks, const std::vector<double>& weight) {
+  const auto lv = leaves();
+  double total = 0.0;
+  for (int id : lv) total += weight[std::size_t(id)];
+  double before = 0.0;
+  int last = 0;
+  for (int id : lv) {
+    const double w = weight[std::size_t(id)];
+    int r = total > 0.0 ? static_cast<int>((before + 0.5 * w) / total * nranks) : 0;
+    r = std::clamp(r, last, nranks - 1);  // monotone along the curve
+    nodes_[id].owner = last = r;
+    before += w;
+  }
+  for (int id = size() - 1; id >= 0; --id) {
+    Node& n = nodes_[id];
+    if (!n.leaf()) n.owner = nodes_[n.child[0]].owner;
+  }
+}
+
 void Tree::distribute_cartesian(int nranks, const std::array<int, 3>& grid) {
   if (grid[0] * grid[1] * grid[2] != nranks)
     throw Error("mesh.distribution = \"cartesian\": mesh.ranks_x * ranks_y * ranks_z = " +

@@ -90,6 +90,11 @@ class Tree {
   /// contiguous equal runs ("morton") or cyclically ("round_robin"); a parent goes to
   /// the owner of its first leaf descendant.
   void distribute(int nranks, bool round_robin);
+  /// Leaves along the canonical (Morton) order in contiguous runs of equal weight (weight
+  /// per node id, leaves read; every rank must pass the same): leaf i goes to the rank whose
+  /// share [r W / nranks, (r+1) W / nranks) holds the midpoint of its own weight. Parents
+  /// as distribute.
+  void distribute_weighted(int nranks, const std::vector<double>& weight);
   /// Owners on a Cartesian process grid (V2D's NX1 x NX2): the leaf whose centre lies in
   /// the (r0, r1, r2)-th of grid[0] x grid[1] x grid[2] equal slabs of the domain goes to
   /// rank r0 + grid[0] (r1 + grid[1] r2); parents as above. grid's product must be nranks.

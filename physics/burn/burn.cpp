@@ -187,6 +187,7 @@ void Burn::advance_three_stage(mesh::Mesh& m, double dt) {
     const bool curved = g.geometry != mesh::Geometry::cartesian;
     double dv = 1.0;
     for (int a = 0; a < s.ndim; ++a) dv *= g.dx[a];
+    long zones = 0, rows = 0;  // burned zones, and rows the EOS updated
     for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
       for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
         bool burned = false;
@@ -257,9 +258,12 @@ void Burn::advance_three_stage(mesh::Mesh& m, double dt) {
           sum[2] += rho * r.dnu * vol;
           sum[1] += rho * f.xc * (z.phfa - phfa0) * vol;  // carbon, g
           burned = true;
+          ++zones;
         }
-        if (burned) eos_->update_row(u, s, id, j, k, eos::Mode::dens_ei);
+        if (burned) eos_->update_row(u, s, id, j, k, eos::Mode::dens_ei), ++rows;
       }
+    burned_zone_steps_ += zones;
+    m.add_work(id, kBurnedZoneWork * double(zones) + kEosRowWork * double(rows * s.ni(0)));
   });
   add_step_sums(m);
 }
@@ -272,6 +276,7 @@ void Burn::advance_carbon(mesh::Mesh& m) {
     const bool curved = g.geometry != mesh::Geometry::cartesian;
     double dv = 1.0;
     for (int a = 0; a < s.ndim; ++a) dv *= g.dx[a];
+    long zones = 0, rows = 0;  // burned zones, and rows the EOS updated
     for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
       for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
         bool burned = false;
@@ -281,6 +286,7 @@ void Burn::advance_carbon(mesh::Mesh& m) {
           const double dx = fuel_consumed(u(ifuel_, i, j, k), u(iflam_, i, j, k), dphi);
           if (dx <= 0.0) continue;
           burned = true;
+          ++zones;
           u(ifuel_, i, j, k) -= dx;
           u(iash_, i, j, k) += dx;
           const double de = q_fuel_ * dx;  // erg/g
@@ -292,8 +298,10 @@ void Burn::advance_carbon(mesh::Mesh& m) {
           sum[1] += rho * dx * (curved ? g.volume(i - s.g(0)) : dv);
         }
         // Pressure, temperature and gammas of the heated row (dens_ei, new composition).
-        if (burned) eos_->update_row(u, s, id, j, k, eos::Mode::dens_ei);
+        if (burned) eos_->update_row(u, s, id, j, k, eos::Mode::dens_ei), ++rows;
       }
+    burned_zone_steps_ += zones;
+    m.add_work(id, kEosRowWork * double(rows * s.ni(0)));
   });
   add_step_sums(m);
 }
@@ -303,9 +311,10 @@ nlohmann::json Burn::diagnostics(mesh::Mesh& m, physics::Diagnostic /*what*/) co
   const double v[3] = {released_, consumed_, neutrino_};  // every rank's (add_step_sums)
   if (three_stage_) {
     double ye_min = ye_min_;
-    long out = out_of_table_;
+    long cnt[2] = {out_of_table_, burned_zone_steps_};
     MPI_Allreduce(MPI_IN_PLACE, &ye_min, 1, MPI_DOUBLE, MPI_MIN, comm);
-    MPI_Allreduce(MPI_IN_PLACE, &out, 1, MPI_LONG, MPI_SUM, comm);
+    MPI_Allreduce(MPI_IN_PLACE, cnt, 2, MPI_LONG, MPI_SUM, comm);
+    const long out = cnt[0];
     return {{"model", "three_stage"},
             {"stage", "carbon consumption, relaxation to QSE and NSE, neutronisation"},
             {"fuel", fuel_name_},
@@ -317,6 +326,7 @@ nlohmann::json Burn::diagnostics(mesh::Mesh& m, physics::Diagnostic /*what*/) co
             {"nse_table", nse_->path()},
             {"nse_table_sha256", nse_->sha256()},
             {"nse_out_of_table", out},
+            {"burned_zone_steps", cnt[1]},
             {"tau_nsqe", {stage_.a_nsqe, stage_.b_nsqe}},
             {"tau_nse", {stage_.a_nse, stage_.b_nse}},
             {"thermal_carbon", stage_.thermal_carbon},

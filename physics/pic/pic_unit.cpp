@@ -45,6 +45,10 @@ void Pic::declare_params(base::Params& p) {
   p.declare_real("pic.u_drift", 0.0, -1e300, 1e300,
                  "drift of u = gamma v along x, every species (m/s; two_stream: the beams at "
                  "+-u_drift)");
+  p.declare_real("pic.slab_xmin", -1e300, -1e300, 1e300,
+                 "load the plasma only where slab_xmin <= x < slab_xmax (m): a slab target, "
+                 "a non-uniform load (default: everywhere)");
+  p.declare_real("pic.slab_xmax", 1e300, -1e300, 1e300, "see pic.slab_xmin (m)");
   p.declare_string("pic.init", "thermal", {"thermal", "langmuir", "two_stream", "pulse"},
                    "initial state: thermal (drifting Maxwellian), langmuir (u_x += epsilon c "
                    "sin(k x)), two_stream (two beams per species, each density/2, the same "
@@ -84,6 +88,7 @@ Pic::Pic(const base::Params& p)
       u_drift_(p.get_real("pic.u_drift")),
       epsilon_(p.get_real("pic.epsilon")),
       cfl_(p.get_real("pic.cfl")),
+      slab_{p.get_real("pic.slab_xmin"), p.get_real("pic.slab_xmax")},
       mode_(static_cast<int>(p.get_int("pic.mode"))),
       init_(p.get_string("pic.init")),
       gather_(p.get_string("pic.gather")),
@@ -207,6 +212,10 @@ void Pic::bind(mesh::Mesh& m, const physics::Services& /*services*/,
     absorbing_[std::size_t(a)] = lo == Boundary::outflow;
   }
   if (m.geometry() != mesh::Geometry::cartesian) throw Error("pic: Cartesian geometry only");
+  if (m.balance_by_cost() && (absorbing_[0] || absorbing_[1] || absorbing_[2]))
+    throw Error(
+        "pic: mesh.balance = \"cost\" with absorbing (outflow) faces is not built: Mur's "
+        "boundary state belongs to the rank's faces and does not move with the blocks");
   set_ = std::make_unique<particles::ParticleSet>(
       particles::ParticleType{"pic", {"weight", "type"}, name()}, cfg_);
 }
@@ -250,6 +259,7 @@ void Pic::initialise(mesh::Mesh& m) {
         load.u_th = two ? Vec3{spec.u_th, 0, 0} : Vec3{spec.u_th, spec.u_th, spec.u_th};
         const double w = ppc_ > 0 ? load.density * g.volume() / double(ppc_) : 0.0;
         auto emit = [&](std::int64_t tag, const Vec3& x, Vec3 u) {
+          if (x[0] < slab_[0] || !(x[0] < slab_[1])) return;  // outside the slab
           if (init_ != "thermal")
             u[0] += epsilon_ * cst::c * std::sin(k * (x[0] - tg.lo[0])) * spec.response;
           for (int a = 0; a < 3; ++a) values[particles::POSX + a] = x[a];
@@ -405,6 +415,8 @@ void Pic::step(mesh::Mesh& m, double dt) {
       if (set_->begin(id) != set_->end(id)) {
         blocks.push_back(id);
         batches.push_back({set_->begin(id), set_->end(id)});
+        // The block's cost for mesh.balance = "cost": its particles, in zone-updates.
+        m.add_work(id, kParticleWork * double(set_->end(id) - set_->begin(id)));
       }
     // If the block loop throws, the helpers' copies in flight are drained before the
     // particle arena can go away (the runtime, and so the streamer, outlives this unit).
@@ -630,6 +642,13 @@ void Pic::step(mesh::Mesh& m, double dt) {
   }
   MPI_Allreduce(MPI_IN_PLACE, &pushed, 1, MPI_DOUBLE, MPI_SUM, m.comm());
   particle_steps_ += pushed;
+}
+
+void Pic::after_regrid(mesh::Mesh& m) {
+  // One level only: a regrid is a rebalance (mesh.balance = "cost"): the fields moved with
+  // their blocks, the particles follow them, and the guards are filled again.
+  lost_ += set_->redistribute(m).lost;
+  m.fill_guards(nfill_);
 }
 
 void Pic::finish(mesh::Mesh& m) {

@@ -1007,6 +1007,53 @@ TEST(TreeDistribution, GivenMorton_ThenRanksGetContiguousRunsDifferingByAtMostOn
   check_distributions(m, false, check);
 }
 
+// Given an irregular tree and leaf weights (one leaf in five 9 times heavier), when it is
+// distributed by weight over 1..7 ranks, then each rank's leaves form one contiguous run in
+// canonical order following rank order, parents go to the owner of their first leaf, no
+// rank's weight exceeds the mean by more than the heaviest leaf, and equal weights give
+// counts that differ by at most one.
+TEST(TreeDistribution, GivenWeights_ThenRunsOfEqualWeightWithinOneLeaf) {
+  const auto p = mesh_params(distribution_params("morton"));
+  Mesh m(p, MPI_COMM_WORLD, {{"dens", -1}}, 1);
+  refine_irregularly(m);
+  const Tree& t = m.tree();
+  const auto leaves = t.leaves();
+  for (bool equal : {false, true}) {
+    std::vector<double> w(std::size_t(t.size()), 0.0);
+    double total = 0.0, heaviest = 0.0;
+    for (std::size_t i = 0; i < leaves.size(); ++i) {
+      w[std::size_t(leaves[i])] = equal || i % 5 ? 1.0 : 9.0;
+      total += w[std::size_t(leaves[i])];
+      heaviest = std::max(heaviest, w[std::size_t(leaves[i])]);
+    }
+    for (int n = 1; n <= 7; ++n) {
+      Tree d = t;
+      d.distribute_weighted(n, w);
+      expect_parents_follow_first_leaf(d);
+      std::vector<double> load(std::size_t(n), 0.0);
+      std::vector<int> count(std::size_t(n), 0), runs(std::size_t(n), 0);
+      for (std::size_t i = 0; i < leaves.size(); ++i) {
+        const int r = d.node(leaves[i]).owner;
+        ASSERT_TRUE(r >= 0 && r < n);
+        load[std::size_t(r)] += w[std::size_t(leaves[i])];
+        ++count[std::size_t(r)];
+        if (i == 0 || d.node(leaves[i - 1]).owner != r) ++runs[std::size_t(r)];
+        if (i > 0) {
+          EXPECT_LE(d.node(leaves[i - 1]).owner, r);
+        }
+      }
+      for (int r = 0; r < n; ++r) {
+        EXPECT_LE(runs[std::size_t(r)], 1) << n << " ranks, rank " << r;
+        EXPECT_LE(load[std::size_t(r)], total / n + heaviest) << n << " ranks, rank " << r;
+      }
+      if (equal) {
+        const auto [lo, hi] = std::minmax_element(count.begin(), count.end());
+        EXPECT_LE(*hi - *lo, 1) << n << " ranks";
+      }
+    }
+  }
+}
+
 // Given an irregular tree and mesh.distribution = round_robin, then leaf i (canonical
 // order) belongs to rank i % nranks, for the run's rank count and for 1..7 ranks, and
 // parents go to the owner of their first leaf.
