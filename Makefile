@@ -17,7 +17,7 @@ DEB_PACKAGES := build-essential cmake pkg-config openmpi-bin libopenmpi-dev \
   libssl-dev libhypre-dev libhwy-dev
 PY_PACKAGES := numpy h5py matplotlib yt pytest sphinx myst-parser pynucastro==3.1.0
 
-.PHONY: all deps deps-apt deps-py configure build run run-binaries test test-arm docs bench tier-study studies study-hugepages study-tiers study-v2d study-async study-scaling format clean helm-table nse-table
+.PHONY: all deps deps-apt deps-py configure build run run-binaries test test-arm docs bench tier-study studies study-hugepages study-tiers study-v2d study-async study-scaling study-weak format clean helm-table nse-table
 
 all: build
 
@@ -106,6 +106,10 @@ study-v2d: deps build
 # ranks up to the machine's cores (tools/study.py scaling).
 study-scaling: deps build helm-table nse-table
 	$(PY) tools/study.py scaling --out runs/studies/scaling --repeat $(STUDY_REPEAT)
+
+# Weak scaling by census (issue 46): 1..64 oversubscribed ranks; counts, not times.
+study-weak: deps build helm-table nse-table
+	$(PY) tools/study.py weak --out runs/studies/weak --ranks 64
 
 study-async: deps build
 	$(PY) tools/study.py async --out runs/studies/async --repeat 3

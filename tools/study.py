@@ -11,6 +11,9 @@ python/tessera/bench.py): this script only chooses the matrix and writes the rep
     .venv/bin/python tools/study.py v2d [--out DIR] [--repeat R] [--ranks N]
     .venv/bin/python tools/study.py async [--out DIR] [--repeat R] [--ranks N]
     .venv/bin/python tools/study.py scaling [--out DIR] [--repeat R] [--ranks N] [--steps K]
+    .venv/bin/python tools/study.py weak [--out DIR] [--ranks N]
+
+weak: tools/study_weak.py (its docstring): the communication census of weak scaling.
 
 hugepages: the huge-page papers' two tests, the "EOS" test (problems/snia_2d.toml) and the
 "3-d Hydro" test (problems/sedov_3d.toml), each with memory.pages = none, thp, hugetlb
@@ -66,6 +69,9 @@ STUDIES = {
            "NX1 x NX2 process grid of 1 and 2 ranks, matrix-free and hypre backends",
     "scaling": "the Ookami report's strong scaling: snia_3d restarted from one checkpoint on "
                "1, 2, 4, ... ranks: time, speed-up, efficiency, memory per node",
+    "weak": "weak scaling by census (issue 46): 3-D Sedov uniform and AMR, the 3-D diffusion "
+            "pulse on AMR and snia_3d on 1..64 oversubscribed ranks, 8 root blocks each: "
+            "messages and bytes per rank per step, collective bytes, the tree's bytes",
     "async": "Flash-X's asynchronous-I/O study: Sod with tracers, the deforming bubble and "
              "the streaming sine wave (M1, 8 groups, both layouts), checkpoints sync / async "
              "on 1 and 2 ranks: I/O share, hidden fraction, bytes per zone",
@@ -501,10 +507,11 @@ def main():
     ap.add_argument("--steps", type=int, default=None,
                     help="hugepages: steps per run (40); scaling: steps after the restart (10)")
     ap.add_argument("--ranks", type=int, default=None,
-                    help="v2d, async: largest rank count (2); scaling: (the machine's cores)")
+                    help="v2d, async: largest rank count (2); scaling: (the machine's cores); "
+                    "weak: (64)")
     a = ap.parse_args()
     if a.ranks is None:
-        a.ranks = (os.cpu_count() or 2) if a.study == "scaling" else 2
+        a.ranks = {"scaling": os.cpu_count() or 2, "weak": 64}.get(a.study, 2)
     if a.steps is None:
         a.steps = 10 if a.study == "scaling" else 40
     if a.study == "list":
@@ -519,6 +526,9 @@ def main():
         async_io(a)
     if a.study == "scaling":
         scaling(a)
+    if a.study == "weak":
+        from study_weak import weak
+        weak(a.out or ROOT / "runs" / "studies" / "weak", a.ranks)
     return 0
 
 

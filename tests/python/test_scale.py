@@ -30,3 +30,31 @@ def test_summary_has_the_census_of_the_step_loop(tmp_path):
     assert 0 < c["collectives_per_step_max"] and c["collective_bytes_per_step_max"] < 4096
     fills = [k for k in c["regions"] if k.endswith("mpi") and c["regions"][k]["p2p_bytes"] > 0]
     assert fills, c["regions"]
+
+
+def _sedov_box(n):
+    """3-D Sedov on n x n/2 x n/2 root blocks of 8^3 zones (zones of 1/16), periodic."""
+    g = [n, n // 2, n // 2]
+    out = ["mesh.nxb=8", "mesh.lrefine_max=1", "driver.nend=2", "driver.tmax=1",
+           "mesh.maxblocks=200", "io.plotfile_interval_steps=0",
+           "io.checkpoint_interval_steps=0", "io.plotfile_interval_time=0",
+           "io.checkpoint_interval_time=0", "io.write_final=false"]
+    for a, k in zip("xyz", g):
+        out += [f"mesh.nblock{a}={k}", f"mesh.{a}min=0", f"mesh.{a}max={k / 2}",
+                f"sedov.{a}ctr={k / 4}", f"mesh.{a}l_boundary_type=periodic",
+                f"mesh.{a}r_boundary_type=periodic"]
+    return out
+
+
+def test_eight_times_the_blocks_contribute_the_same_collective_bytes(tmp_path):
+    # The time step's MPI_MIN and the driver's totals (exact sums, ExactSum::kBytes per
+    # quantity): 16 and 128 blocks on 2 ranks contribute the same bytes per step; the
+    # guard fills' point-to-point bytes grow with the blocks.
+    c = {}
+    for n in (4, 8):
+        run("sedov_3d.toml", tmp_path / str(n), *_sedov_box(n), ranks=2)
+        c[n] = summary(tmp_path / str(n))["comm"]
+    assert summary(tmp_path / "8")["leaf_blocks"] == 8 * summary(tmp_path / "4")["leaf_blocks"]
+    assert c[8]["collective_bytes_per_step_max"] == c[4]["collective_bytes_per_step_max"]
+    assert c[8]["collectives_per_step_max"] == c[4]["collectives_per_step_max"]
+    assert c[8]["p2p_bytes_per_step_max"] > c[4]["p2p_bytes_per_step_max"]
