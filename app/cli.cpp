@@ -1,7 +1,8 @@
 // tessera: the command line (tessera::app::main; app/main.cpp calls it). Subcommands:
 //   run FILE [--dir DIR] [--restart CHECKPOINT] [section.key=value ...]   run a problem
 //   check FILE...                                   verify output files (checksums)
-//   plan FILE [--ranks N] [--ranks-per-node N] [--memory-per-node SIZE] [--blocks N] [--json]
+//   plan FILE [--ranks N] [--ranks-per-node N] [--memory-per-node SIZE] [--blocks N]
+//        [--blocks-per-rank N] [--scale] [--json]
 //                                                   predict per-rank memory
 //   params [--json]                                 print every parameter with its doc
 //   units [FILE] [overrides] [--json|--markdown]    the registered physics units
@@ -165,7 +166,8 @@ int check(const std::vector<std::string>& files) {
 
 /// Predict the memory of the run FILE describes.
 int plan(const std::string& file, const std::vector<std::string>& overrides, int ranks,
-         int ranks_per_node, const std::string& memory_per_node, long blocks, bool json) {
+         int ranks_per_node, const std::string& memory_per_node, long blocks, long blocks_per_rank,
+         bool scale, bool json) {
   const int rank = parallel::world_rank();
   base::Params params;
   driver::declare_all_params(params);
@@ -179,13 +181,17 @@ int plan(const std::string& file, const std::vector<std::string>& overrides, int
       throw Error(std::string("--memory-per-node: ") + e.what());
     }
   }
-  const auto p =
-      memory::plan_memory(params, driver::declared(params), ranks, ranks_per_node, mem, blocks);
+  const auto p = memory::plan_memory(params, driver::declared(params), ranks, ranks_per_node, mem,
+                                     blocks_per_rank, blocks);
   if (rank == 0) {
     if (json) {
       std::cout << p.dump(2) << "\n";
     } else {
       memory::print_plan(std::cout, p);
+      if (scale) {
+        std::cout << '\n';
+        memory::print_scale(std::cout, p.at("scale"));
+      }
     }
   }
   return 0;
@@ -238,15 +244,21 @@ int tessera::app::main(int argc, char** argv) {
   std::string plan_file, plan_mem;
   std::vector<std::string> plan_overrides;
   int plan_ranks = 1, plan_rpn = 0;
-  long plan_blocks = 0;
-  bool plan_json = false;
+  long plan_blocks = 0, plan_blocks_per_rank = 0;
+  bool plan_json = false, plan_scale = false;
   plan_cmd->add_option("file", plan_file, "parameter file")->required();
   plan_cmd->add_option("overrides", plan_overrides, "section.key=value overrides");
   plan_cmd->add_option("--ranks", plan_ranks, "MPI ranks of the run (default 1)");
   plan_cmd->add_option("--ranks-per-node", plan_rpn, "ranks per node (default: all on one)");
   plan_cmd->add_option("--memory-per-node", plan_mem, "node memory, e.g. 27G (default: MemTotal)");
   plan_cmd->add_option("--blocks", plan_blocks,
-                       "blocks per rank (default: refined everywhere to lrefine_max)");
+                       "blocks of the whole mesh, leaves and parents (default: the tree "
+                       "refined everywhere to lrefine_max, capped by mesh.maxblocks x ranks)");
+  plan_cmd->add_option("--blocks-per-rank", plan_blocks_per_rank,
+                       "blocks one rank holds (default: --blocks / ranks)");
+  plan_cmd->add_flag("--scale", plan_scale,
+                     "also print the structures that grow with the global tree, up to 10^5 "
+                     "ranks and 10^7 blocks (always in --json: \"scale\")");
   plan_cmd->add_flag("--json", plan_json, "print the prediction as JSON");
   auto* units_cmd = app.add_subcommand(
       "units", "list the registered physics units: requirements, variables, hooks");
@@ -288,7 +300,8 @@ int tessera::app::main(int argc, char** argv) {
       if (rank == 0 && !params_json) p.print_reference(std::cout);
     } else if (*plan_cmd) {
       start_mpi();  // its baseline is this process's RSS with MPI as a run has it
-      rc = plan(plan_file, plan_overrides, plan_ranks, plan_rpn, plan_mem, plan_blocks, plan_json);
+      rc = plan(plan_file, plan_overrides, plan_ranks, plan_rpn, plan_mem, plan_blocks,
+                plan_blocks_per_rank, plan_scale, plan_json);
     } else if (*check_cmd) {
       rc = check(check_files);
     } else if (*units_cmd) {

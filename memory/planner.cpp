@@ -209,11 +209,11 @@ std::vector<Item> items_for(const Model& m, double M, double B, double N) {
   }
 
   // mesh/tree.hpp: nodes_ (sizeof(Node) each) + index_ (hash node + 2 buckets) on every
-  // rank, and Mesh::slot_ (int per node).
-  const double tree_per_node = double(kNodeBytes + kIndexBytesPerNode + 4);
+  // rank, Mesh::slot_ (int per node) and Mesh::work_ (double per node).
+  const double tree_per_node = kTreeBytesPerNode;
   out.push_back({"tree metadata (replicated)", N * tree_per_node, "steady", "touched", "tree nodes",
                  true, true,
-                 fmt::format("N*{} (Node {}, index {}, slot 4)", tree_per_node, kNodeBytes,
+                 fmt::format("N*{} (Node {}, index {}, slot 4, work 8)", tree_per_node, kNodeBytes,
                              kIndexBytesPerNode)});
 
   // mesh/mesh.cpp build_guard_plan: per local leaf one op per neighbour direction
@@ -386,8 +386,102 @@ double full_rank_peak(const Model& m, double blocks) {
 
 }  // namespace
 
+nlohmann::json scale_table(const base::Params& p, const Declared& dcl) {
+  const Model m = model_from(p, dcl, 1);
+  // One rank's share of a 48-core, 32 GiB A64FX node (Ookami's FX700), and a tenth of it.
+  const double share = 32.0 * 1024 * 1024 * 1024 / 48, limit = 0.1 * share;
+  const bool amr = m.lrefine_max > m.lrefine_min;
+  const double tree = kTreeBytesPerNode, arrays = m.tree_array_bytes();
+  // Per global tree node, on every rank: what grows with the whole mesh, not the rank's part.
+  struct Rep {
+    const char* name;
+    double per_node;
+    const char* phase;
+    const char* change;
+  };
+  const std::vector<Rep> reps = {
+      {"tree (nodes, index, slot, work)", tree, "steady",
+       "a distributed tree: each rank its own leaves, their parents and one layer of "
+       "neighbours (p4est's forest), the Morton ranges of the others"},
+      {"regrid: second tree, flags, weights", amr ? tree + 14 + 16 : 0.0, "regrid",
+       "rebuild only the rank's part and its neighbours; flags exchanged with neighbours "
+       "(2:1 balance is local), weights as one prefix sum over ranks"},
+      {"output: a snapshot's tree arrays", arrays * (m.async ? 2 : 1), "output",
+       "each rank builds and writes only its own rows of refine level, gid, bounding box "
+       "(hyperslabs), the row check by ranges"},
+      {"restart: the checkpoint's tree arrays", arrays, "restart",
+       "read the tree arrays in ranges and build the distributed tree"}};
+  double steady = 0, peak = 0;
+  for (const auto& r : reps) {
+    if (std::string(r.phase) == "steady")
+      steady += r.per_node;
+    else
+      peak = std::max(peak, r.per_node);
+  }
+  nlohmann::json j;
+  j["rank_share_bytes"] = std::llround(share);
+  j["limit_bytes"] = std::llround(limit);
+  j["limit_rule"] = "10 % of one rank's share of a 32 GiB, 48-core A64FX node";
+  nlohmann::json items = nlohmann::json::array();
+  for (const auto& r : reps)
+    items.push_back(
+        {{"name", r.name},
+         {"bytes_per_tree_node", r.per_node},
+         {"phase", r.phase},
+         {"passes_limit_at_tree_nodes", r.per_node > 0 ? std::llround(limit / r.per_node) : 0},
+         {"what_would_change_it", r.change}});
+  j["replicated"] = items;
+  j["replicated_peak_bytes_per_tree_node"] = steady + peak;
+  j["passes_limit_at_tree_nodes"] = std::llround(limit / (steady + peak));
+  // Per rank at P ranks and N tree nodes: the replicated structures (steady + the largest
+  // transient) beside the rank's share of the blocks (N / P of unk's block arrays).
+  nlohmann::json rows = nlohmann::json::array();
+  for (double P : {48.0, 480.0, 4800.0, 48000.0, 100000.0})
+    for (double N : {1e4, 1e5, 1e6, 1e7}) {
+      const double rep = N * (steady + peak), own = std::ceil(N / P) * m.C * m.nvar * 8;
+      rows.push_back({{"ranks", P},
+                      {"tree_nodes", N},
+                      {"replicated_bytes", std::llround(rep)},
+                      {"own_blocks_bytes", std::llround(own)},
+                      {"replicated_over_limit", rep > limit},
+                      {"replicated_share_of_rank", rep / share}});
+    }
+  j["table"] = rows;
+  return j;
+}
+
+void print_scale(std::ostream& os, const nlohmann::json& s) {
+  os << fmt::format("per-rank structures that grow with the global tree ({}: {})\n\n",
+                    s.at("limit_rule").get<std::string>(),
+                    format_bytes(s.at("limit_bytes").get<double>()));
+  os << fmt::format("  {:<40} {:>10}  {:<8} {:>16}\n", "structure", "B/node", "phase",
+                    "passes at nodes");
+  for (const auto& r : s.at("replicated"))
+    os << fmt::format("  {:<40} {:>10.0f}  {:<8} {:>16}\n", r.at("name").get<std::string>(),
+                      r.at("bytes_per_tree_node").get<double>(), r.at("phase").get<std::string>(),
+                      r.at("passes_limit_at_tree_nodes").get<long>());
+  os << fmt::format(
+      "\n  together (steady + the largest transient): {:.0f} B per node, past the limit from "
+      "{} tree nodes on, at any rank count\n\n",
+      s.at("replicated_peak_bytes_per_tree_node").get<double>(),
+      s.at("passes_limit_at_tree_nodes").get<long>());
+  os << fmt::format("  {:>8} {:>10} {:>14} {:>14} {:>8}\n", "ranks", "nodes", "replicated",
+                    "own blocks", "> limit");
+  for (const auto& r : s.at("table"))
+    os << fmt::format("  {:>8.0f} {:>10.0e} {:>14} {:>14} {:>8}\n", r.at("ranks").get<double>(),
+                      r.at("tree_nodes").get<double>(),
+                      format_bytes(r.at("replicated_bytes").get<double>()),
+                      format_bytes(r.at("own_blocks_bytes").get<double>()),
+                      r.at("replicated_over_limit").get<bool>() ? "yes" : "no");
+  os << "\nwhat would change each:\n";
+  for (const auto& r : s.at("replicated"))
+    os << "  " << r.at("name").get<std::string>() << ": "
+       << r.at("what_would_change_it").get<std::string>() << '\n';
+}
+
 nlohmann::json plan_memory(const base::Params& p, const Declared& dcl, int nranks,
-                           int ranks_per_node, std::size_t memory_per_node, long blocks_per_rank) {
+                           int ranks_per_node, std::size_t memory_per_node, long blocks_per_rank,
+                           long total_blocks) {
   if (nranks < 1) throw Error("plan: the number of ranks must be at least 1");
   if (ranks_per_node <= 0) ranks_per_node = nranks;
   if (memory_per_node == 0) memory_per_node = read_meminfo().mem_total;
@@ -395,9 +489,14 @@ nlohmann::json plan_memory(const base::Params& p, const Declared& dcl, int nrank
     throw Error("plan: memory per node not given and /proc/meminfo is unreadable");
   const Model m = model_from(p, dcl, nranks);
 
-  // Nodes: the tree refined everywhere to lrefine_max, but no more than all slots hold.
-  const double M = double(m.maxblocks);
-  const double N = std::min(M * nranks, m.full_tree_nodes);
+  // Nodes: the tree refined everywhere to lrefine_max, but no more than all slots hold;
+  // or the global count given (then every rank holds its share, and at least that many
+  // slots).
+  if (total_blocks < 0) throw Error("plan: --blocks must be positive");
+  const double given = double(total_blocks);
+  const double M = total_blocks > 0 ? std::max(double(m.maxblocks), std::ceil(given / nranks))
+                                    : double(m.maxblocks);
+  const double N = total_blocks > 0 ? given : std::min(M * nranks, m.full_tree_nodes);
   const double B =
       blocks_per_rank > 0 ? double(blocks_per_rank) : std::min(M, std::ceil(N / nranks));
   const auto items = items_for(m, M, B, N);
@@ -444,7 +543,9 @@ nlohmann::json plan_memory(const base::Params& p, const Declared& dcl, int nrank
   j["assumptions"] = {{"tree_nodes", N},
                       {"full_tree_nodes", m.full_tree_nodes},
                       {"blocks_per_rank", B},
-                      {"blocks_per_rank_source", blocks_per_rank > 0 ? "given" : "estimated"},
+                      {"blocks_per_rank_source", blocks_per_rank > 0 ? "given"
+                                                 : total_blocks > 0  ? "--blocks / ranks"
+                                                                     : "estimated"},
                       {"block_array_bytes", m.C * m.nvar * 8},
                       {"migrating_share", kMigratingShare},
                       {"morton_surface_factor", kMortonSurfaceFactor}};
@@ -490,7 +591,13 @@ nlohmann::json plan_memory(const base::Params& p, const Declared& dcl, int nrank
         "(tools/reserve_hugepages.sh); they are not counted in VmRSS/VmHWM",
         std::llround(std::ceil(hugetlb_bytes / double(m.unk.hugepage_size)) * ranks_per_node),
         page_size_text(m.unk.hugepage_size)));
-  if (blocks_per_rank <= 0 && m.lrefine_max > m.lrefine_min)
+  if (total_blocks > 0 && M > double(m.maxblocks))
+    notes.push_back(
+        fmt::format("--blocks {} on {} ranks: {} blocks per rank, above mesh.maxblocks "
+                    "= {} (planned with that many slots)",
+                    total_blocks, nranks, M, m.maxblocks));
+  j["scale"] = scale_table(p, dcl);
+  if (blocks_per_rank <= 0 && total_blocks <= 0 && m.lrefine_max > m.lrefine_min)
     notes.push_back(
         "AMR: blocks per rank estimated from a tree refined everywhere to lrefine_max (an upper "
         "bound); pass the expected count for a tighter plan");

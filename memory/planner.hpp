@@ -64,7 +64,17 @@ struct Declared {
 /// peak_rss_bytes, ...}, "per_node", "capacity": {max_blocks_per_rank,
 /// max_blocks_per_node, bytes_per_block}, "notes"}.
 nlohmann::json plan_memory(const base::Params& p, const Declared& d, int nranks, int ranks_per_node,
-                           std::size_t memory_per_node, long blocks_per_rank = 0);
+                           std::size_t memory_per_node, long blocks_per_rank = 0,
+                           long total_blocks = 0);
+
+/// The per-rank structures that grow with the global tree, not with the rank's part of it
+/// (issue 46, item 5): bytes per tree node of each, the tree size at which each passes 10 %
+/// of one rank's share of a 32 GiB, 48-core A64FX node, what would change it, and a table
+/// of per-rank bytes for 48 to 10^5 ranks and 10^4 to 10^7 tree nodes. plan_memory's
+/// "scale".
+nlohmann::json scale_table(const base::Params& p, const Declared& d);
+/// scale_table's result for people.
+void print_scale(std::ostream& os, const nlohmann::json& scale);
 
 /// The plan as a table for people (sizes via format_bytes).
 void print_plan(std::ostream& os, const nlohmann::json& plan);
@@ -78,6 +88,8 @@ inline constexpr std::size_t kFaceOpBytes = 36;      ///< sizeof(mesh::FluxRegis
 /// Tree::index_ (unordered_map<uint64_t, int>): a 24-byte hash node in a 32-byte malloc
 /// chunk, plus 8-byte buckets, reserved at 2 per node.
 inline constexpr std::size_t kIndexBytesPerNode = 32 + 2 * 8;
+/// The replicated tree per node: Node, index, Mesh::slot_ (int) and Mesh::work_ (double).
+inline constexpr double kTreeBytesPerNode = double(kNodeBytes + kIndexBytesPerNode + 4 + 8);
 /// Share of a rank's blocks assumed to change owner in one regrid (rebalancing after
 /// refinement moves the Morton cut points; an estimate, not a bound).
 inline constexpr double kMigratingShare = 0.25;

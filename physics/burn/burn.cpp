@@ -171,7 +171,7 @@ void Burn::add_step_sums(mesh::Mesh& m) {
   // Per leaf partials added in the tree's order: the same bits on any rank count (issue
   // 48; per-rank sums added by MPI_SUM changed their last bits with it).
   const auto sums = m.leaf_sums(3, [&](int id, double* out) {
-    const auto& p = step_sums_[std::size_t(id)];
+    const auto& p = step_sums_[std::size_t(m.slot(id))];
     for (int q = 0; q < 3; ++q) out[q] = p[std::size_t(q)];
   });
   released_ += sums[0];
@@ -181,9 +181,9 @@ void Burn::add_step_sums(mesh::Mesh& m) {
 
 void Burn::advance_three_stage(mesh::Mesh& m, double dt) {
   const auto& s = m.shape();
-  step_sums_.assign(std::size_t(m.tree().size()), {0.0, 0.0, 0.0});
+  step_sums_.assign(std::size_t(m.storage().maxblocks()), {0.0, 0.0, 0.0});
   m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& g) {
-    auto& sum = step_sums_[std::size_t(id)];
+    auto& sum = step_sums_[std::size_t(m.slot(id))];
     const bool curved = g.geometry != mesh::Geometry::cartesian;
     double dv = 1.0;
     for (int a = 0; a < s.ndim; ++a) dv *= g.dx[a];
@@ -270,9 +270,9 @@ void Burn::advance_three_stage(mesh::Mesh& m, double dt) {
 
 void Burn::advance_carbon(mesh::Mesh& m) {
   const auto& s = m.shape();
-  step_sums_.assign(std::size_t(m.tree().size()), {0.0, 0.0, 0.0});
+  step_sums_.assign(std::size_t(m.storage().maxblocks()), {0.0, 0.0, 0.0});
   m.for_each_leaf([&](int id, const auto& u, const mesh::BlockGeom& g) {
-    auto& sum = step_sums_[std::size_t(id)];
+    auto& sum = step_sums_[std::size_t(m.slot(id))];
     const bool curved = g.geometry != mesh::Geometry::cartesian;
     double dv = 1.0;
     for (int a = 0; a < s.ndim; ++a) dv *= g.dx[a];

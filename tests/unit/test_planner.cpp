@@ -236,5 +236,31 @@ TEST_F(Planner, BadArgumentsAreErrors) {
   EXPECT_THROW(plan_memory(p, driver::declared(p), 1, 1, kGiB), Error);
 }
 
+// Given --blocks (the whole mesh's blocks) on 1,000 ranks, then every rank holds its share,
+// the replicated tree is the whole tree at kTreeBytesPerNode, and the scale table says the
+// replicated structures pass 10 % of an A64FX rank's share (32 GiB / 48) from the tree size
+// the bytes per node give, at every rank count, and not below it.
+TEST(PlannerScale, GivenGlobalBlocks_ThenTheRankHoldsItsShareAndTheTreeIsWhole) {
+  base::Params p;
+  driver::declare_all_params(p);
+  p.apply_override("mesh.lrefine_max=3");
+  const auto plan = plan_memory(p, driver::declared(p), 1000, 48, 32 * kGiB, 0, 1000000);
+  EXPECT_EQ(plan.at("assumptions").at("blocks_per_rank").get<double>(), 1000.0);
+  EXPECT_EQ(plan.at("assumptions").at("tree_nodes").get<double>(), 1e6);
+  double tree = -1;
+  for (const auto& it : plan.at("items"))
+    if (it.at("name").get<std::string>().rfind("tree metadata", 0) == 0)
+      tree = it.at("bytes").get<double>();
+  EXPECT_NEAR(tree, 1e6 * detail::kTreeBytesPerNode, 1.0);
+  const auto& s = plan.at("scale");
+  const double limit = 0.1 * 32.0 * kGiB / 48, per = s.at("replicated_peak_bytes_per_tree_node");
+  EXPECT_GT(per, detail::kTreeBytesPerNode);
+  EXPECT_EQ(s.at("passes_limit_at_tree_nodes").get<long>(), std::llround(limit / per));
+  for (const auto& r : s.at("table"))
+    EXPECT_EQ(r.at("replicated_over_limit").get<bool>(),
+              r.at("tree_nodes").get<double>() * per > limit);
+  EXPECT_TRUE(s.at("table").back().at("replicated_over_limit").get<bool>());    // 10^7 nodes
+  EXPECT_FALSE(s.at("table").front().at("replicated_over_limit").get<bool>());  // 10^4
+}
 }  // namespace
 }  // namespace tessera::memory
