@@ -11,6 +11,9 @@ CHK steps, in three modes on 1 and 2 ranks, interleaved, REPEAT times each (medi
   async-yield  the same with io.mpi_wait=yield (with --waits yield; combinations such as
                async-idle-yield come from both options)
   async-node   the same with io.writer=node (with --writers node; async-node-low, ...)
+  async-rank   the same with io.writer=rank (with --writers rank): every rank's I/O thread
+               in a collective write. Plain "async" takes io.writer's default, auto
+               (issue 46): node on one node with several ranks, rank on one rank
 
 Reported per (ranks, mode): total wall time, step-loop (evolution) time, checkpoint time
 the step loop was blocked vs the time the writes took, the hidden fraction
@@ -105,8 +108,8 @@ def one_run(mode, ranks, steps, chk, stage, tracers=False, final=False, bubble=F
         for opt in mode.split("-")[1:]:
             if opt == "yield":
                 extra.append("io.mpi_wait=yield")
-            elif opt == "node":
-                extra.append("io.writer=node")
+            elif opt in ("node", "rank"):
+                extra.append(f"io.writer={opt}")
             else:
                 extra.append(f"io.thread_priority={opt}")
         if stage:
@@ -158,7 +161,8 @@ def main():
     ap.add_argument("--waits", default="",
                     help="also async with io.mpi_wait=yield, alone and with each priority")
     ap.add_argument("--writers", default="",
-                    help="also async with io.writer=node (alone, with each priority and wait)")
+                    help="also async with io.writer=node (alone, with each priority and wait) "
+                    "and/or rank (alone and with yield)")
     ap.add_argument("--modes", default="",
                     help="exactly these modes, e.g. none,sync,async,async-node-yield (none first)")
     ap.add_argument("--exe", default=str(EXE),
@@ -183,6 +187,8 @@ def main():
     modes = ["none", "sync", "async"] + [f"async-{p}" for p in prios]
     if "yield" in a.waits.split(","):
         modes += ["async-yield"] + [f"async-{p}-yield" for p in prios]
+    if "rank" in a.writers.split(","):
+        modes += ["async-rank"] + (["async-rank-yield"] if "yield" in a.waits.split(",") else [])
     if "node" in a.writers.split(","):
         modes += ["async-node"] + [f"async-node-{p}" for p in prios]
         if "yield" in a.waits.split(","):

@@ -40,11 +40,14 @@ void declare_params(base::Params& p) {
                    "how MPI waits while ranks and I/O threads share cores: poll (MPI's "
                    "default busy wait) or yield (Open MPI yields the core when idle; the whole "
                    "process, with io.async only)");
-  p.declare_string("io.writer", "rank", {"rank", "node"},
+  p.declare_string("io.writer", "auto", {"auto", "rank", "node"},
                    "who writes an asynchronous output: rank (every rank's I/O thread, "
-                   "collective MPI-IO) or node (the snapshots are gathered onto rank 0, whose "
+                   "collective MPI-IO), node (the snapshots are gathered onto rank 0, whose "
                    "I/O thread writes alone; all ranks on one node; outputs with particles "
-                   "stay rank)");
+                   "stay rank) or auto: node when the ranks share one node, else rank while "
+                   "the nodes have cores to spare, else synchronous writes (said in the log "
+                   "and summary.json io.note); on a full node outputs with particles are "
+                   "written synchronously");
   p.declare_string("io.stage_dir", "", {},
                    "write outputs here first (fast local storage) and drain them to the run "
                    "directory in the background; empty: off");

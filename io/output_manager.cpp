@@ -59,20 +59,40 @@ OutputManager::OutputManager(MPI_Comm comm, OutputConfig cfg) : cfg_(std::move(c
     if (ec) throw Error("io.stage_dir: cannot create '" + cfg_.stage_dir + "': " + ec.message());
   }
   if (cfg_.async && cfg_.mpi_wait == "yield") mpi_wait_achieved_ = set_mpi_yield();
-  if (cfg_.writer == "node") {
+  if (cfg_.writer == "node" || cfg_.writer == "auto") {
+    // Ranks on this node, whether they all share one, and whether some node has a rank on
+    // every core (its processors online; oversubscribed counts as full).
     MPI_Comm node;
     MPI_Comm_split_type(step_comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     int on_node = 0;
     MPI_Comm_size(node, &on_node);
     MPI_Comm_free(&node);
-    int one_node = on_node == nranks_ ? 1 : 0;  // the same answer on every rank
-    MPI_Allreduce(MPI_IN_PLACE, &one_node, 1, MPI_INT, MPI_MIN, step_comm_);
-    if (!cfg_.async)
-      writer_achieved_ = "rank (io.writer=node needs io.async)";
-    else if (one_node == 0)
-      writer_achieved_ = "rank (the ranks span more than one node)";
-    else
+    const long cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+    int flags[2] = {on_node == nranks_ ? 1 : 0, on_node >= cores ? 0 : 1};
+    MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MIN, step_comm_);  // the same everywhere
+    const bool one_node = flags[0] == 1, full = flags[1] == 0;
+    if (!cfg_.async) {
+      writer_achieved_ = cfg_.writer == "node" ? "rank (io.writer=node needs io.async)" : "rank";
+    } else if (cfg_.writer == "node") {
+      writer_achieved_ = one_node ? "node" : "rank (the ranks span more than one node)";
+    } else if (nranks_ == 1) {
+      writer_achieved_ = "rank";
+    } else if (one_node) {
+      // A collective write on I/O threads needs every rank's thread on a core at once;
+      // beside ranks that poll MPI on every core it stalls (the deforming bubble on 2 ranks
+      // of 2 cores: the loop 2.6x slower than with synchronous writes). One writer does not.
       writer_achieved_ = "node";
+      full_node_ = full;
+    } else if (full) {
+      cfg_.async = false;
+      writer_achieved_ = "rank (synchronous: full nodes)";
+      note_ =
+          "io.async with io.writer = auto: the ranks fill every core of their nodes and span "
+          "more than one node, where collective writes on I/O threads stall beside ranks "
+          "polling MPI: writing synchronously (io.writer = rank forces the I/O threads)";
+    } else {
+      writer_achieved_ = "rank";
+    }
   }
   if (cfg_.async || !cfg_.stage_dir.empty()) thread_ = std::thread([this] { loop(); });
 }
@@ -296,6 +316,11 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
   job.bytes = sync ? 0 : estimate_bytes;
   // The same decision on every rank: particle names are global.
   const bool gather = writer_achieved_ == "node" && job.spec.particle_names.empty();
+  if (writer_achieved_ == "node" && !gather && full_node_ && !sync) {
+    sync = true;  // io.writer = auto on a full node: no collective write on the I/O threads
+    ++stats_[k].sync_fallbacks;
+    job.bytes = 0;
+  }
   if (gather) {
     gather_to_writer(job);
     if (rank_ != 0) {  // nothing left to do here: rank 0 writes the file

@@ -60,7 +60,7 @@ struct OutputConfig {
   /// of the step loop, where the ranks meet anyway) and rank 0's I/O thread writes the
   /// file alone, with no MPI at all; only when every rank is on one node and with
   /// io.async, and not for outputs with particles (those stay "rank"). Same bytes.
-  std::string writer = "rank";
+  std::string writer = "auto";
 };
 
 struct OutputStats {
@@ -150,7 +150,10 @@ class OutputManager {
   std::string priority_achieved_ = "normal";  ///< the I/O thread's priority (under m_)
   std::string mpi_wait_achieved_ = "poll";    ///< what io.mpi_wait obtained
   std::string writer_achieved_ = "rank";      ///< what io.writer obtained
-  MPI_Comm step_comm_ = MPI_COMM_NULL;        ///< the step loop's (io.writer=node gathers)
+  /// io.writer = auto on a full node (ranks >= cores): outputs the node writer cannot take
+  /// (with particles) are written synchronously rather than by collective I/O threads.
+  bool full_node_ = false;
+  MPI_Comm step_comm_ = MPI_COMM_NULL;  ///< the step loop's (io.writer=node gathers)
   int nranks_ = 1;
   mutable std::mutex m_;
   std::condition_variable cv_;

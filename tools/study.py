@@ -412,8 +412,13 @@ def async_io(a):
     out.mkdir(parents=True, exist_ok=True)
     ranks = ",".join(str(r) for r in range(1, a.ranks + 1))
     rows = []
-    cases = [("tracers", "Sod with tracers", ["--waits", "yield"], "io_async_tracers"),
-             ("bubble", "deforming bubble", ["--waits", "yield"], "io_async_bubble"),
+    # Each choice of issue 46 item 7: the default (io.writer = auto), every rank's I/O
+    # thread (rank, with MPI's polling or yielding waits) and one writer per node with
+    # yielding waits. (io.thread_priority = idle, measured once on the bubble on 2 ranks of
+    # 2 cores: the loop 97x slower than without outputs; not repeated here.)
+    choices = ["--modes", "none,sync,async,async-rank,async-rank-yield,async-node-yield"]
+    cases = [("tracers", "Sod with tracers", choices, "io_async_tracers"),
+             ("bubble", "deforming bubble", choices, "io_async_bubble"),
              ("ssw", "sine wave 8 groups", ["--modes", "none,sync,async"], "io_async_ssw8"),
              ("ssw", "sine wave 8 groups zone_major",
               ["--modes", "none,sync,async", "--layout", "zone_major"],
@@ -447,7 +452,8 @@ def async_io(a):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     shown = [r for r in rows if r["mode"] != "none"]
-    modes = sorted({r["mode"] for r in shown}, key=["sync", "async", "async-yield"].index)
+    known = ["sync", "async", "async-rank", "async-rank-yield", "async-node-yield", "async-yield"]
+    modes = sorted({r["mode"] for r in shown}, key=lambda x: known.index(x) if x in known else 99)
     order = {label: n for n, (_, label, _, _) in enumerate(cases)}
     groups = sorted({(r["problem"], r["ranks"]) for r in shown}, key=lambda g: (order[g[0]], g[1]))
     fig, ax = plt.subplots(figsize=(11, 4.5))
@@ -479,8 +485,24 @@ def async_io(a):
              "I/O share = time the step loop was blocked on outputs / step-loop time; hidden = "
              "1 - blocked / write time; loop + = step loop against the run without outputs. "
              "The study reports the I/O share falling from 22.3 % to 4.7 % at 64 nodes. With "
-             "as many ranks as cores the I/O threads have no core of their own: expect the "
-             "loop to slow down there.", "",
+             "as many ranks as cores the I/O threads have no core of their own. `async` is "
+             "the default writer (io.writer = auto, issue 46): one writer per node (rank 0's "
+             "I/O thread, the snapshots gathered) when the ranks share a node, outputs with "
+             "particles synchronous on a full node; `async-rank` every rank's I/O thread in "
+             "a collective write (the earlier default), `-yield` with io.mpi_wait = yield.",
+             ""]
+    ratios = {}
+    for r in rows:
+        ratios.setdefault((r["problem"], r["ranks"]), {})[r["mode"]] = r["evolution_s"]
+    lines += ["Step loop with asynchronous writes over the loop with synchronous ones:", "",
+              "| problem | ranks | " + " | ".join(k for k in known[1:5]) + " |",
+              "|---|---|" + "---|" * 4]
+    for (prob, nr), ev in ratios.items():
+        if "sync" not in ev:
+            continue
+        lines.append(f"| {prob} | {nr} | " + " | ".join(
+            f"{ev[k] / ev['sync']:.3f}" if k in ev else "-" for k in known[1:5]) + " |")
+    lines += ["",
              "| problem | ranks | mode | I/O share | blocked ms/output | hidden | loop + | "
              "outputs | MB | regrids/checkpoint | bytes/zone | wall s |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]

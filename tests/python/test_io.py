@@ -293,14 +293,15 @@ def test_async_yielding_idle_and_node_writer_modes_write_the_sync_files(tmp_path
     # plotfiles (derived variables reordered) and checkpoints (derived computed in place)
     # due at the same step, on an AMR mesh (parents restricted before the copy).
     common = ["driver.nend=15", "io.plotfile_interval_steps=5", "io.checkpoint_interval_steps=5"]
-    modes = {"sync": ["io.writer=node"], "async": ["io.async=true"],
+    modes = {"sync": ["io.writer=node"], "async": ["io.async=true", "io.writer=rank"],
+             "auto": ["io.async=true"],
              "yield": ["io.async=true", "io.mpi_wait=yield", "io.thread_priority=idle"],
              "node": ["io.async=true", "io.writer=node", "io.thread_priority=low"]}
     for mode, extra in modes.items():
         run("sedov_2d_amr.toml", tmp_path / mode, *common, *extra, ranks=ranks)
     files = sorted(p.name for p in (tmp_path / "sync").glob("*_hdf5_*"))
     assert len(files) == 8  # steps 0, 5, 10 and the final step 15, plotfile and checkpoint
-    for mode in ("async", "yield", "node"):
+    for mode in ("async", "auto", "yield", "node"):
         assert files == sorted(p.name for p in (tmp_path / mode).glob("*_hdf5_*"))
         for name in files:
             assert not differing_datasets(
@@ -315,6 +316,10 @@ def test_async_yielding_idle_and_node_writer_modes_write_the_sync_files(tmp_path
     assert io["writer"] == {"requested": "node", "achieved": "rank (io.writer=node needs io.async)"}
     io = json.loads((tmp_path / "node" / "summary.json").read_text())["io"]
     assert io["writer"] == {"requested": "node", "achieved": "node"}  # every rank on this host
+    # io.writer = auto (the default, issue 46): one writer when the ranks share a node.
+    io = json.loads((tmp_path / "auto" / "summary.json").read_text())["io"]
+    assert io["writer"] == {"requested": "auto", "achieved": "node" if ranks > 1 else "rank"}
+    assert io["async"] is True
     assert io["checkpoint"]["count"] == 4 and io["plotfile"]["count"] == 4
     # The final checkpoint is synchronous: counted apart, out of the hidden fraction.
     for mode in modes:
@@ -532,3 +537,26 @@ def test_restart_from_the_final_checkpoint_writes_no_output_twice(tmp_path):
     assert len(times) == 2 and times[0] > 0.14, times
     names = {f.name for f in first} | {f.name for f in later}
     assert len(names) == 5  # no file name written twice
+
+
+def test_auto_writer_on_a_full_node_writes_particle_outputs_synchronously(tmp_path):
+    # io.writer = auto (issue 46, item 7) on 2 ranks of one node: grid-only outputs go to
+    # the node writer; outputs with particles would need every rank's I/O thread in a
+    # collective write, which stalls beside ranks polling MPI on every core, so on a full
+    # node (2 ranks on 2 cores) they are written synchronously and counted as sync
+    # fallbacks. The files are those of synchronous writes either way.
+    common = ["driver.nend=10", "io.plotfile_interval_steps=5", "io.checkpoint_interval_steps=5"]
+    run("sod_3d_tracers.toml", tmp_path / "sync", *common, ranks=2)
+    run("sod_3d_tracers.toml", tmp_path / "auto", *common, "io.async=true", ranks=2)
+    files = sorted(p.name for p in (tmp_path / "sync").glob("*_hdf5_*"))
+    assert files and files == sorted(p.name for p in (tmp_path / "auto").glob("*_hdf5_*"))
+    for name in files:
+        assert not differing_datasets(tmp_path / "sync" / name, tmp_path / "auto" / name,
+                                      allowed_params={"io.async"}), name
+    io = json.loads((tmp_path / "auto" / "summary.json").read_text())["io"]
+    assert io["writer"] == {"requested": "auto", "achieved": "node"}
+    full = (os.cpu_count() or 1) <= 2
+    with_particles = io["particles"]["count"] + io["checkpoint"]["count"]
+    fallbacks = io["particles"]["sync_fallbacks"] + io["checkpoint"]["sync_fallbacks"]
+    assert fallbacks == (with_particles - io["checkpoint"]["forced"]["count"] if full else 0), io
+    assert io["plotfile"]["sync_fallbacks"] == 0
