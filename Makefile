@@ -17,7 +17,7 @@ DEB_PACKAGES := build-essential cmake pkg-config openmpi-bin libopenmpi-dev \
   libssl-dev libhypre-dev libhwy-dev
 PY_PACKAGES := numpy h5py matplotlib yt pytest sphinx myst-parser pynucastro==3.1.0
 
-.PHONY: all deps deps-apt deps-py configure build run run-binaries test test-arm docs bench tier-study studies study-hugepages study-tiers study-v2d study-async study-scaling study-weak format clean helm-table nse-table
+.PHONY: all deps deps-apt deps-py configure build run run-binaries test test-arm docs bench tier-study studies study-hugepages study-tiers study-v2d study-async study-scaling study-weak study-scale-model format clean helm-table nse-table
 
 all: build
 
@@ -110,6 +110,11 @@ study-scaling: deps build helm-table nse-table
 # Weak scaling by census (issue 46): 1..64 oversubscribed ranks; counts, not times.
 study-weak: deps build helm-table nse-table
 	$(PY) tools/study.py weak --out runs/studies/weak --ranks 64
+
+# A model of the step at 1..1e5 ranks from study-weak's census (issue 46).
+study-scale-model: deps
+	@test -d runs/studies/weak/runs || $(MAKE) study-weak
+	$(PY) tools/study.py scale-model --out runs/studies/scale_model
 
 study-async: deps build
 	$(PY) tools/study.py async --out runs/studies/async --repeat 3

@@ -12,8 +12,11 @@ python/tessera/bench.py): this script only chooses the matrix and writes the rep
     .venv/bin/python tools/study.py async [--out DIR] [--repeat R] [--ranks N]
     .venv/bin/python tools/study.py scaling [--out DIR] [--repeat R] [--ranks N] [--steps K]
     .venv/bin/python tools/study.py weak [--out DIR] [--ranks N]
+    .venv/bin/python tools/study.py scale-model [--out DIR]
 
 weak: tools/study_weak.py (its docstring): the communication census of weak scaling.
+scale-model: tools/study_scale_model.py (its docstring): a model of the step at scale from
+the weak-scaling census (run study-weak first).
 
 hugepages: the huge-page papers' two tests, the "EOS" test (problems/snia_2d.toml) and the
 "3-d Hydro" test (problems/sedov_3d.toml), each with memory.pages = none, thp, hugetlb
@@ -72,6 +75,9 @@ STUDIES = {
     "weak": "weak scaling by census (issue 46): 3-D Sedov uniform and AMR, the 3-D diffusion "
             "pulse on AMR and snia_3d on 1..64 oversubscribed ranks, 8 root blocks each: "
             "messages and bytes per rank per step, collective bytes, the tree's bytes",
+    "scale-model": "a model of the step at 1..1e5 ranks from the weak-scaling census "
+                   "(compute, point-to-point, collectives, the replicated tree; HDR100, 48 "
+                   "ranks per node), efficiency per problem",
     "async": "Flash-X's asynchronous-I/O study: Sod with tracers, the deforming bubble and "
              "the streaming sine wave (M1, 8 groups, both layouts), checkpoints sync / async "
              "on 1 and 2 ranks: I/O share, hidden fraction, bytes per zone",
@@ -548,6 +554,9 @@ def main():
         async_io(a)
     if a.study == "scaling":
         scaling(a)
+    if a.study == "scale-model":
+        from study_scale_model import main as scale_model
+        scale_model(a.out or ROOT / "runs" / "studies" / "scale_model")
     if a.study == "weak":
         from study_weak import weak
         weak(a.out or ROOT / "runs" / "studies" / "weak", a.ranks)
