@@ -112,7 +112,7 @@ bool Simulation::mark_and_regrid(bool lean) {
   });
   ++regrid_checks_;
   if (changed) {
-    ++regrid_changes_;
+    if (!mesh_->moved_only()) ++regrid_changes_;  // moves are summary.json balance.moves
     for (auto* u : services_first_) u->after_regrid(*mesh_);
   }
   return changed;

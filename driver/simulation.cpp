@@ -178,6 +178,11 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
   }
   // What the units declare, as bind left it (hydro derives "pres" with a uniform gamma).
   for (const auto& u : units_.all()) decl_.push_back(u->declarations());
+  // Blocks may move on an unchanged tree (mesh.balance = "cost") unless a unit keeps
+  // per-block state outside unk.
+  bool moves = true;
+  for (const auto& u : units_.all()) moves &= !decl(*u).block_state;
+  mesh_->allow_moves(moves);
   for (const auto& u : units_.all())
     if (auto* ps = decl(*u).particle_set) {
       if (particles_ != nullptr) throw Error("two units own particles; one particle set per run");

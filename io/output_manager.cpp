@@ -58,16 +58,23 @@ OutputManager::OutputManager(MPI_Comm comm, OutputConfig cfg) : cfg_(std::move(c
     fs::create_directories(cfg_.stage_dir, ec);
     if (ec) throw Error("io.stage_dir: cannot create '" + cfg_.stage_dir + "': " + ec.message());
   }
-  if (cfg_.async && cfg_.mpi_wait == "yield") mpi_wait_achieved_ = set_mpi_yield();
   if (cfg_.writer == "node" || cfg_.writer == "auto") {
     // Ranks on this node, whether they all share one, and whether some node has a rank on
-    // every core (its processors online; oversubscribed counts as full).
+    // every core it may use (the union of its ranks' CPU affinities: a cpuset, a batch
+    // system's binding; oversubscribed counts as full).
     MPI_Comm node;
     MPI_Comm_split_type(step_comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     int on_node = 0;
     MPI_Comm_size(node, &on_node);
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (sched_getaffinity(0, sizeof(mask), &mask) == 0) {
+      MPI_Allreduce(MPI_IN_PLACE, &mask, int(sizeof(mask)), MPI_BYTE, MPI_BOR, node);
+      cores = CPU_COUNT(&mask);
+    }
     MPI_Comm_free(&node);
-    const long cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+    cores = std::max(1L, cores);
     int flags[2] = {on_node == nranks_ ? 1 : 0, on_node >= cores ? 0 : 1};
     MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MIN, step_comm_);  // the same everywhere
     const bool one_node = flags[0] == 1, full = flags[1] == 0;
@@ -94,6 +101,7 @@ OutputManager::OutputManager(MPI_Comm comm, OutputConfig cfg) : cfg_(std::move(c
       writer_achieved_ = "rank";
     }
   }
+  if (cfg_.async && cfg_.mpi_wait == "yield") mpi_wait_achieved_ = set_mpi_yield();
   if (cfg_.async || !cfg_.stage_dir.empty()) thread_ = std::thread([this] { loop(); });
 }
 
@@ -317,7 +325,9 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
   // The same decision on every rank: particle names are global.
   const bool gather = writer_achieved_ == "node" && job.spec.particle_names.empty();
   if (writer_achieved_ == "node" && !gather && full_node_ && !sync) {
-    sync = true;  // io.writer = auto on a full node: no collective write on the I/O threads
+    // io.writer = auto on a full node: the step loops sleep while the I/O threads write
+    // (a collective write needs every rank's thread on a core; polling ranks take them).
+    sync = true;
     ++stats_[k].sync_fallbacks;
     job.bytes = 0;
   }

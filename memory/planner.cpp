@@ -50,6 +50,7 @@ struct Model {
   int lrefine_min = 1, lrefine_max = 1;
   double full_tree_nodes = 1;
   bool round_robin = false;
+  bool cost = false;  ///< mesh.balance = "cost"
   int nranks = 1;
   ArenaConfig unk, flux, scratch, staging, particles;
   bool checkpoints = true, plotfiles = true;
@@ -91,6 +92,7 @@ Model model_from(const base::Params& p, const Declared& dcl, int nranks) {
   m.full_tree_nodes = 0;
   for (int l = 0; l < m.lrefine_max; ++l) m.full_tree_nodes += m.roots * std::pow(2.0, m.ndim * l);
   m.round_robin = string_or(p, "mesh.distribution", "morton") == "round_robin";
+  m.cost = string_or(p, "mesh.balance", "blocks") == "cost";
   m.nranks = nranks;
   m.unk = config_for(p, "unk");
   m.flux = config_for(p, "flux");
@@ -247,18 +249,25 @@ std::vector<Item> items_for(const Model& m, double M, double B, double N) {
   // kind, flags and new slots (~14 bytes per node) live next to the old one; blocks that
   // change owner travel as interior cells, packed on the sender and unpacked on the
   // receiver (a share kMigratingShare of L).
-  // A uniform grid (lrefine_min = lrefine_max) never rebuilds its tree.
+  // A uniform grid (lrefine_min = lrefine_max) never rebuilds its tree. With
+  // mesh.balance = "cost" (more than one rank) the weights (8 bytes per node, twice) and
+  // a third copy (the weighted candidate) join, on one level too.
   {
     const bool amr = m.lrefine_max > m.lrefine_min;
-    const double tree_copy = amr ? N * (tree_per_node + 14) : 0;
-    const double moving = amr && multi ? kMigratingShare * L * m.I * V * 8 * 2 : 0;
-    out.push_back({"regrid: second tree", tree_copy, "regrid", "transient", "tree nodes", true,
-                   true,
-                   amr ? fmt::format("N*({}+14)", tree_per_node) : std::string("uniform grid")});
+    const bool cost = m.cost && multi;
+    const double tree_copy =
+        (amr ? N * (tree_per_node + 14) : 0) + (cost ? N * (tree_per_node + 16) : 0);
+    const double moving = (amr || cost) && multi ? kMigratingShare * L * m.I * V * 8 * 2 : 0;
+    out.push_back(
+        {"regrid: second tree", tree_copy, "regrid", "transient", "tree nodes", true, true,
+         fmt::format(
+             "{}{}", amr ? fmt::format("N*({}+14)", tree_per_node) : "",
+             cost ? fmt::format("{}N*({}+16) (cost balance)", amr ? " + " : "", tree_per_node)
+                  : (amr ? "" : "uniform grid"))});
     out.push_back({"regrid: migrating blocks", moving, "regrid", "transient", "leaves", true, true,
-                   !amr    ? std::string("uniform grid")
-                   : multi ? fmt::format("{}*L*I*V*8*2 (send + recv)", kMigratingShare)
-                           : std::string("one rank: nothing moves")});
+                   !amr && !cost ? std::string("uniform grid")
+                   : multi       ? fmt::format("{}*L*I*V*8*2 (send + recv)", kMigratingShare)
+                                 : std::string("one rank: nothing moves")});
   }
 
   // io/mesh_output.cpp mesh_file_spec: data = vars * B * I doubles (plotfiles too: they
@@ -403,7 +412,8 @@ nlohmann::json scale_table(const base::Params& p, const Declared& dcl) {
       {"tree (nodes, index, slot, work)", tree, "steady",
        "a distributed tree: each rank its own leaves, their parents and one layer of "
        "neighbours (p4est's forest), the Morton ranges of the others"},
-      {"regrid: second tree, flags, weights", amr ? tree + 14 + 16 : 0.0, "regrid",
+      {"regrid: second tree, flags, weights", (amr ? tree + 14 : 0.0) + (m.cost ? tree + 16 : 0.0),
+       "regrid",
        "rebuild only the rank's part and its neighbours; flags exchanged with neighbours "
        "(2:1 balance is local), weights as one prefix sum over ranks"},
       {"output: a snapshot's tree arrays", arrays * (m.async ? 2 : 1), "output",

@@ -352,11 +352,12 @@ class Mesh {
 
   /// Collective: apply leaf flags (this rank's leaves' entries are read; others are
   /// gathered), balance 2:1, rebuild, redistribute and move data. Returns true if the
-  /// tree changed. Guard cells of local leaves must be filled before (prolongation of new
-  /// children reads the parent's guards).
+  /// tree changed or blocks moved (moved_only() tells which). Guard cells of local leaves
+  /// must be filled before (prolongation of new children reads the parent's guards).
   /// `before_move`, if given, runs once the tree is known to change, before any block
-  /// data moves (a unit may put its variables in conserved form for the transfers).
-  /// Derived variables (VarRole::derived) are not moved: their units recompute them.
+  /// data moves (a unit may put its variables in conserved form for the transfers); not
+  /// for a move on an unchanged tree. Derived variables (VarRole::derived) are not moved
+  /// when the tree changes: their units recompute them.
   bool regrid(std::vector<Flag> flags, const std::function<void()>& before_move = {});
 
   /// Load balance by cost (mesh.balance = "cost"; issue 46, item 6). A leaf's weight is its
@@ -369,6 +370,14 @@ class Mesh {
   /// reproducible); a partition that would exceed mesh.maxblocks on a rank falls back to
   /// blocks. A restart starts from the blocks partition (the costs are not checkpointed).
   bool balance_by_cost() const { return balance_cost_; }
+  /// Whether regrid may move blocks on an unchanged tree (the driver: false when a unit
+  /// keeps per-block state outside unk, Declarations::block_state).
+  void allow_moves(bool allow) { moves_allowed_ = allow; }
+  /// The last regrid kept the tree and only moved blocks to other ranks (cost balance):
+  /// every unk variable travelled as it was, derived ones included, and before_move did
+  /// not run. A unit's after_regrid then has nothing to redo but what follows its blocks
+  /// (particles, guard zones). Cleared by the next regrid or tree change.
+  bool moved_only() const { return moved_only_; }
   /// Work done on local leaf `node` this step beyond its zones, in zone-updates.
   void add_work(int node, double zone_updates) {
     work_[static_cast<std::size_t>(node)] += zone_updates;
@@ -416,6 +425,7 @@ class Mesh {
   bool distribute(Tree& t, const std::vector<double>* weight = nullptr) const;
   bool fits(const Tree& t) const;  ///< no rank holds more than mesh.maxblocks nodes of t
   bool balance_cost_ = false;
+  bool moves_allowed_ = true, moved_only_ = false;
   std::vector<double> work_;              ///< per node id: local leaves' work since the partition
   long work_steps_ = 0;                   ///< steps since the partition
   double step_work_ = 0;                  ///< this step's add_work total (this rank)

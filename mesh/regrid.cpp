@@ -39,8 +39,9 @@ bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_m
     if (tree_.node(id).leaf() && g[id] != Flag::keep) any = true;
   // Cost balance: every leaf's weight on every rank; with an unchanged tree, blocks move
   // only when the cost partition lowers the heaviest rank's weight by more than 2 %.
+  moved_only_ = false;
   std::vector<double> w_old;
-  if (balance_cost_ && nranks_ > 1) w_old = leaf_weights();
+  if (balance_cost_ && nranks_ > 1 && (any || moves_allowed_)) w_old = leaf_weights();
   Tree::Rebuilt rb;
   std::vector<double> w_new;
   if (any) {
@@ -64,10 +65,22 @@ bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_m
     if (w_old.empty()) return false;
     Tree t = tree_;
     if (!distribute(t, &w_old)) return false;
+    // The heaviest rank's weight before and after, and every rank's slots at the move's
+    // peak (the blocks it keeps and those it sends, until the transfer ends, plus those
+    // it receives).
     std::vector<double> now(std::size_t(nranks_), 0.0), then(std::size_t(nranks_), 0.0);
-    for (int id : tree_.leaves()) {
-      now[std::size_t(tree_.node(id).owner)] += w_old[std::size_t(id)];
-      then[std::size_t(t.node(id).owner)] += w_old[std::size_t(id)];
+    std::vector<long> peak(std::size_t(nranks_), 0);
+    for (int id = 0; id < tree_.size(); ++id) {
+      const int a = tree_.node(id).owner, b = t.node(id).owner;
+      ++peak[std::size_t(a)];
+      if (b != a) ++peak[std::size_t(b)];
+      if (!tree_.node(id).leaf()) continue;
+      now[std::size_t(a)] += w_old[std::size_t(id)];
+      then[std::size_t(b)] += w_old[std::size_t(id)];
+    }
+    if (*std::max_element(peak.begin(), peak.end()) > storage_.maxblocks()) {
+      ++balance_fallbacks_;
+      return false;
     }
     if (!(*std::max_element(then.begin(), then.end()) <
           0.98 * *std::max_element(now.begin(), now.end())))
@@ -77,11 +90,12 @@ bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_m
     std::iota(rb.origin.begin(), rb.origin.end(), 0);
     rb.kind.assign(std::size_t(tree_.size()), Tree::Origin::same);
     w_new = w_old;
+    moved_only_ = true;
     ++balance_moves_;
   }
 
   ++state_epoch_;  // before_move and the move write the leaves
-  if (before_move) before_move();
+  if (before_move && !moved_only_) before_move();
   Tree& nt = rb.tree;
   if (!distribute(nt, w_new.empty() ? nullptr : &w_new)) ++balance_fallbacks_;
   check_maxblocks(nt);
@@ -147,10 +161,11 @@ bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_m
   }
   {
     // Every variable but the derived ones (their units recompute them after the regrid),
-    // each with its own prolongation.
+    // each with its own prolongation; on an unchanged tree every variable, as it is.
     std::vector<int> moved;
     for (int v = 0; v < static_cast<int>(vars_.size()); ++v)
-      if (vars_[static_cast<std::size_t>(v)].role != VarRole::derived) moved.push_back(v);
+      if (moved_only_ || vars_[static_cast<std::size_t>(v)].role != VarRole::derived)
+        moved.push_back(v);
     const std::vector<VarRun> runs = runs_of(VarSet(std::move(moved)), vars_, set_runs_);
     execute(plan, storage_, comm_, 200, runs, geometry_);
   }
@@ -199,6 +214,7 @@ void Mesh::restrict_parents() {
 
 void Mesh::restore(const std::vector<std::pair<int, IVec>>& refined) {
   ++state_epoch_;
+  moved_only_ = false;
   Tree t(tree_.geometry());
   std::vector<std::vector<IVec>> by_level;
   for (const auto& [level, pos] : refined) {

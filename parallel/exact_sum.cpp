@@ -136,19 +136,24 @@ void add_wires(void* in, void* inout, int* len, MPI_Datatype*) {
 }
 }  // namespace
 
+namespace {
+/// A contiguous type of `bytes` bytes and a commutative user operation on it.
+struct UserSum {
+  MPI_Datatype type;
+  MPI_Op op;
+  UserSum(int bytes, MPI_User_function* fn) {
+    MPI_Type_contiguous(bytes, MPI_BYTE, &type);
+    MPI_Type_commit(&type);
+    MPI_Op_create(fn, /*commute=*/1, &op);
+  }
+};
+}  // namespace
+
 std::vector<double> exact_allreduce(MPI_Comm comm, const std::vector<ExactSum>& parts) {
   // The type and the operation, made once per process (MPI_Finalize frees them).
-  static MPI_Datatype type = [] {
-    MPI_Datatype t;
-    MPI_Type_contiguous(ExactSum::kBytes, MPI_BYTE, &t);
-    MPI_Type_commit(&t);
-    return t;
-  }();
-  static MPI_Op op = [] {
-    MPI_Op o;
-    MPI_Op_create(&add_wires, /*commute=*/1, &o);
-    return o;
-  }();
+  static const UserSum sum(ExactSum::kBytes, &add_wires);
+  const MPI_Datatype type = sum.type;
+  const MPI_Op op = sum.op;
   std::vector<ExactSumWire> in(parts.size()), out(parts.size());
   for (std::size_t q = 0; q < parts.size(); ++q) in[q] = ExactSumWire::of(parts[q]);
   MPI_Allreduce(in.data(), out.data(), int(in.size()), type, op, comm);
@@ -222,19 +227,9 @@ void WindowedSums::add(Acc& a, double x, int s) {
 std::vector<double> WindowedSums::finish(MPI_Comm comm, const std::vector<int>& e,
                                          const std::vector<int>& s, std::vector<Acc>& acc) {
   static_assert(sizeof(Acc) == 16, "two 64-bit words");
-  static MPI_Datatype type = [] {
-    MPI_Datatype t;
-    MPI_Type_contiguous(2, MPI_UINT64_T, &t);
-    MPI_Type_commit(&t);
-    return t;
-  }();
-  static MPI_Op op = [] {
-    MPI_Op o;
-    MPI_Op_create(&add_accs, /*commute=*/1, &o);
-    return o;
-  }();
+  static const UserSum op(sizeof(Acc), &add_accs);  // once per process
   std::vector<Acc> sum(acc.size());
-  MPI_Allreduce(acc.data(), sum.data(), int(acc.size()), type, op, comm);
+  MPI_Allreduce(acc.data(), sum.data(), int(acc.size()), op.type, op.op, comm);
   std::vector<double> r(acc.size(), 0.0);
   for (std::size_t q = 0; q < acc.size(); ++q) {
     if (e[q] == kNonFinite) {

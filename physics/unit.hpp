@@ -168,6 +168,13 @@ struct Declarations {
   /// writes them to checkpoints and particle files and loads them on restart (before
   /// restore). Users: the tracers, pic.
   particles::ParticleSet* particle_set = nullptr;
+  // load balance
+  /// The unit keeps per-block state across steps outside unk (gravity: the start-of-step
+  /// momenta and face potentials, per block slot). Blocks then move only at regrids that
+  /// change the tree (the unit rebuilds it in after_regrid, at the same steps on any rank
+  /// count), never on an unchanged tree (mesh.balance = "cost"): such a move would make
+  /// the answers depend on the rank count.
+  bool block_state = false;
 };
 
 /// What a unit keeps in files besides unk.

@@ -149,8 +149,9 @@ class Burn final : public physics::UnitBase<Burn>, public flame::FuelDensity {
   int iqbrn_ = -1, itemp_ = -1, ipres_ = -1;
   int idens_ = -1, ietot_ = -1, ieint_ = -1, ifuel_ = -1, iash_ = -1, iflam_ = -1, ifdph_ = -1;
   double released_ = 0.0, consumed_ = 0.0;  ///< every rank's totals (add_step_sums)
-  /// This step's energy released, fuel consumed and neutrino losses per leaf (node id).
-  std::vector<std::array<double, 3>> step_sums_;  ///< per block slot (not per tree node)
+  /// This step's energy released, fuel consumed and neutrino losses per local leaf, by
+  /// its block slot (bounded by mesh.maxblocks, not by the global tree).
+  std::vector<std::array<double, 3>> step_sums_;
   /// Adds step_sums_ over every leaf, in the tree's order, to the totals (collective).
   void add_step_sums(mesh::Mesh& m);
   mutable long estimates_ = 0, estimate_failures_ = 0;

@@ -128,6 +128,7 @@ physics::Declarations Gravity::declarations() const {
           {std::string("gac") + "xyz"[a], a, mesh::VarKind::auxiliary, true, false, name()});
   for (auto& x : v) x.recomputable = true;  // initialise solves for them again
   if (kind_ != Kind::none) d.totals = {"egrav"};
+  d.block_state = kind_ != Kind::none;  // pprev_, phif_ per block slot
   return d;
 }
 

@@ -218,6 +218,10 @@ void Hydro::before_regrid(mesh::Mesh& m) {
 }
 
 void Hydro::after_regrid(mesh::Mesh& m) {
+  // Blocks moved on an unchanged tree (cost balance): every variable travelled as it was,
+  // before_regrid did not run; recomputing the state (the Helmholtz temperature seeds
+  // its Newton solve) would change bits at steps that depend on the rank count.
+  if (m.moved_only()) return;
   if (!at_.scalars.empty()) {
     scalars_to_conserved(m, false);
     if (comp_) comp_->normalise(m);

@@ -215,7 +215,8 @@ void Pic::bind(mesh::Mesh& m, const physics::Services& /*services*/,
   if (m.balance_by_cost() && (absorbing_[0] || absorbing_[1] || absorbing_[2]))
     throw Error(
         "pic: mesh.balance = \"cost\" with absorbing (outflow) faces is not built: Mur's "
-        "boundary state belongs to the rank's faces and does not move with the blocks");
+        "update leaves E in the guard layer on the upper faces, which a move of the blocks "
+        "does not carry (it moves the interior)");
   set_ = std::make_unique<particles::ParticleSet>(
       particles::ParticleType{"pic", {"weight", "type"}, name()}, cfg_);
 }

@@ -6,12 +6,15 @@ burned zones) and never changes an answer.
   (summary.json balance.imbalance about 1.8), by cost the blocks move once and the
   imbalance falls below 1.2; the outputs are the same bits.
 - sedov_2d_amr on 2 ranks with regrids: cost and blocks give the same bits.
+- flame_1d (Helmholtz, mass scalars, the burn's work at the front) on one level: 1 rank,
+  3 ranks by cost (blocks move once on the unchanged tree) and 3 ranks by blocks give the
+  same bits: a move carries every variable as it is and runs no unit's state refresh.
 - Refusals: cost with another distribution, and PIC with absorbing faces.
 """
 import json
 
 from h5compare import differing_datasets
-from runner import run
+from runner import run, summary
 from tessera import reader
 
 PIC = "pic_slab_2d.toml"
@@ -53,6 +56,18 @@ def test_cost_balance_with_regrids_keeps_the_bits(tmp_path):
     assert r["cost"][1]["regrid"]["changed"] > 0
     assert r["cost"][1]["balance"]["method"] == "cost"
     _same_bits(r["blocks"][0], r["cost"][0])
+
+
+def test_a_move_on_an_unchanged_tree_keeps_the_bits_of_scalars_and_helmholtz(tmp_path):
+    out = {}
+    for ranks, method in ((1, "cost"), (3, "cost"), (3, "blocks")):
+        d = tmp_path / f"{method}{ranks}"
+        run("flame_1d.toml", d, "driver.nend=40", f"mesh.balance={method}", ranks=ranks)
+        out[(ranks, method)] = d
+    assert summary(out[(3, "cost")])["balance"]["moves"] >= 1
+    assert summary(out[(3, "cost")])["regrid"]["changed"] == 0  # moves are not regrids
+    _same_bits(out[(1, "cost")], out[(3, "cost")])
+    _same_bits(out[(1, "cost")], out[(3, "blocks")])
 
 
 def test_cost_balance_refuses_what_it_cannot_do(tmp_path):

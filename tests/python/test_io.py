@@ -361,14 +361,17 @@ def test_budget_smaller_than_one_output_falls_back_and_counts(tmp_path):
 # ---------------------------------------------------------------- failures
 
 def test_injected_write_failure_stops_every_rank_and_publishes_nothing_partial(tmp_path):
-    for extra in ([], ["io.async=true"]):
-        out = tmp_path / ("async" if extra else "sync")
+    # Sync and rank writers: the last rank fails; io.writer = auto (node on one node):
+    # rank 0, the one writer, fails. Either way every rank stops.
+    for name, extra, failing in (("sync", [], 1), ("async", ["io.async=true", "io.writer=rank"], 1),
+                                 ("auto", ["io.async=true"], 0)):
+        out = tmp_path / name
         p = run("sedov_2d_amr.toml", out, "driver.nend=20", "io.plotfile_interval_steps=0",
                 "io.checkpoint_interval_steps=5", "io.inject_write_error=3", *extra,
                 ranks=2, check=False)
         assert p.returncode != 0
         line = error_line(p)
-        assert "injected failure" in line and "rank 1" in line, line
+        assert "injected failure" in line and f"rank {failing}" in line, (name, line)
         names = sorted(f.name for f in out.iterdir())
         assert not [n for n in names if n.endswith(".tmp")], names
         # outputs 1 and 2 (the initial plotfile and checkpoint) are published and verify;
