@@ -114,7 +114,7 @@ study-weak: deps build helm-table nse-table
 # A model of the step at 1..1e5 ranks from study-weak's census (issue 46).
 study-scale-model: deps
 	@test -d runs/studies/weak/runs || $(MAKE) study-weak
-	$(PY) tools/study.py scale-model --out runs/studies/scale_model
+	$(PY) tools/study.py scale-model --out runs/studies/scale-model
 
 study-async: deps build
 	$(PY) tools/study.py async --out runs/studies/async --repeat 3

@@ -556,7 +556,7 @@ def main():
         scaling(a)
     if a.study == "scale-model":
         from study_scale_model import main as scale_model
-        scale_model(a.out or ROOT / "runs" / "studies" / "scale_model")
+        scale_model(a.out or ROOT / "runs" / "studies" / "scale-model")
     if a.study == "weak":
         from study_weak import weak
         weak(a.out or ROOT / "runs" / "studies" / "weak", a.ranks)

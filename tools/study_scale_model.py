@@ -34,7 +34,7 @@ t_node: the tree's
 rebuild and 2:1 balance, 0.2 us per node (Tree::rebuild on this machine, the regrid region
 of the 64-rank Sedov AMR run divided by its nodes: an upper bound).
 
-Efficiency E(P) = T(1) / T(P) at fixed work per rank. Writes runs/studies/scale_model/
+Efficiency E(P) = T(1) / T(P) at fixed work per rank. Writes runs/studies/scale-model/
 {scale_model.csv, scale_model.png, report.md}.
 """
 import csv
@@ -211,5 +211,5 @@ def main(out):
 if __name__ == "__main__":
     import argparse
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", default=str(ROOT / "runs" / "studies" / "scale_model"))
+    ap.add_argument("--out", default=str(ROOT / "runs" / "studies" / "scale-model"))
     main(ap.parse_args().out)
