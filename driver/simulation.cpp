@@ -202,8 +202,11 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
     if (v != "unk" && mesh_->var_index(v) < 0 && deriver(v) == nullptr)
       throw Error("io.plot_vars: unknown variable '" + v + "'");
   hints_ = io::hints_from(p);  // validated before the run starts
-  out_ = std::make_unique<io::OutputManager>(
-      comm, io::config_from(p, opt_.run_dir, opt_.thread_multiple));
+  {
+    auto cfg = io::config_from(p, opt_.run_dir, opt_.thread_multiple);
+    cfg.particles = particles_ != nullptr;
+    out_ = std::make_unique<io::OutputManager>(comm, std::move(cfg));
+  }
   if (!out_->async_note().empty()) log("warning: " + out_->async_note());
   {
     const auto t = simd::current();

@@ -46,8 +46,8 @@ void declare_params(base::Params& p) {
                    "I/O thread writes alone; all ranks on one node; outputs with particles "
                    "stay rank) or auto: node when the ranks share one node, else rank while "
                    "the nodes have cores to spare, else synchronous writes (said in the log "
-                   "and summary.json io.note); on a full node outputs with particles are "
-                   "written synchronously");
+                   "and summary.json io.note), and synchronous writes on a full node when the run "
+                   "has particles");
   p.declare_string("io.stage_dir", "", {},
                    "write outputs here first (fast local storage) and drain them to the run "
                    "directory in the background; empty: off");

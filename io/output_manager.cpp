@@ -84,12 +84,23 @@ OutputManager::OutputManager(MPI_Comm comm, OutputConfig cfg) : cfg_(std::move(c
       writer_achieved_ = one_node ? "node" : "rank (the ranks span more than one node)";
     } else if (nranks_ == 1) {
       writer_achieved_ = "rank";
+    } else if (one_node && full && cfg_.particles) {
+      // The node writer does not take particles; their collective writes on I/O threads
+      // stall beside ranks polling MPI on every core, and plotfiles written beside the
+      // synchronous checkpoints cost the loop more than writing them too (Sod with
+      // tracers, 2 ranks of 2 cores: 1.11x the synchronous loop).
+      cfg_.async = false;
+      writer_achieved_ = "rank (synchronous: a full node, with particles)";
+      note_ =
+          "io.async with io.writer = auto: the ranks fill every core of their node and the run "
+          "has particles, whose outputs need collective writes that stall on I/O threads "
+          "beside ranks polling MPI: writing synchronously (io.writer = node or rank forces "
+          "the I/O threads)";
     } else if (one_node) {
       // A collective write on I/O threads needs every rank's thread on a core at once;
       // beside ranks that poll MPI on every core it stalls (the deforming bubble on 2 ranks
       // of 2 cores: the loop 2.6x slower than with synchronous writes). One writer does not.
       writer_achieved_ = "node";
-      full_node_ = full;
     } else if (full) {
       cfg_.async = false;
       writer_achieved_ = "rank (synchronous: full nodes)";
@@ -324,13 +335,6 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
   job.bytes = sync ? 0 : estimate_bytes;
   // The same decision on every rank: particle names are global.
   const bool gather = writer_achieved_ == "node" && job.spec.particle_names.empty();
-  if (writer_achieved_ == "node" && !gather && full_node_ && !sync) {
-    // io.writer = auto on a full node: the step loops sleep while the I/O threads write
-    // (a collective write needs every rank's thread on a core; polling ranks take them).
-    sync = true;
-    ++stats_[k].sync_fallbacks;
-    job.bytes = 0;
-  }
   if (gather) {
     gather_to_writer(job);
     if (rank_ != 0) {  // nothing left to do here: rank 0 writes the file

@@ -46,7 +46,10 @@ struct OutputConfig {
   bool overflow_wait = true;     ///< budget exceeded: wait (true) or write synchronously
   int keep_checkpoints = 0;      ///< rolling checkpoints: keep the newest K (0: all)
   bool thread_multiple = false;  ///< MPI provides MPI_THREAD_MULTIPLE
-  int inject_write_error = 0;    ///< tests: the N-th output fails on the last rank (0: off)
+  /// The run has particles (io.writer = auto on a full node then writes synchronously:
+  /// its checkpoints and particle files cannot go to the node writer).
+  bool particles = false;
+  int inject_write_error = 0;  ///< tests: the N-th output fails on the last rank (0: off)
   /// The I/O thread's CPU priority: "normal", "low" (nice +10: the step loop wins a
   /// contended core) or "idle" (SCHED_IDLE: it runs only on a core nobody else wants).
   std::string thread_priority = "normal";
@@ -150,10 +153,7 @@ class OutputManager {
   std::string priority_achieved_ = "normal";  ///< the I/O thread's priority (under m_)
   std::string mpi_wait_achieved_ = "poll";    ///< what io.mpi_wait obtained
   std::string writer_achieved_ = "rank";      ///< what io.writer obtained
-  /// io.writer = auto on a full node (ranks >= cores): outputs the node writer cannot take
-  /// (with particles) are written synchronously rather than by collective I/O threads.
-  bool full_node_ = false;
-  MPI_Comm step_comm_ = MPI_COMM_NULL;  ///< the step loop's (io.writer=node gathers)
+  MPI_Comm step_comm_ = MPI_COMM_NULL;        ///< the step loop's (io.writer=node gathers)
   int nranks_ = 1;
   mutable std::mutex m_;
   std::condition_variable cv_;
