@@ -68,11 +68,10 @@ OutputManager::OutputManager(MPI_Comm comm, OutputConfig cfg) : cfg_(std::move(c
     MPI_Comm_size(node, &on_node);
     cpu_set_t mask;
     CPU_ZERO(&mask);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (sched_getaffinity(0, sizeof(mask), &mask) == 0) {
-      MPI_Allreduce(MPI_IN_PLACE, &mask, int(sizeof(mask)), MPI_BYTE, MPI_BOR, node);
-      cores = CPU_COUNT(&mask);
-    }
+    int failed = sched_getaffinity(0, sizeof(mask), &mask) == 0 ? 0 : 1;
+    MPI_Allreduce(MPI_IN_PLACE, &mask, int(sizeof(mask)), MPI_BYTE, MPI_BOR, node);
+    MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, node);
+    long cores = failed ? sysconf(_SC_NPROCESSORS_ONLN) : CPU_COUNT(&mask);
     MPI_Comm_free(&node);
     cores = std::max(1L, cores);
     int flags[2] = {on_node == nranks_ ? 1 : 0, on_node >= cores ? 0 : 1};

@@ -255,15 +255,17 @@ std::vector<Item> items_for(const Model& m, double M, double B, double N) {
   {
     const bool amr = m.lrefine_max > m.lrefine_min;
     const bool cost = m.cost && multi;
-    const double tree_copy =
-        (amr ? N * (tree_per_node + 14) : 0) + (cost ? N * (tree_per_node + 16) : 0);
+    // One level with cost balance: a copy of the tree and the weighted candidate, with
+    // origin, kind, slots (14 bytes a node) and the weights (16).
+    const double tree_copy = amr ? N * (tree_per_node + 14) + (cost ? N * (tree_per_node + 16) : 0)
+                                 : (cost ? N * (2 * tree_per_node + 30) : 0);
     const double moving = (amr || cost) && multi ? kMigratingShare * L * m.I * V * 8 * 2 : 0;
     out.push_back(
         {"regrid: second tree", tree_copy, "regrid", "transient", "tree nodes", true, true,
-         fmt::format(
-             "{}{}", amr ? fmt::format("N*({}+14)", tree_per_node) : "",
-             cost ? fmt::format("{}N*({}+16) (cost balance)", amr ? " + " : "", tree_per_node)
-                  : (amr ? "" : "uniform grid"))});
+         fmt::format("{}{}", amr ? fmt::format("N*({}+14)", tree_per_node) : "",
+                     cost ? (amr ? fmt::format(" + N*({}+16) (cost balance)", tree_per_node)
+                                 : fmt::format("N*(2*{}+30) (cost balance)", tree_per_node))
+                          : (amr ? "" : "uniform grid"))});
     out.push_back({"regrid: migrating blocks", moving, "regrid", "transient", "leaves", true, true,
                    !amr && !cost ? std::string("uniform grid")
                    : multi       ? fmt::format("{}*L*I*V*8*2 (send + recv)", kMigratingShare)
@@ -412,8 +414,8 @@ nlohmann::json scale_table(const base::Params& p, const Declared& dcl) {
       {"tree (nodes, index, slot, work)", tree, "steady",
        "a distributed tree: each rank its own leaves, their parents and one layer of "
        "neighbours (p4est's forest), the Morton ranges of the others"},
-      {"regrid: second tree, flags, weights", (amr ? tree + 14 : 0.0) + (m.cost ? tree + 16 : 0.0),
-       "regrid",
+      {"regrid: second tree, flags, weights",
+       amr ? tree + 14 + (m.cost ? tree + 16 : 0.0) : (m.cost ? 2 * tree + 30 : 0.0), "regrid",
        "rebuild only the rank's part and its neighbours; flags exchanged with neighbours "
        "(2:1 balance is local), weights as one prefix sum over ranks"},
       {"output: a snapshot's tree arrays", arrays * (m.async ? 2 : 1), "output",

@@ -78,13 +78,13 @@ bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_m
       now[std::size_t(a)] += w_old[std::size_t(id)];
       then[std::size_t(b)] += w_old[std::size_t(id)];
     }
+    if (!(*std::max_element(then.begin(), then.end()) <
+          0.98 * *std::max_element(now.begin(), now.end())))
+      return false;
     if (*std::max_element(peak.begin(), peak.end()) > storage_.maxblocks()) {
       ++balance_fallbacks_;
       return false;
     }
-    if (!(*std::max_element(then.begin(), then.end()) <
-          0.98 * *std::max_element(now.begin(), now.end())))
-      return false;
     rb.tree = std::move(t);
     rb.origin.resize(std::size_t(tree_.size()));
     std::iota(rb.origin.begin(), rb.origin.end(), 0);
@@ -94,10 +94,12 @@ bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_m
     ++balance_moves_;
   }
 
-  ++state_epoch_;  // before_move and the move write the leaves
+  // before_move and the move write the leaves; a move on an unchanged tree carries them
+  // as they are (the units' kept state stays current).
+  if (!moved_only_) ++state_epoch_;
   if (before_move && !moved_only_) before_move();
   Tree& nt = rb.tree;
-  if (!distribute(nt, w_new.empty() ? nullptr : &w_new)) ++balance_fallbacks_;
+  if (!moved_only_ && !distribute(nt, w_new.empty() ? nullptr : &w_new)) ++balance_fallbacks_;
   check_maxblocks(nt);
   const int nx = shape().nx, ng = shape().ng, nd = ndim();
   std::vector<int> nslot(nt.size(), -1);

@@ -144,6 +144,8 @@ def main(out):
                 r = model(runs[name], P, level)
                 rows.append({"problem": name, "work": level[0], "ranks": P,
                              **{k: r[k] for k in r}, "efficiency": base / r["total"]})
+    if not rows:
+        sys.exit("study scale-model: no problem of study-weak has its 1-rank run")
     with open(out / "scale_model.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
