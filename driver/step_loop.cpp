@@ -162,17 +162,8 @@ nlohmann::json Simulation::run() {
       // The tree as it was: the guard zones just filled are those the next step's first
       // fill would compute (nothing changes unk in between; hydro's mass scalars
       // invalidate them), so that fill is skipped.
-      const bool changed = mark_and_regrid(lean);
-      if (changed && mesh_->moved_only()) {
-        // Blocks moved (cost balance) on the same tree: fill again as the marking did (the
-        // same values from the same leaves; with Helmholtz the guard zones' EOS solve too),
-        // so the next step reads what it reads without a move.
-        if (lean)
-          mesh_->fill_guards();
-        else
-          fill_guards();
-      }
-      if (!changed || mesh_->moved_only()) mesh_->mark_guards_current();
+      // Blocks that only moved (cost balance) carried these guard zones with them.
+      if (!mark_and_regrid(lean) || mesh_->moved_only()) mesh_->mark_guards_current();
     } else if (step_ % nrefs == 0 && mesh_->balance_by_cost()) {
       rebalance();  // one level: blocks move to the cost partition when it is better
     }

@@ -246,9 +246,17 @@ std::array<double, 3> Mesh::finest_dx() const {
   return dx;
 }
 
+namespace {
+/// Nodes of t each rank owns (leaves and parents: the block slots it needs).
+std::vector<int> nodes_per_rank(const Tree& t, int nranks) {
+  std::vector<int> count(std::size_t(nranks), 0);
+  for (const auto& n : t.nodes()) ++count[std::size_t(n.owner)];
+  return count;
+}
+}  // namespace
+
 bool Mesh::fits(const Tree& t) const {
-  std::vector<int> count(nranks_, 0);
-  for (const auto& n : t.nodes()) ++count[n.owner];
+  const auto count = nodes_per_rank(t, nranks_);
   return *std::max_element(count.begin(), count.end()) <= storage_.maxblocks();
 }
 
@@ -282,8 +290,7 @@ std::vector<double> Mesh::leaf_weights() const {
 }
 
 void Mesh::check_maxblocks(const Tree& t) const {
-  std::vector<int> count(nranks_, 0);
-  for (const auto& n : t.nodes()) ++count[n.owner];
+  const auto count = nodes_per_rank(t, nranks_);
   for (int r = 0; r < nranks_; ++r)
     if (count[r] > storage_.maxblocks())
       throw Error("rank " + std::to_string(r) + " needs " + std::to_string(count[r]) +

@@ -374,9 +374,10 @@ class Mesh {
   /// keeps per-block state outside unk, Declarations::block_state).
   void allow_moves(bool allow) { moves_allowed_ = allow; }
   /// The last regrid kept the tree and only moved blocks to other ranks (cost balance):
-  /// every unk variable travelled as it was, derived ones included, and before_move did
-  /// not run. A unit's after_regrid then has nothing to redo but what follows its blocks
-  /// (particles, guard zones). Cleared by the next regrid or tree change.
+  /// every unk variable travelled as it was, derived ones and guard zones included (the
+  /// guards that were current stay current), and before_move did not run. A unit's
+  /// after_regrid then has nothing to redo but what follows its blocks (particles).
+  /// Cleared by the next regrid or tree change.
   bool moved_only() const { return moved_only_; }
   /// Work done on local leaf `node` this step beyond its zones, in zone-updates.
   void add_work(int node, double zone_updates) {

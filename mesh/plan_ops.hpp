@@ -24,6 +24,13 @@ inline Box interior_box(const BlockShape& s) {
   return b;
 }
 
+// The whole block, guard zones included.
+inline Box whole_box(const BlockShape& s) {
+  Box b;
+  for (int a = 0; a < 3; ++a) b.lo[a] = 0, b.hi[a] = s.n(a);
+  return b;
+}
+
 // Child c's interior averaged into its octant of the parent's interior.
 inline TransferOp child_to_parent(const BlockShape& s, int c) {
   TransferOp op;

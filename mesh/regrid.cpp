@@ -20,6 +20,7 @@ namespace tessera::mesh {
 using detail::child_to_parent;
 using detail::interior_box;
 using detail::push_op;
+using detail::whole_box;
 
 bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_move) {
   TESSERA_REGION("regrid");
@@ -89,7 +90,6 @@ bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_m
     rb.origin.resize(std::size_t(tree_.size()));
     std::iota(rb.origin.begin(), rb.origin.end(), 0);
     rb.kind.assign(std::size_t(tree_.size()), Tree::Origin::same);
-    w_new = w_old;
     moved_only_ = true;
     ++balance_moves_;
   }
@@ -130,8 +130,10 @@ bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_m
     switch (rb.kind[id]) {
       case Tree::Origin::same:
         if (n.leaf() && tree_.node(o).owner != n.owner) {
+          // A move on an unchanged tree carries the guard zones too: their neighbours
+          // are the same, so guards that were current stay current.
           TransferOp op;
-          op.src = op.dst = interior;
+          op.src = op.dst = moved_only_ ? whole_box(shape()) : interior;
           add(op, o, id);
         }
         break;
@@ -175,7 +177,9 @@ bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_m
     if (slot_[id] >= 0 && !kept[slot_[id]]) storage_.release(slot_[id]);
   tree_ = std::move(nt);
   slot_ = std::move(nslot);
+  const int current = current_vars_;
   after_tree_change();
+  if (moved_only_) current_vars_ = current;
   return true;
 }
 

@@ -647,9 +647,8 @@ void Pic::step(mesh::Mesh& m, double dt) {
 
 void Pic::after_regrid(mesh::Mesh& m) {
   // One level only: a regrid is a rebalance (mesh.balance = "cost"): the fields moved with
-  // their blocks, the particles follow them, and the guards are filled again.
+  // their blocks, guard zones included; the particles follow them.
   lost_ += set_->redistribute(m).lost;
-  m.fill_guards(nfill_);
 }
 
 void Pic::finish(mesh::Mesh& m) {
