@@ -421,7 +421,7 @@ def async_io(a):
     # Each choice of issue 46 item 7: the default (io.writer = auto), every rank's I/O
     # thread (rank, with MPI's polling or yielding waits) and one writer per node with
     # yielding waits. (io.thread_priority = idle, measured once on the bubble on 2 ranks of
-    # 2 cores: the loop 97x slower than without outputs; not repeated here.)
+    # 2 cores: the loop 97x the synchronous one; not repeated here.)
     choices = ["--modes", "none,sync,async,async-rank,async-rank-yield,async-node-yield"]
     cases = [("tracers", "Sod with tracers", choices, "io_async_tracers"),
              ("bubble", "deforming bubble", choices, "io_async_bubble"),

@@ -214,9 +214,8 @@ void Pic::bind(mesh::Mesh& m, const physics::Services& /*services*/,
   if (m.geometry() != mesh::Geometry::cartesian) throw Error("pic: Cartesian geometry only");
   if (m.balance_by_cost() && (absorbing_[0] || absorbing_[1] || absorbing_[2]))
     throw Error(
-        "pic: mesh.balance = \"cost\" with absorbing (outflow) faces is not built: Mur's "
-        "update leaves E in the guard layer on the upper faces, which a move of the blocks "
-        "does not carry (it moves the interior)");
+        "pic: mesh.balance = \"cost\" with absorbing (outflow) faces is not built: blocks "
+        "moving under Mur's boundary update have not been verified to keep the answers");
   set_ = std::make_unique<particles::ParticleSet>(
       particles::ParticleType{"pic", {"weight", "type"}, name()}, cfg_);
 }
