@@ -52,6 +52,34 @@ std::vector<int> Tree::leaves() const {
   return out;
 }
 
+std::vector<int> Tree::curve_leaves() const {
+  // Root keys: the bits of (i, j, k) interleaved, x fastest (positions < 2^19 per axis).
+  const int nd = geom_.ndim;
+  std::vector<std::pair<std::uint64_t, int>> roots;
+  for (int id = 0; id < size(); ++id) {
+    const Node& n = nodes_[id];
+    if (n.parent >= 0) continue;
+    std::uint64_t k = 0;
+    for (int b = 0; b < 21; ++b)
+      for (int a = 0; a < nd; ++a) k |= std::uint64_t((n.pos[a] >> b) & 1) << (b * nd + a);
+    roots.emplace_back(k, id);
+  }
+  std::sort(roots.begin(), roots.end());
+  std::vector<int> out;
+  out.reserve(nodes_.size());
+  const int nc = geom_.nchild();
+  auto walk = [&](auto&& self, int id) -> void {
+    const Node& n = nodes_[id];
+    if (n.leaf()) {
+      out.push_back(id);
+      return;
+    }
+    for (int c = 0; c < nc; ++c) self(self, n.child[c]);
+  };
+  for (const auto& r : roots) walk(walk, r.second);
+  return out;
+}
+
 bool Tree::outside(int level, const IVec& p) const {
   for (int a = 0; a < geom_.ndim; ++a) {
     const int n = geom_.nblocks_at(a, level);
@@ -227,7 +255,7 @@ Tree::Rebuilt Tree::rebuild(const std::vector<Flag>& flags) const {
 }
 
 void Tree::distribute(int nranks, bool round_robin) {
-  const auto lv = leaves();
+  const auto lv = round_robin ? leaves() : curve_leaves();
   const long nl = static_cast<long>(lv.size());
   for (long i = 0; i < nl; ++i) {
     nodes_[lv[i]].owner =
@@ -241,7 +269,7 @@ void Tree::distribute(int nranks, bool round_robin) {
 }
 
 void Tree::distribute_weighted(int nranks, const std::vector<double>& weight) {
-  const auto lv = leaves();
+  const auto lv = curve_leaves();
   double total = 0.0;
   for (int id : lv) total += weight[std::size_t(id)];
   double before = 0.0;

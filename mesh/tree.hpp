@@ -3,7 +3,8 @@
 // nblockz root blocks. The whole tree is replicated on every rank, so every query is
 // local. Nodes are kept in canonical order: roots in lexicographic (k, j, i) order, each
 // tree depth-first with children in Morton order (x fastest) — the order of the FLASH
-// file rows and of the Morton-curve distribution, independent of the number of ranks.
+// file rows, independent of the number of ranks. The Morton-curve distribution walks the
+// roots in Morton order instead (curve_leaves): a rank's roots form a compact box.
 #include <array>
 #include <cstdint>
 #include <unordered_map>
@@ -58,6 +59,12 @@ class Tree {
   int num_leaves() const;
   /// Leaves in canonical order.
   std::vector<int> leaves() const;
+  /// Leaves along the space-filling curve the Morton distribution splits: the roots in
+  /// Morton order of their positions (bits interleaved, x fastest; non-power-of-two grids
+  /// skip the absent keys), each root's leaves depth-first with children in Morton order.
+  /// One root, or roots along one axis, gives the canonical order. A rank's run of
+  /// roots is then a compact box (2x2x2 for 8), not a row of the lexicographic order.
+  std::vector<int> curve_leaves() const;
 
   /// Node at (level, pos) after periodic wrapping, or -1 if absent or outside the domain
   /// on a non-periodic axis. `shift` receives the periodic shift applied, in blocks.
@@ -86,11 +93,11 @@ class Tree {
   /// siblings share; honour lrefine bounds (levels 0..max_level).
   void balance_flags(std::vector<Flag>& flags, int min_level, int max_level) const;
 
-  /// Assign owners to every node: leaves along the canonical (Morton) order in
-  /// contiguous equal runs ("morton") or cyclically ("round_robin"); a parent goes to
-  /// the owner of its first leaf descendant.
+  /// Assign owners to every node: leaves along the Morton curve (curve_leaves) in
+  /// contiguous equal runs ("morton") or in canonical order cyclically ("round_robin"); a
+  /// parent goes to the owner of its first leaf descendant.
   void distribute(int nranks, bool round_robin);
-  /// Leaves along the canonical (Morton) order in contiguous runs of equal weight (weight
+  /// Leaves along the Morton curve (curve_leaves) in contiguous runs of equal weight (weight
   /// per node id, leaves read; every rank must pass the same): leaf i goes to the rank whose
   /// share [r W / nranks, (r+1) W / nranks) holds the midpoint of its own weight. Parents
   /// as distribute.

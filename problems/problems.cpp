@@ -541,7 +541,12 @@ GaussianPulse::GaussianPulse(const base::Params& p)
     : t0(p.get_real("pulse.t0")),
       amplitude(p.get_real("pulse.amplitude")),
       background(p.get_real("pulse.background")),
-      x0{p.get_real("pulse.x0"), p.get_real("pulse.y0"), p.get_real("pulse.z0")} {}
+      x0{p.get_real("pulse.x0"), p.get_real("pulse.y0"), p.get_real("pulse.z0")},
+      period(p.get_real("pulse.period")) {
+  if (period > 0.0 && p.get_string("mesh.geometry") != "cartesian")
+    throw Error("pulse.period = " + std::to_string(period) +
+                ": a lattice of pulses needs mesh.geometry = \"cartesian\"");
+}
 
 void declare_params(base::Params& p) {
   p.declare_string("problem.name", "sedov",
@@ -558,6 +563,9 @@ void declare_params(base::Params& p) {
   p.declare_real("pulse.x0", 0.0, -1e300, 1e300, "the pulse's centre x (r in r-z: 0)");
   p.declare_real("pulse.y0", 0.0, -1e300, 1e300, "the pulse's centre y (z in r-z)");
   p.declare_real("pulse.z0", 0.0, -1e300, 1e300, "the pulse's centre z");
+  p.declare_real("pulse.period", 0.0, 0.0, 1e300,
+                 "0: one pulse; L > 0: a lattice of pulses L apart along every axis (a "
+                 "periodic box of whole periods repeats the problem: weak scaling)");
   p.declare_real("pulse.rho", 1.0, 1e-300, 1e300, "density of the fluid at rest");
   p.declare_real("pulse.p", 1.0, 1e-300, 1e300, "pressure of the fluid at rest");
   p.declare_real("ssw.mean", 0.5, -1e300, 1e300, "the streaming sine wave's mean E");

@@ -53,8 +53,10 @@ def cases():
                                         "mesh.maxblocks=400"]
 
     def pulse(g):
+        # A lattice of pulses 2 apart (pulse.period): every 2x2x2 root blocks hold one, so
+        # the refined region, and the leaves per rank, grow with the box.
         return box(g, -1.0, 2.0 / 16) + PERIODIC + ["mesh.ndim=3", "driver.nend=4",
-                                                   "mesh.maxblocks=400"]
+                                                   "mesh.maxblocks=400", "pulse.period=2.0"]
 
     def snia(g):
         half = [n * 8 * 0.5e8 / 2 for n in g]
@@ -68,7 +70,8 @@ def cases():
             ("sedov_3d_amr", "sedov_3d.toml", lambda g: sedov(g, True),
              "3-D Sedov, two levels (regrid every 2 steps), periodic"),
             ("diffusion_3d_amr", "diffusion_pulse_2d_amr.toml", pulse,
-             "the diffusion pulse in 3-D, two levels, periodic"),
+             "the diffusion pulse in 3-D, two levels, periodic, one pulse per 8 root blocks "
+             "(pulse.period = 2)"),
             ("snia_3d", "snia_3d.toml", snia,
              "snia_3d (Helmholtz, multipole gravity, flame, three-stage burn), two levels, "
              "its outflow walls; 2 steps")]
@@ -156,7 +159,8 @@ def report(rows, out):
              f"Machine: {m['processor']}, {m['cores']} cores (ranks beyond them are "
              "oversubscribed: the counts are exact, the times are not reported).", "",
              "Each rank starts with 8 root blocks of 8^3 zones (root grid 2x2x2 doubled axis by "
-             "axis with the ranks), at a fixed zone size. Per step of the step loop, the "
+             "axis with the ranks), at a fixed zone size; the Morton curve runs through the "
+             "roots, so a rank's 8 roots are a 2x2x2 cube. Per step of the step loop, the "
              "largest rank's figures (summary.json comm). `regrid KiB/run` is the collective "
              "bytes of the regrid regions over the whole run (flags, 1 byte per tree node, "
              "and the tree's rebuild): the stated term that grows with the global block "
@@ -182,9 +186,9 @@ def report(rows, out):
             b = [r["p2p_bytes_per_step_max"] for r in big]
             per = [r["p2p_bytes_per_step_max"] / r["blocks_per_rank"] for r in big]
             lines += ["", f"p2p bytes per step, 8 to {big[-1]['ranks']:.0f} ranks: max/min = "
-                      f"{max(b) / min(b):.2f}; per leaf of a rank's mean share (the AMR cases "
-                      f"lose leaves per rank as the box grows around a fixed refined region): "
-                      f"max/min = {max(per) / min(per):.2f}."]
+                      f"{max(b) / min(b):.2f}; per leaf of a rank's mean share (Sedov on two "
+                      f"levels and snia_3d lose leaves per rank as the box grows around one "
+                      f"refined region): max/min = {max(per) / min(per):.2f}."]
         lines.append("")
     lines += ["Files: `weak.csv`, `weak.png`, the runs in `runs/`."]
     (out / "report.md").write_text("\n".join(lines) + "\n")

@@ -11,7 +11,8 @@ the method sets:
 - two species with D = 1 and 1/4: each its own exact Gaussian;
 - r-z, the pulse on the axis: second order against the 3-D spherical solution;
 - AMR (a band following the pulse, 2 levels): L1 within 2x of the uniform fine mesh and
-  the integral conserved to 1e-12;
+  the integral conserved to 1e-12; a lattice of pulses (pulse.period) on 2x2 periods is
+  4 copies of one period (leaves, integral, L1);
 - gas coupling (emission/absorption, linearised in T): in a closed box relaxing to
   equilibrium radiation + gas energy conserved to 1e-10 and T_gas -> T_rad;
 - Marshak faces: the inflow is at most c E_inc / 2 and the box fills to E_inc;
@@ -114,6 +115,32 @@ def test_amr_band_is_within_2x_of_the_uniform_fine_mesh_and_conserves(tmp_path_f
     assert 16 < s["leaf_blocks"] < 64, "the band refines part of the mesh, not all of it"
     assert d["l1_error"][0] < 2 * table[64]["diffusion"]["l1_error"][0]
     assert abs(d["integral_end"][0] / d["integral_start"][0] - 1) < 1e-12
+
+
+def test_a_lattice_of_pulses_on_a_periodic_box_of_2x2_periods_is_4_copies_of_one(tmp_path):
+    # pulse.period = 2 (the weak-scaling case of make study-weak): on periodic faces, the
+    # box [-1, 3]^2 of 2x2 periods refines 4x the leaves of the box [-1, 1]^2 of one and
+    # holds 4x its integral and its L1 error against the lattice's exact solution (the
+    # exact sums of 4 equal sets are 4x theirs exactly: the same solver iterations), on 2
+    # ranks along the Morton curve against 1.
+    common = ["driver.nend=6", "pulse.period=2"] + [
+        f"mesh.{a}{s}_boundary_type=periodic" for a in "xy" for s in "lr"]
+    run("diffusion_pulse_2d_amr.toml", tmp_path / "one", *common)
+    one = summary(tmp_path / "one")
+    run("diffusion_pulse_2d_amr.toml", tmp_path / "four", *common, "mesh.nblockx=8",
+        "mesh.nblocky=8", "mesh.xmax=3", "mesh.ymax=3", ranks=2)
+    four = summary(tmp_path / "four")
+    assert 16 < one["leaf_blocks"] < 64 and four["leaf_blocks"] == 4 * one["leaf_blocks"]
+    assert four["solver"]["iterations_max"] == one["solver"]["iterations_max"]
+    for key in ("integral_end", "l1_error"):
+        a, b = one["diffusion"][key][0], four["diffusion"][key][0]
+        assert abs(b / (4 * a) - 1) < 1e-13, (key, a, b)
+    # The lattice's exact solution (nearest images summed) is the single pulse's where the
+    # images weigh nothing: the one-period box with zero-flux faces, one pulse, has the
+    # same L1 error.
+    run("diffusion_pulse_2d_amr.toml", tmp_path / "single", "driver.nend=6")
+    single = summary(tmp_path / "single")["diffusion"]["l1_error"][0]
+    assert abs(one["diffusion"]["l1_error"][0] / single - 1) < 1e-9
 
 
 def test_rz_pulse_on_the_axis_converges_at_second_order_to_the_spherical_solution(

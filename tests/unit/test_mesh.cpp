@@ -933,6 +933,18 @@ std::pair<long, std::uint64_t> morton_key(const Tree& t, int id, int L) {
   return {(long(root[2]) * g.nroot[1] + root[1]) * g.nroot[0] + root[0], key};
 }
 
+// The Morton key over the whole domain of node id's lower corner at level L (>= its
+// level): the bits of its position at level L interleaved, x fastest.
+std::uint64_t global_morton_key(const Tree& t, int id, int L) {
+  const int nd = t.geometry().ndim;
+  const Node& n = t.node(id);
+  std::uint64_t key = 0;
+  for (int bit = 0; bit < 21; ++bit)
+    for (int a = 0; a < nd; ++a)
+      key |= std::uint64_t(((n.pos[a] << (L - n.level)) >> bit) & 1) << (bit * nd + a);
+  return key;
+}
+
 // An irregular 2-D tree on 3 x 2 roots, four levels deep.
 void refine_irregularly(Mesh& m) {
   refine_at(m, {{0.1, 0.1, 0}, {2.5, 1.5, 0}});
@@ -975,20 +987,38 @@ void check_distributions(const Mesh& m, bool round_robin, Check&& check) {
     if (t.node(id).owner == world_rank()) mine.push_back(id);
   EXPECT_EQ(m.local_leaves(), mine);
 }
-// Given an irregular tree, then its canonical leaf order is the Morton order (root by
-// root, Morton keys strictly increasing); with mesh.distribution = morton, for the run's
-// rank count and for 1..7 ranks, leaf counts per rank differ by at most one, each rank's
-// leaves form one contiguous run in canonical order, the runs follow rank order, and
-// parents go to the owner of their first leaf.
+// Given an irregular tree, then its canonical leaf order is root by root (lexicographic)
+// with Morton keys strictly increasing within a root, and its curve order (curve_leaves)
+// is the Morton order over the whole domain (keys strictly increasing across the roots
+// too); with mesh.distribution = morton, for the run's rank count and for 1..7 ranks,
+// leaf counts per rank differ by at most one, each rank's leaves form one contiguous run
+// along the curve, the runs follow rank order, and parents go to the owner of their
+// first leaf.
 TEST(TreeDistribution, GivenMorton_ThenRanksGetContiguousRunsDifferingByAtMostOneLeaf) {
   const auto p = mesh_params(distribution_params("morton"));
   Mesh m(p, MPI_COMM_WORLD, {{"dens", -1}}, 1);
   refine_irregularly(m);
   const Tree& t = m.tree();
-  const auto leaves = t.leaves();
   ASSERT_EQ(t.max_level(), 3);
+  {
+    const auto canonical = t.leaves();
+    for (std::size_t i = 1; i < canonical.size(); ++i)
+      EXPECT_LT(morton_key(t, canonical[i - 1], 3), morton_key(t, canonical[i], 3)) << "leaf " << i;
+  }
+  const auto leaves = t.curve_leaves();
+  ASSERT_EQ(leaves.size(), t.leaves().size());
   for (std::size_t i = 1; i < leaves.size(); ++i)
-    EXPECT_LT(morton_key(t, leaves[i - 1], 3), morton_key(t, leaves[i], 3)) << "leaf " << i;
+    EXPECT_LT(global_morton_key(t, leaves[i - 1], 3), global_morton_key(t, leaves[i], 3))
+        << "curve leaf " << i;
+  // 3 x 2 roots: the curve visits (0,0) (1,0) (0,1) (1,1) (2,0) (2,1), not row by row.
+  std::vector<IVec> roots;
+  for (int id : leaves) {
+    int r = id;
+    while (t.node(r).parent >= 0) r = t.node(r).parent;
+    if (roots.empty() || roots.back() != t.node(r).pos) roots.push_back(t.node(r).pos);
+  }
+  const std::vector<IVec> want{{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0}, {2, 0, 0}, {2, 1, 0}};
+  EXPECT_EQ(roots, want);
   auto check = [&](const Tree& d, int nranks) {
     std::vector<int> count(nranks, 0), runs(nranks, 0);
     for (std::size_t i = 0; i < leaves.size(); ++i) {
@@ -1008,8 +1038,8 @@ TEST(TreeDistribution, GivenMorton_ThenRanksGetContiguousRunsDifferingByAtMostOn
 }
 
 // Given an irregular tree and leaf weights (one leaf in five 9 times heavier), when it is
-// distributed by weight over 1..7 ranks, then each rank's leaves form one contiguous run in
-// canonical order following rank order, parents go to the owner of their first leaf, no
+// distributed by weight over 1..7 ranks, then each rank's leaves form one contiguous run
+// along the Morton curve following rank order, parents go to the owner of their first leaf, no
 // rank's weight exceeds the mean by more than the heaviest leaf, and equal weights give
 // counts that differ by at most one.
 TEST(TreeDistribution, GivenWeights_ThenRunsOfEqualWeightWithinOneLeaf) {
@@ -1017,7 +1047,7 @@ TEST(TreeDistribution, GivenWeights_ThenRunsOfEqualWeightWithinOneLeaf) {
   Mesh m(p, MPI_COMM_WORLD, {{"dens", -1}}, 1);
   refine_irregularly(m);
   const Tree& t = m.tree();
-  const auto leaves = t.leaves();
+  const auto leaves = t.curve_leaves();
   for (bool equal : {false, true}) {
     std::vector<double> w(std::size_t(t.size()), 0.0);
     double total = 0.0, heaviest = 0.0;
