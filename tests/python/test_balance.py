@@ -3,7 +3,7 @@ by the leaves' weights (zones plus the work units report: PIC's particles, the b
 burned zones) and never changes an answer.
 
 - pic_slab_2d on 4 ranks: the plasma fills 4 of 16 blocks; by blocks two ranks carry it
-  (summary.json balance.imbalance about 1.8), by cost the blocks move once and the
+  (summary.json balance.imbalance about 3.4), by cost the blocks move once and the
   imbalance falls below 1.2; the outputs are the same bits.
 - sedov_2d_amr on 2 ranks with regrids: cost and blocks give the same bits.
 - flame_1d (Helmholtz, mass scalars, the burn's work at the front) on one and two levels: 1 rank,
