@@ -48,27 +48,32 @@ void Simulation::write(bool checkpoint, bool force_sync) {
   bool any_derived = false;
   for (const auto& n : names) any_derived |= mesh_->var_index(n) < 0;
   std::vector<io::OutputVar> stored;
+  std::vector<int> unk_index;  // per stored variable, its unk index
   for (int v = 0; v < static_cast<int>(mesh_->vars().size()); ++v) {
     const std::string& name = mesh_->vars()[v].name;
     const bool wanted = std::find(names.begin(), names.end(), name) != names.end();
     if (!wanted && !any_derived) continue;
-    io::OutputVar ov;
-    ov.name = name;
-    ov.fill = [this, v](int node, double* out) {
-      const auto& s = mesh_->shape();
-      mesh_->with_layout([&](auto tag) {
-        auto u = mesh_->view(node, tag);
-        const int i0 = s.g(0), n = s.ni(0);
+    stored.push_back({name, {}});  // copied by fill_block, a block at a time
+    unk_index.push_back(v);
+  }
+  // The snapshot's copy: every stored unk variable of a block in one call, its interior
+  // x-rows (contiguous in var-major) in turn.
+  io::BlockFill fill_block = [this, unk_index](int node, double* out, std::size_t plane) {
+    const auto& s = mesh_->shape();
+    mesh_->with_layout([&](auto tag) {
+      auto u = mesh_->view(node, tag);
+      const int i0 = s.g(0), n = s.ni(0);
+      for (std::size_t q = 0; q < unk_index.size(); ++q) {
+        double* o = out + q * plane;
         for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
           for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
-            const auto r = u.row(v, j, k);  // interior x-rows (contiguous in var-major)
-            for (int i = 0; i < n; ++i) out[i] = r[i0 + i];
-            out += n;
+            const auto r = u.row(unk_index[q], j, k);
+            for (int i = 0; i < n; ++i) o[i] = r[i0 + i];
+            o += n;
           }
-      });
-    };
-    stored.push_back(std::move(ov));
-  }
+      }
+    });
+  };
   // Runs on the writer: rebuild data in the order of `names`, deriving what is missing.
   std::vector<const physics::Unit*> derivers;  // per name: the unit deriving it, or null
   for (const auto& n : names) derivers.push_back(mesh_->var_index(n) < 0 ? deriver(n) : nullptr);
@@ -123,6 +128,9 @@ void Simulation::write(bool checkpoint, bool force_sync) {
                                        : fmt::format("{}_hdf5_plt_cnt_{:04d}", base, number);
   // Everything a restart needs besides the tree, the fields and the parameters.
   io::OutputInfo info;
+  if (!runtime_lists_)
+    runtime_lists_ = std::make_shared<const io::RuntimeLists>(io::runtime_lists(*mesh_, p_));
+  info.runtime = runtime_lists_;
   info.time = time_;
   info.dt = dt_;
   info.step = step_;
@@ -152,10 +160,13 @@ void Simulation::write(bool checkpoint, bool force_sync) {
       [&] {
         mesh_->restrict_parents();
         // Asynchronous (normal priority): the I/O thread copies unk while the step loop
-        // computes the next dt; the loop waits for that copy (wait_captures) before
-        // anything modifies unk.
+        // describes the tree and computes the next dt; the loop waits for that copy
+        // (wait_captures) before anything modifies unk.
         io::FlashFileSpec f =
-            io::mesh_file_spec(*mesh_, p_, checkpoint, stored, info, out_->defers_capture());
+            io::mesh_file_spec(*mesh_, p_, checkpoint, stored, info, out_->defers_capture(),
+                               fill_block, [this](std::function<void(io::FlashFileSpec&)> c) {
+                                 return out_->start_capture(std::move(c));
+                               });
         f.hints = hints_;
         f.deflate = deflate;
         f.prepare = prepare;

@@ -34,6 +34,7 @@ class TierRuntime;
 }
 namespace tessera::io {
 class OutputManager;
+struct RuntimeLists;
 enum class OutputKind;
 }  // namespace tessera::io
 
@@ -114,6 +115,8 @@ class Simulation {
   const physics::Declarations& decl(const physics::Unit& u) const;
   std::vector<double> totals0_;  ///< their values at step 0 (kept across restarts)
   std::vector<std::pair<std::string, std::string>> hints_;  ///< MPI-IO hints for every file
+  /// FLASH's runtime parameter lists, made at the first output (fixed for the run).
+  std::shared_ptr<const io::RuntimeLists> runtime_lists_;
   std::string stopped_by_;
   nlohmann::json plan_;  ///< the memory planner's prediction for this run
   bool restarted_ = false;

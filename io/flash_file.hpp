@@ -99,6 +99,10 @@ struct FlashFileSpec {
   /// that state until the capture has run (OutputManager::wait_captures). Empty: `data`
   /// is complete already.
   std::function<void(FlashFileSpec&)> capture;
+  /// Run by whoever writes the file, after `capture` (the I/O thread in asynchronous
+  /// mode): fills the tree's datasets and the runtime parameter lists from copies the
+  /// step loop took, so that it only copies the tree. Empty: they are filled already.
+  std::function<void(FlashFileSpec&)> describe;
   /// Run by whoever writes the file, after `capture`, just before writing (the I/O thread
   /// in asynchronous mode): completes var_names/data, e.g. derived variables computed from a
   /// snapshot of the conserved ones, so the step loop only copies. Empty: nothing to do.

@@ -1,6 +1,10 @@
 #include "io/mesh_output.hpp"
 
+#include <algorithm>
+#include <array>
+#include <bit>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "io/flash_file.hpp"
@@ -27,18 +31,76 @@ std::size_t snapshot_bytes(const mesh::Mesh& m, std::size_t nvars) {
   return rows * m.shape().interior_cells() * nvars * sizeof(double);
 }
 
-FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool double_precision,
-                             const std::vector<OutputVar>& vars, const OutputInfo& info,
-                             bool deferred) {
-  TESSERA_REGION("io/snapshot");
+RuntimeLists runtime_lists(const mesh::Mesh& m, const base::Params& p) {
+  RuntimeLists r;
   const auto& t = m.tree();
-  const int nd = m.ndim(), nx = m.nxb(), N = t.size();
-  FlashFileSpec f;
-  f.double_precision = double_precision;
-  f.ndim = nd;
-  f.nxb = nx;
-  f.nyb = nd > 1 ? nx : 1;
-  f.nzb = nd > 2 ? nx : 1;
+  // Parameters: every declared key under its full name, then the FLASH names readers need.
+  for (const auto* s : p.all()) {
+    switch (s->type) {
+      case base::ParamType::Int: {
+        // FLASH's "integer runtime parameters" are 32-bit: a value beyond goes, as its
+        // decimal text, into the string ones, which a restart reads back (issue 48: a seed
+        // of 3e9 came back as -1294967296, 2^32 + 7 as 7).
+        const std::int64_t v = std::get<std::int64_t>(s->value);
+        if (v >= std::numeric_limits<std::int32_t>::min() &&
+            v <= std::numeric_limits<std::int32_t>::max())
+          r.int_runtime.emplace_back(s->key, static_cast<int>(v));
+        else
+          r.str_runtime.emplace_back(s->key, std::to_string(v));
+        break;
+      }
+      case base::ParamType::Real:
+        r.real_runtime.emplace_back(s->key, std::get<double>(s->value));
+        break;
+      case base::ParamType::Bool:
+        r.log_runtime.emplace_back(s->key, std::get<bool>(s->value));
+        break;
+      case base::ParamType::String:
+        r.str_runtime.emplace_back(s->key, std::get<std::string>(s->value));
+        break;
+      case base::ParamType::StringList: {
+        std::string joined;
+        for (const auto& x : std::get<std::vector<std::string>>(s->value))
+          joined += (joined.empty() ? "" : ",") + x;
+        r.str_runtime.emplace_back(s->key, joined);
+        break;
+      }
+    }
+  }
+  const auto& geo = t.geometry();
+  for (int a = 0; a < 3; ++a) {
+    const std::string ax(1, kAxis[a]);
+    r.real_runtime.emplace_back(ax + "min", geo.lo[a]);
+    r.real_runtime.emplace_back(ax + "max", geo.hi[a]);
+    const char* names[3] = {"periodic", "reflecting", "outflow"};
+    for (int side = 0; side < 2; ++side) {
+      const auto b = m.boundary(a, side);
+      r.str_runtime.emplace_back(
+          ax + (side ? "r" : "l") + "_boundary_type",
+          names[b == mesh::Boundary::periodic ? 0 : (b == mesh::Boundary::reflecting ? 1 : 2)]);
+    }
+  }
+  r.int_runtime.emplace_back("nblockx", geo.nroot[0]);
+  r.int_runtime.emplace_back("nblocky", geo.nroot[1]);
+  r.int_runtime.emplace_back("nblockz", geo.nroot[2]);
+  r.int_runtime.emplace_back("lrefine_min", m.lrefine_min());
+  r.int_runtime.emplace_back("lrefine_max", m.lrefine_max());
+  // FLASH's `gamma` describes a gamma-law gas only: a Helmholtz file does not carry one.
+  if (p.has("eos.type") && p.get_string("eos.type") == "gamma")
+    r.real_runtime.emplace_back("gamma", p.get_real("eos.gamma"));
+  r.str_runtime.emplace_back("geometry", mesh::geometry_name(m.geometry()));
+  r.str_runtime.emplace_back("unitsystem", "cgs");
+  return r;
+}
+
+namespace {
+
+// The tree's datasets of a file (refine level, node type, gid, bounding boxes,
+// coordinates, block sizes, owners) from tree t; bc: the FLASH code of each face
+// (2 axis + side).
+void describe_tree(FlashFileSpec& f, const mesh::Tree& t, const std::array<int, 6>& bc) {
+  TESSERA_REGION("io/describe_tree");
+  const int nd = f.ndim, N = t.size();
   const int ncol = 2 * nd + 1 + (1 << nd);
   f.refine_level.resize(N);
   f.node_type.resize(N);
@@ -73,7 +135,7 @@ FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool do
         q[a] += side ? 1 : -1;
         int v;
         if (t.outside(n.level, q)) {
-          v = bc_code(m.boundary(a, side));
+          v = bc[2 * a + side];
         } else {
           const int nb = t.find(n.level, q);
           v = nb >= 0 ? nb + 1 : -1;
@@ -83,63 +145,83 @@ FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool do
     g[2 * nd] = n.parent >= 0 ? n.parent + 1 : -1;
     for (int c = 0; c < (1 << nd); ++c) g[2 * nd + 1 + c] = n.leaf() ? -1 : n.child[c] + 1;
   }
+}
 
-  // Parameters: every declared key under its full name, then the FLASH names readers need.
-  for (const auto* s : p.all()) {
-    switch (s->type) {
-      case base::ParamType::Int: {
-        // FLASH's "integer runtime parameters" are 32-bit: a value beyond goes, as its
-        // decimal text, into the string ones, which a restart reads back (issue 48: a seed
-        // of 3e9 came back as -1294967296, 2^32 + 7 as 7).
-        const std::int64_t v = std::get<std::int64_t>(s->value);
-        if (v >= std::numeric_limits<std::int32_t>::min() &&
-            v <= std::numeric_limits<std::int32_t>::max())
-          f.int_runtime.emplace_back(s->key, static_cast<int>(v));
-        else
-          f.str_runtime.emplace_back(s->key, std::to_string(v));
-        break;
-      }
-      case base::ParamType::Real:
-        f.real_runtime.emplace_back(s->key, std::get<double>(s->value));
-        break;
-      case base::ParamType::Bool:
-        f.log_runtime.emplace_back(s->key, std::get<bool>(s->value));
-        break;
-      case base::ParamType::String:
-        f.str_runtime.emplace_back(s->key, std::get<std::string>(s->value));
-        break;
-      case base::ParamType::StringList: {
-        std::string joined;
-        for (const auto& x : std::get<std::vector<std::string>>(s->value))
-          joined += (joined.empty() ? "" : ",") + x;
-        f.str_runtime.emplace_back(s->key, joined);
-        break;
-      }
+void copy_runtime(FlashFileSpec& f, const RuntimeLists& r) {
+  f.int_runtime = r.int_runtime;
+  f.real_runtime = r.real_runtime;
+  f.str_runtime = r.str_runtime;
+  f.log_runtime = r.log_runtime;
+}
+
+}  // namespace
+
+FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool double_precision,
+                             const std::vector<OutputVar>& vars, const OutputInfo& info,
+                             bool deferred, BlockFill fill_block, const StartCapture& start) {
+  TESSERA_REGION("io/snapshot");
+  const auto& t = m.tree();
+  const int nd = m.ndim(), nx = m.nxb(), N = t.size();
+  FlashFileSpec f;
+  f.double_precision = double_precision;
+  f.ndim = nd;
+  f.nxb = nx;
+  f.nyb = nd > 1 ? nx : 1;
+  f.nzb = nd > 2 ? nx : 1;
+  // This rank's rows: every node it owns, in file (canonical) order.
+  for (int b = 0; b < N; ++b)
+    if (t.node(b).owner == m.rank()) f.local_rows.push_back(b);
+  for (const auto& v : vars) f.var_names.push_back(v.name);
+  // The copy of the variables: it fills `data` of the spec it is given and reads nothing
+  // else of it (the rows and the shape are its own), so an output manager may run it on a
+  // scratch spec while this function goes on (start).
+  auto capture = [vars, fill_block = std::move(fill_block), rows_of = f.local_rows,
+                  cells = std::size_t(f.nxb) * f.nyb * f.nzb,
+                  alloc = staging_allocator(p)](FlashFileSpec& s) {
+    TESSERA_REGION("io/snapshot/copy");
+    const std::size_t rows = rows_of.size();
+    {
+      // Room rounded up to 4 significant bits (steps of 1/8 to 1/16): the staging arena's
+      // spares (memory::detail) serve the next snapshot when it fits, so a mesh that grows
+      // a little between outputs asks for the same room and costs no new mapping, whose
+      // page zeroing the step loop would wait for (bubble, 1 rank: 0.09 ms a checkpoint).
+      TESSERA_REGION("io/snapshot/alloc");
+      const std::size_t n = vars.size() * rows * cells;
+      const int shift = std::max(0, int(std::bit_width(n)) - 4);
+      const std::size_t room = ((n + (std::size_t(1) << shift) - 1) >> shift) << shift;
+      s.data = memory::ArenaVector<double>(alloc);
+      s.data.reserve(room);
+      s.data.resize(n);  // default-initialised: every element is written below
     }
-  }
-  const auto& geo = t.geometry();
-  for (int a = 0; a < 3; ++a) {
-    const std::string ax(1, kAxis[a]);
-    f.real_runtime.emplace_back(ax + "min", geo.lo[a]);
-    f.real_runtime.emplace_back(ax + "max", geo.hi[a]);
-    const char* names[3] = {"periodic", "reflecting", "outflow"};
-    for (int side = 0; side < 2; ++side) {
-      const auto b = m.boundary(a, side);
-      f.str_runtime.emplace_back(
-          ax + (side ? "r" : "l") + "_boundary_type",
-          names[b == mesh::Boundary::periodic ? 0 : (b == mesh::Boundary::reflecting ? 1 : 2)]);
+    // Block by block, every variable of a block in turn: the block's slot is one
+    // contiguous range of unk, read once in address order.
+    for (std::size_t r = 0; r < rows; ++r) {
+      if (fill_block) {
+        fill_block(rows_of[r], s.data.data() + r * cells, rows * cells);
+        continue;
+      }
+      for (std::size_t v = 0; v < vars.size(); ++v)
+        if (vars[v].fill) vars[v].fill(rows_of[r], s.data.data() + (v * rows + r) * cells);
     }
+  };
+  // Deferred: handed to the output manager now if it takes it (start), else with the spec.
+  const bool started = deferred && start && start(capture);
+  std::array<int, 6> bc{};
+  for (int a = 0; a < nd; ++a)
+    for (int side = 0; side < 2; ++side) bc[2 * a + side] = bc_code(m.boundary(a, side));
+  if (started && info.runtime) {
+    // The copy runs on the I/O thread already: the description of the tree and the
+    // parameter lists follow it there, from a copy of the tree (the step loop may
+    // regrid once it has waited for the copy).
+    f.describe = [tree = std::make_shared<const mesh::Tree>(t), bc,
+                  runtime = info.runtime](FlashFileSpec& s) {
+      describe_tree(s, *tree, bc);
+      copy_runtime(s, *runtime);
+    };
+  } else {
+    describe_tree(f, t, bc);
+    copy_runtime(f, info.runtime ? *info.runtime : runtime_lists(m, p));
   }
-  f.int_runtime.emplace_back("nblockx", geo.nroot[0]);
-  f.int_runtime.emplace_back("nblocky", geo.nroot[1]);
-  f.int_runtime.emplace_back("nblockz", geo.nroot[2]);
-  f.int_runtime.emplace_back("lrefine_min", m.lrefine_min());
-  f.int_runtime.emplace_back("lrefine_max", m.lrefine_max());
-  // FLASH's `gamma` describes a gamma-law gas only: a Helmholtz file does not carry one.
-  if (p.has("eos.type") && p.get_string("eos.type") == "gamma")
-    f.real_runtime.emplace_back("gamma", p.get_real("eos.gamma"));
-  f.str_runtime.emplace_back("geometry", mesh::geometry_name(m.geometry()));
-  f.str_runtime.emplace_back("unitsystem", "cgs");
 
   f.real_scalars = {{"time", info.time}, {"dt", info.dt}};
   f.int_scalars = {{"nxb", f.nxb},         {"nyb", f.nyb},       {"nzb", f.nzb},
@@ -150,29 +232,8 @@ FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool do
   for (const auto& kv : info.real_state) f.real_scalars.push_back(kv);
   for (const auto& kv : info.str_state) f.str_scalars.push_back(kv);
 
-  // This rank's rows: every node it owns, in file (canonical) order.
-  for (int b = 0; b < N; ++b)
-    if (t.node(b).owner == m.rank()) f.local_rows.push_back(b);
-  for (const auto& v : vars) f.var_names.push_back(v.name);
-  auto capture = [vars, alloc = staging_allocator(p)](FlashFileSpec& s) {
-    TESSERA_REGION("io/snapshot/copy");
-    const std::size_t cells = std::size_t(s.nxb) * s.nyb * s.nzb;
-    const std::size_t rows = s.local_rows.size();
-    {
-      TESSERA_REGION("io/snapshot/alloc");
-      s.data = memory::ArenaVector<double>(alloc);
-      s.data.resize(vars.size() * rows * cells);
-    }
-    // Block by block, every variable of a block in turn: the block's slot is one
-    // contiguous range of unk, read once in address order.
-    for (std::size_t r = 0; r < rows; ++r)
-      for (std::size_t v = 0; v < vars.size(); ++v)
-        if (vars[v].fill) vars[v].fill(s.local_rows[r], s.data.data() + (v * rows + r) * cells);
-  };
-  if (deferred)
-    f.capture = std::move(capture);
-  else
-    capture(f);
+  if (deferred && !started) f.capture = std::move(capture);
+  if (!deferred) capture(f);
   return f;
 }
 

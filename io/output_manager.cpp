@@ -166,14 +166,21 @@ void OutputManager::loop() {
       std::unique_lock<std::mutex> lk(m_);
       cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stop_ and nothing left
-      // Every queued snapshot first: the step loop may be waiting for them.
-      take_captures(lk);
-      cv_.wait(lk, [&] { return queue_.front().capture != Job::running; });
+      // Every queued snapshot first: the step loop may be waiting for them. The front
+      // goes once its copy is done and write() has finished assembling it.
+      for (;;) {
+        take_captures(lk);
+        const Job& f = queue_.front();
+        if (f.ready && f.capture != Job::running && f.capture != Job::pending) break;
+        cv_.wait(lk);
+      }
       job = std::move(queue_.front());
       queue_.pop_front();
     }
     try {
-      if (job.type == Job::write) {
+      if (job.type == Job::write && job.cancelled) {
+        // assemble threw on the step loop, which reports it; the copy, if started, is dropped
+      } else if (job.type == Job::write) {
         TESSERA_REGION(region_of(job.kind));
         execute(job);
       } else {
@@ -200,10 +207,16 @@ void OutputManager::loop() {
 void OutputManager::execute(Job& job) {
   const auto t0 = Clock::now();
   const std::string final_path = (fs::path(cfg_.dir) / job.name).string();
+  if (job.started) job.spec.data = std::move(job.early.data);  // start_capture's copy
   if (job.spec.capture) {  // written by the step loop (a fallback to sync): copy now
     auto capture = std::move(job.spec.capture);
     job.spec.capture = nullptr;
     capture(job.spec);
+  }
+  if (job.spec.describe) {
+    auto describe = std::move(job.spec.describe);
+    job.spec.describe = nullptr;
+    describe(job.spec);
   }
   const bool alone = !job.rows_of.empty();  // io.writer=node: rank 0 writes every row
   if (alone) lay_out_gathered(job);
@@ -324,6 +337,50 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
       ++stats_[k].sync_fallbacks;
     }
   }
+  if (defers_capture()) {
+    // Queued before it is assembled: assemble may hand the copy to the I/O thread
+    // (start_capture) and describe the tree and the parameters while it runs.
+    Job placeholder;
+    placeholder.kind = kind;
+    placeholder.name = name;
+    placeholder.inject = inject;
+    placeholder.forced = force_sync;
+    placeholder.bytes = sync ? 0 : estimate_bytes;
+    placeholder.ready = false;
+    placeholder.id = next_id_++;
+    const std::uint64_t id = placeholder.id;
+    in_flight_[k] = true;
+    held_bytes_ += placeholder.bytes;
+    queue_.push_back(std::move(placeholder));
+    Job& job = queue_.back();  // a deque's elements stay in place
+    assembling_ = &job;
+    lk.unlock();
+    FlashFileSpec spec;
+    try {
+      spec = assemble();
+    } catch (...) {
+      lk.lock();
+      job.cancelled = job.ready = true;
+      assembling_ = nullptr;
+      lk.unlock();
+      cv_.notify_all();
+      throw;
+    }
+    lk.lock();
+    assembling_ = nullptr;
+    job.spec = std::move(spec);
+    if (job.spec.capture && job.capture == Job::none) {  // assemble did not start it
+      job.capture = Job::pending;
+      ++uncaptured_;
+    }
+    job.ready = true;
+    lk.unlock();
+    cv_.notify_all();
+    lk.lock();
+    if (sync) cv_.wait(lk, [&] { return done_id_ >= id; });
+    charge_blocked(k, force_sync, since(t0));
+    return;
+  }
   lk.unlock();
   Job job;
   job.kind = kind;
@@ -441,16 +498,18 @@ void OutputManager::take_captures(std::unique_lock<std::mutex>& lk) {
     Job& job = queue_[i];
     if (job.capture != Job::pending) continue;
     job.capture = Job::running;
-    auto capture = std::move(job.spec.capture);
-    job.spec.capture = nullptr;
+    // start_capture's copy goes into the scratch spec: the step loop may be setting spec.
+    FlashFileSpec& target = job.started ? job.early : job.spec;
+    auto capture = std::move(target.capture);
+    target.capture = nullptr;
     lk.unlock();
     std::string why;
     try {
-      capture(job.spec);
+      capture(target);
     } catch (const std::exception& e) {
       // The snapshot stays incomplete: the writer's checks fail on this rank and every
       // rank agrees on the failure, so nobody waits in a collective.
-      job.spec.data = memory::ArenaVector<double>(job.spec.data.get_allocator());
+      target.data = memory::ArenaVector<double>(target.data.get_allocator());
       why = e.what();
     }
     lk.lock();
@@ -459,6 +518,20 @@ void OutputManager::take_captures(std::unique_lock<std::mutex>& lk) {
     --uncaptured_;
     cv_.notify_all();
   }
+}
+
+bool OutputManager::start_capture(std::function<void(FlashFileSpec&)> capture) {
+  {
+    std::lock_guard<std::mutex> lk(m_);
+    if (assembling_ == nullptr || assembling_->started) return false;
+    Job& job = *assembling_;
+    job.started = true;
+    job.early.capture = std::move(capture);
+    job.capture = Job::pending;
+    ++uncaptured_;
+  }
+  cv_.notify_all();
+  return true;
 }
 
 void OutputManager::wait_captures() {

@@ -96,6 +96,13 @@ class OutputManager {
   void write(OutputKind kind, const std::string& name, std::size_t estimate_bytes,
              const std::function<FlashFileSpec()>& assemble, bool force_sync);
 
+  /// Within write()'s `assemble`, on a manager that defers captures (defers_capture):
+  /// queue `capture` now, so that the I/O thread copies while assemble describes the rest
+  /// of the file. `capture` is run on a scratch spec and must fill only its `data`, which
+  /// becomes the file's; assemble's spec then has no capture. False (nothing taken)
+  /// outside an asynchronous write's assemble: the caller sets FlashFileSpec::capture.
+  bool start_capture(std::function<void(FlashFileSpec&)> capture);
+
   /// Wait until every queued output has taken its copy of the live state its
   /// FlashFileSpec::capture reads (local). The caller must call it before modifying that
   /// state (unk) after a write(); without a capture pending it returns at once.
@@ -140,6 +147,13 @@ class OutputManager {
     /// spec.capture: none, pending (counted in uncaptured_), running (outside the lock,
     /// on the thread that took it), taken.
     enum Capture { none, pending, running, taken } capture = none;
+    /// start_capture's scratch spec: its capture, then its data, which execute() moves
+    /// into spec.data (the step loop may set spec meanwhile).
+    FlashFileSpec early;
+    bool started = false;    ///< the capture is early's (start_capture)
+    bool ready = true;       ///< false while write() is still assembling spec
+    bool cancelled = false;  ///< assemble threw: nothing to write
+
     /// io.writer=node, rank 0: every rank's snapshot as gathered (rank by rank, each
     /// [variable][its rows][cells]) and each rank's rows; execute() lays them out as
     /// the file's rows and writes alone.
@@ -161,7 +175,8 @@ class OutputManager {
   bool stop_ = false;
   bool in_flight_[kOutputKinds] = {false, false, false};
   std::size_t held_bytes_ = 0;
-  int uncaptured_ = 0;  ///< queued outputs whose capture has not run yet
+  int uncaptured_ = 0;         ///< queued outputs whose capture has not run yet
+  Job* assembling_ = nullptr;  ///< the queued job write() is assembling (start_capture's)
   std::uint64_t next_id_ = 1, done_id_ = 0;
   int submitted_ = 0;
   std::string error_;

@@ -1128,6 +1128,61 @@ TEST(FlashFileOutputManager, GivenACaptureOfLiveData_TheFileHoldsTheDataAsOfTheC
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+TEST(FlashFileOutputManager,
+     GivenACaptureStartedWhileAssembling_TheFileHoldsItAndAFailedAssembleWritesNothing) {
+  // start_capture hands the copy to the I/O thread from inside write()'s assemble (which
+  // then describes the rest): the file holds what it copied. An assemble that throws after
+  // starting its copy rethrows from write(), leaves nothing queued and no file, and the
+  // next output is written. Outside an assemble, start_capture takes nothing.
+  const std::string dir = shared_path("start", "dir");
+  if (world_rank() == 0) std::filesystem::create_directories(dir);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto owner = [](int b) { return b % world_size(); };
+  const FlashFileSpec full = two_level_spec("", true, owner);
+  const FlashFileSpec mine = local_part(full, owner);
+  std::vector<double> live(mine.data.begin(), mine.data.end());
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  {
+    tessera::io::OutputConfig cfg;
+    cfg.dir = dir;
+    cfg.async = true;
+    cfg.writer = "rank";
+    cfg.thread_multiple = provided == MPI_THREAD_MULTIPLE;
+    tessera::io::OutputManager out(MPI_COMM_WORLD, cfg);
+    auto copy = [&live](FlashFileSpec& s) { s.data.assign(live.begin(), live.end()); };
+    EXPECT_FALSE(out.start_capture(copy));
+    auto assemble = [&](bool fail) {
+      FlashFileSpec f = local_part(full, owner);
+      f.data.clear();
+      const bool taken = out.start_capture(copy);
+      EXPECT_EQ(taken, out.defers_capture());
+      if (fail) throw std::runtime_error("assemble failed");
+      if (!taken) f.capture = copy;
+      return f;
+    };
+    EXPECT_THROW(out.write(
+                     tessera::io::OutputKind::checkpoint, "start_hdf5_chk_0000", 0,
+                     [&] { return assemble(true); }, false),
+                 std::runtime_error);
+    out.write(
+        tessera::io::OutputKind::checkpoint, "start_hdf5_chk_0001", 0,
+        [&] { return assemble(false); }, false);
+    out.wait_captures();
+    std::fill(live.begin(), live.end(), -1.0);  // the step loop goes on
+    out.drain();
+    EXPECT_EQ(out.local_error(), "");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) {
+    EXPECT_FALSE(std::filesystem::exists(dir + "/start_hdf5_chk_0000"));
+    const FlashFileSpec got = tessera::io::read_flash_file(dir + "/start_hdf5_chk_0001");
+    EXPECT_EQ(bytes_of(got.data), bytes_of(full.data)) << "variables, bitwise";
+    std::filesystem::remove_all(dir);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 }  // namespace
 
 namespace {
