@@ -11,6 +11,7 @@
 
 #include "base/error.hpp"
 #include "base/params.hpp"
+#include "mesh/flux_register.hpp"
 #include "parallel/comm.hpp"
 #include "perf/timers.hpp"
 #include "physics/eos/eos_unit.hpp"
@@ -147,7 +148,8 @@ physics::Declarations M1::declarations() const {
   if (couple_)  // the gas's total energy at the step's start: part of the IMEX state
     v.push_back(mesh::VarInfo("m1b_etot", -1, mesh::VarKind::auxiliary, false, false, name())
                     .with_role(mesh::VarRole::scratch));
-  return {.variables = std::move(v), .nguard = 2};
+  // Every moment's fluxes go to the flux register (coarse-fine faces corrected).
+  return {.variables = std::move(v), .nguard = 2, .flux_vars = 4 * species_ * groups_};
 }
 
 void M1::bind(mesh::Mesh& m, const physics::Services& services, const physics::RunContext& ctx) {
@@ -309,7 +311,8 @@ double M1::max_dt(mesh::Mesh& m) const {
 }
 
 template <class View>
-void M1::block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>& rhs) const {
+void M1::block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>& rhs,
+                   double* const* faces, std::size_t per_var) const {
   const auto& s = mesh_->shape();
   const int nd = mesh_->ndim();
   const std::size_t cells = s.cells(), nv = ivar_.size(), npair = nv / 4;
@@ -455,6 +458,17 @@ void M1::block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>&
               h[i] = (0.5 * (l[i] + r[i]) - 0.5 * eps[i] * c * (ur[i] - ul[i])) * idx;
             double* out = rhs.data() + (4 * pair + std::size_t(q)) * cells + c0;
             for (int i = g0; i < g0 + n; ++i) out[i * d] += h[i] - h[i + 1];
+            if (faces != nullptr) {
+              // The block's two faces along a, as fluxes (not divided by dx), into the
+              // flux register: [f][t2][t1], f = 4 pair + q, t1 = o1 < t2 = o2.
+              const std::size_t at1 = std::size_t(j1 - s.g(o1)), at2 = std::size_t(j2 - s.g(o2));
+              const std::size_t o =
+                  (4 * pair + std::size_t(q)) * per_var + at2 * std::size_t(s.ni(o1)) + at1;
+              for (int side = 0; side < 2; ++side) {
+                const int i = side ? g0 + n : g0;
+                faces[2 * a + side][o] = 0.5 * (l[i] + r[i]) - 0.5 * eps[i] * c * (ur[i] - ul[i]);
+              }
+            }
           }
         }
       }
@@ -488,6 +502,11 @@ void M1::advance(mesh::Mesh& m, double dt) {
   // stage (a split step after the transport gives the stages F^n (1 + dt c kappa) instead,
   // and E diffuses too fast: 45 % at dt c kappa = 0.8).
   const bool collide_now = collides();
+  // Coarse-fine faces: the fine fluxes replace the coarse one (the flux register, as the
+  // hydro's), so that the radiation's energy and momentum change only through the domain's
+  // faces (and the collisions).
+  const bool amr = m.tree().max_level() > 0;
+  auto& fr = m.flux_register();
   for (int stage = 0; stage < stages_; ++stage) {
     m.fill_guards(set);
     m.with_layout([&](auto tag) {
@@ -496,7 +515,10 @@ void M1::advance(mesh::Mesh& m, double dt) {
         const auto w = m.scratch_view(id, tag);
         {
           TESSERA_REGION("m1/flux");
-          block_rhs(u, m.geom(id), g_rhs);
+          double* faces[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+          if (amr)
+            for (int f = 0; f < 6; ++f) faces[f] = fr.face(m.slot(id), f);
+          block_rhs(u, m.geom(id), g_rhs, amr ? faces : nullptr, fr.per_var());
         }
         TESSERA_REGION("m1/update");
         const std::size_t cells = s.cells();
@@ -508,6 +530,16 @@ void M1::advance(mesh::Mesh& m, double dt) {
             u(ivar_[v], i, j, k) =
                 stage == 0 ? next : a[stage] * w(ibase_[v], i, j, k) + b[stage] * next;
           }
+        });
+      }
+    });
+    // The stage applied b dt times its flux divergence (U = a U^n + b (U' + dt L(U'))).
+    if (amr) fr.correct(m.storage(), m.tree(), m.comm(), b[stage] * dt, ivar_);
+    m.with_layout([&](auto tag) {
+      for (int id : m.local_leaves()) {
+        const auto u = m.view(id, tag);
+        const auto w = m.scratch_view(id, tag);
+        mesh::for_each_zone(s, [&](int i, int j, int k) {
           // Back onto the realizable set where the stage left it, counted.
           for (std::size_t p = 0; p < npair; ++p) {
             double& e = u(ivar_[4 * p], i, j, k);
@@ -623,8 +655,12 @@ nlohmann::json M1::diagnostics(mesh::Mesh& m, physics::Diagnostic /*what*/) cons
                       {"time", time_},
                       {"steps", steps_},
                       {"realizability_violations", total},
-                      {"energy_start", energy_start_},
-                      {"energy_end", e[0]}};
+                      // Radiation plus the coupled gas's internal energy (0 uncoupled):
+                      // what the transport, the collisions and the flux register conserve.
+                      {"energy_start", energy_start_ + gas_start_},
+                      {"energy_end", e[0] + e[1]},
+                      {"radiation_energy_start", energy_start_},
+                      {"radiation_energy_end", e[0]}};
   if (couple_) {
     j["gas_energy_start"] = gas_start_;
     j["gas_energy_end"] = e[1];

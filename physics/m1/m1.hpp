@@ -34,7 +34,10 @@
 // Optically thick faces (chi dx > 1, chi = kappa_a + kappa_s) scale the LF dissipation by
 // 1 / (chi dx) (m1.thick_correction; Audit et al. 2002), so that the numerical diffusion
 // c dx / 2 does not swamp the physical c / (3 chi) in the diffusion limit.
-// Limits: no flux correction at coarse-fine faces (energy conserved on uniform meshes).
+// Adaptive meshes: every moment's fluxes through a block's faces go to the flux register
+// and the coarse side of a coarse-fine face is corrected after each stage (weight b dt),
+// so that radiation energy (plus the coupled gas's) is conserved to round-off with and
+// without regrids (the prolongation and restriction conserve too).
 #include <array>
 #include <cmath>
 #include <string>
@@ -107,9 +110,12 @@ class M1 final : public physics::Unit {
 
   double kappa_a(int g, const std::array<double, 3>& x) const;
   /// One stage's right side -div(flux) of every moment of one block into rhs (per
-  /// variable, the block's whole array), the guard zones of the moments filled.
+  /// variable, the block's whole array), the guard zones of the moments filled. With
+  /// `faces` (the block's six faces in the flux register, per_var doubles per moment),
+  /// the fluxes through the block's faces go there too.
   template <class View>
-  void block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>& rhs) const;
+  void block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>& rhs,
+                 double* const* faces, std::size_t per_var) const;
   bool collides() const;
   /// The implicit collisions of one block's zones over dt (and the gas's state after).
   template <class View>
