@@ -17,7 +17,7 @@ DEB_PACKAGES := build-essential cmake pkg-config openmpi-bin libopenmpi-dev \
   libssl-dev libhypre-dev libhwy-dev
 PY_PACKAGES := numpy h5py matplotlib yt pytest sphinx myst-parser pynucastro==3.1.0
 
-.PHONY: all deps deps-apt deps-py configure build run run-binaries test test-arm docs bench tier-study studies study-hugepages study-tiers study-v2d study-async study-scaling study-weak study-scale-model format clean helm-table nse-table
+.PHONY: all deps deps-apt deps-py configure build run run-binaries test test-arm docs bench tier-study studies study-hugepages study-tiers study-v2d study-async study-scaling study-weak study-scale-model bench-units format clean helm-table nse-table
 
 all: build
 
@@ -131,6 +131,10 @@ nse-table: deps-py configure
 
 bench: deps build
 	$(PY) bench/throughput.py
+
+# Every unit's speed beside the hydro's one-stage rate, measured in the same repeats (issue 49).
+bench-units: deps build helm-table nse-table
+	$(PY) bench/units.py --out runs/studies/units --repeat 5
 
 # The WarpX-PM placement study (issue 12; README "The WarpX-PM study"): pic_uniform_3d at
 # 32^3 cells in 64 blocks of 8^3, 27 particles per cell (884,736 electrons: about 67 MB of

@@ -63,6 +63,10 @@ nlohmann::json Simulation::report(const RunTotals& rt) {
     if (j.is_object() && j.contains("solver")) s["solver"] = j["solver"];
     log(u->name() + ": " + j.dump());  // e.g. composition's largest renormalisation
   }
+  // Particle-in-cell: particles advanced per second of the step loop (issue 49's contract).
+  if (s.contains("pic") && s["pic"].is_object() && s["pic"].contains("particle_steps"))
+    s["pic"]["particle_updates_per_second"] =
+        loop_seconds > 0 ? s["pic"]["particle_steps"].get<double>() / loop_seconds : 0.0;
   s["operators"] = p_.get_string_list("driver.operators");
   s["regrid"] = {{"checks", regrid_checks_}, {"changed", regrid_changes_}};
   {
