@@ -5,8 +5,8 @@ Each unit's standard problem on 1 rank, no outputs, a few steps, the cases inter
 REPEAT times (medians): the rate per core in the unit's natural measure, its ratio to the
 hydro's one-stage rate measured in the same repeat (3-D Sedov 128^3, PLM + HLLC; the
 median of the per-repeat ratios), the state bytes each update reads and writes at least
-(the unit's unk and scratch arenas per zone, or its particle arena per particle, read and
-written once: 2x) against one core's copy bandwidth measured here, and the SIMD target
+(8 bytes per unk and scratch variable of a zone, or its particle arena per particle, read
+and written once: 2x) against one core's copy bandwidth measured here, and the SIMD target
 the run dispatched to. Writes runs/studies/units/{units.csv, units.png, report.md}.
 
 Rates: zone-updates per second (leaf zones x steps over the step loop, every operator of
@@ -46,8 +46,11 @@ CASES = [
      "3-D Sedov 128^3 (blocks of 16^3), PLM + HLLC, one stage (Hancock)"),
     ("hydro_rk2", "hydro", "sedov_3d_uniform.toml", ["driver.nend=10", "hydro.integrator=rk2"],
      "zone", "the same, SSP-RK2 (two stages)"),
-    ("hydro_amr", "hydro", "sedov_3d.toml", ["driver.nend=10"], "zone",
-     "3-D Sedov, 64^3 root and 3 levels (fills, regrids, flux correction included)"),
+    ("hydro_amr", "hydro", "sedov_3d.toml",
+     ["driver.nend=20", "mesh.nblockx=4", "mesh.nblocky=4", "mesh.nblockz=4",
+      "mesh.lrefine_max=3", "sedov.r_init=0.02734375"], "zone",
+     "3-D Sedov, 64^3 root (4^3 blocks of 16^3) and 3 levels (bench/amr_ratio.py's case: "
+     "fills, regrids, flux correction included)"),
     ("helmholtz_hydro", "hydro + Helmholtz EOS", "shocktube_helmholtz.toml",
      ["mesh.ndim=2", "mesh.nblockx=32", "mesh.nblocky=32", "mesh.ymax=1.0e8",
       "mesh.maxblocks=1100", "driver.nend=10", *TABLES[:1]], "zone",
@@ -55,23 +58,23 @@ CASES = [
     ("snia_2d", "Type Ia step", "snia_2d.toml", ["driver.nend=20", *TABLES], "zone",
      "snia_2d: hydro, Helmholtz, multipole gravity, flame, three-stage burn (AMR)"),
     ("diffusion", "diffusion", "diffusion_pulse_2d.toml",
-     ["mesh.nblockx=16", "mesh.nblocky=16", "driver.nend=20"], "zone",
+     ["mesh.nblockx=16", "mesh.nblocky=16", "mesh.maxblocks=300", "driver.nend=20"], "zone",
      "the diffusion pulse, 2-D 256^2 (blocks of 16^2), implicit BiCGSTAB"),
-    ("m1_1g", "M1", "streaming_sine_wave_3d.toml", ["m1.groups=1", "driver.nend=10",
+    ("m1_1g", "M1", "streaming_sine_wave_3d.toml", ["m1.groups=1", "driver.nend=50",
                                                     "io.plot_vars=dens"], "zone-group",
      "the streaming sine wave 3-D 32^3, 1 group"),
-    ("m1_8g", "M1", "streaming_sine_wave_3d.toml", ["m1.groups=8", "driver.nend=5",
+    ("m1_8g", "M1", "streaming_sine_wave_3d.toml", ["m1.groups=8", "driver.nend=10",
                                                     "io.plot_vars=dens"], "zone-group",
      "the same, 8 groups"),
     ("levelset", "level set", "single_vortex_2d.toml",
-     ["mesh.nblockx=16", "mesh.nblocky=16", "driver.nend=40"], "zone",
+     ["mesh.nblockx=16", "mesh.nblocky=16", "driver.nend=100"], "zone",
      "LeVeque's single vortex 256^2, WENO5, SSP-RK3, redistancing every step"),
     ("levelset_amr", "level set", "single_vortex_2d.toml",
      ["mesh.nblockx=4", "mesh.nblocky=4", "mesh.lrefine_max=3", "mesh.maxblocks=4000",
-      "driver.nend=40"], "zone", "the same on a narrow band, 3 levels (finest 256^2)"),
+      "driver.nend=200"], "zone", "the same on a narrow band, 3 levels (finest 256^2)"),
     ("tracers", "tracers", "sod_3d_tracers.toml", ["driver.nend=30"], "tracer",
      "3-D Sod with tracers (AMR, 3 levels): the tracers' advance and migration"),
-    ("pic", "particle-in-cell", "pic_uniform_3d.toml", ["driver.nend=10"], "particle",
+    ("pic", "particle-in-cell", "pic_uniform_3d.toml", ["driver.nend=200"], "particle",
      "uniform thermal plasma 3-D, the whole PIC step"),
 ]
 RATE_UNIT = {"zone": "zone-updates/s", "zone-group": "zone-group-updates/s",
@@ -104,10 +107,11 @@ def one(case):
         s = json.loads((Path(d) / "summary.json").read_text())
     loop = s["evolution_seconds"]
     params = s.get("parameters", {})
-    nxb = s["nxb"]
-    cells = nxb ** s["ndim"]
+    # The unit's state per zone: unk's and the scratch variables' bytes over every slot's
+    # zones (guards included), i.e. 8 bytes per variable.
+    cells = (s["nxb"] + 2 * s["nguard"]) ** s["ndim"]
     maxblocks = params.get("mesh.maxblocks") or s["total_blocks"]
-    state = arena_bytes(s, {"unk", "scratch_vars"}) / (maxblocks * cells)  # per zone
+    state = arena_bytes(s, {"unk", "scratch_vars"}) / (maxblocks * cells)
     if kind == "zone":
         rate, per = s["zone_updates"] / loop, state
     elif kind == "zone-group":
@@ -200,10 +204,10 @@ def report(rows, out, bw, repeat):
                      f"{r['ratio_to_hydro']:.3f} | {r['bytes_per_update']:.0f} | "
                      f"{100 * r['bandwidth_fraction']:.1f} % | {r['simd_target']} |")
     lines += ["", "Cases:", ""] + [f"- `{r['problem']}`: {r['description']}." for r in rows]
-    lines += ["", "Bytes per update: the state each update reads and writes at least once (the "
-              "unk and scratch arenas per zone, guard zones and unused block slots included; "
-              "a particle's record), so `of bandwidth` is a floor of the memory traffic, not a "
-              "measurement of it (this machine has no counters).", "",
+    lines += ["", "Bytes per update: the state each update reads and writes at least once (8 "
+              "bytes per unk and scratch variable of a zone, read and written: 16 per "
+              "variable; a particle's record, twice), so `of bandwidth` is a floor of the "
+              "memory traffic, not a measurement of it (this machine has no counters).", "",
               "Files: `units.csv`, `units.png`."]
     (out / "report.md").write_text("\n".join(lines) + "\n")
     print(f"bench units: {out}/report.md, units.csv, units.png")

@@ -42,6 +42,7 @@ nlohmann::json Simulation::report(const RunTotals& rt) {
   s["total_blocks"] = mesh_->tree().size();
   s["max_level"] = mesh_->tree().max_level() + 1;
   s["nxb"] = mesh_->nxb();
+  s["nguard"] = mesh_->shape().ng;  // per side on active axes (a block is nxb + 2 nguard wide)
   s["zone_updates"] = zone_updates;
   s["wall_seconds"] = wall;
   s["evolution_seconds"] = loop_seconds;
