@@ -17,18 +17,11 @@
 #include "physics/eos/eos_unit.hpp"
 #include "physics/field_rules.hpp"
 #include "physics/m1/closure.hpp"
+#include "physics/m1/rows.hpp"
 
 namespace tessera::m1 {
 
 namespace {
-
-struct State {
-  double e, f[3];
-};
-
-bool realizable(const State& u, double c) {
-  return u.e >= 0.0 && std::sqrt(u.f[0] * u.f[0] + u.f[1] * u.f[1] + u.f[2] * u.f[2]) <= c * u.e;
-}
 
 thread_local std::vector<double> g_p, g_rhs;
 
@@ -341,137 +334,106 @@ void M1::block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>&
                     kappa_s_[std::size_t(gr)];
     }
   }
-  // Per axis, line by line (the full line of N zones with guards along the axis), per
-  // pair: the line's moments, MC (or unlimited) slopes, each cell's slopes scaled where a
-  // face state would leave the realizable set (by bisection on the scale, which the convex
-  // realizable set allows: Olbrant et al.; rare, a scalar pass), the face states, the
-  // closure's fluxes and the Lax-Friedrichs flux: branch-free loops the compiler
-  // vectorises, apart from the realizability pass.
-  const int nmax = std::max({s.n(0), s.n(1), s.n(2)});
-  thread_local std::vector<double> buf;
-  buf.resize(std::size_t(nmax) * 29);
-  double* lu[4];
-  double* ls[4];
-  double* ful[4];
-  double* fur[4];
-  double* fl[4];
-  double* fr[4];
+  // Per axis and pair, plane by plane: the lines of a plane (the block's interior along x
+  // for the y and z sweeps; along y, from a copy transposed in x and y, for the x sweep)
+  // are the vector lanes of the plane kernel (rows.cpp, compiled for every SIMD target:
+  // MC or unlimited slopes, each cell's slopes scaled where a face state would leave the
+  // realizable set, the face states, the closure's fluxes and the Lax-Friedrichs flux);
+  // then the divergence, axis after axis.
+  const int n0 = s.n(0), n1 = s.n(1);
+  const int nlmax = std::max(s.ni(0), s.ni(1));
+  const int nfmax = std::max({s.ni(0), s.ni(1), s.ni(2)}) + 1;
+  thread_local std::vector<double> buf, tr, trchi;
+  buf.resize(std::size_t(nlmax) * (26 + 4 * std::size_t(nfmax)));
+  double* scratch = buf.data();
   double* fh[4];
-  for (int q = 0; q < 4; ++q) {
-    lu[q] = buf.data() + std::size_t(q) * nmax;
-    ls[q] = buf.data() + std::size_t(4 + q) * nmax;
-    ful[q] = buf.data() + std::size_t(8 + q) * nmax;
-    fur[q] = buf.data() + std::size_t(12 + q) * nmax;
-    fl[q] = buf.data() + std::size_t(16 + q) * nmax;
-    fr[q] = buf.data() + std::size_t(20 + q) * nmax;
-    fh[q] = buf.data() + std::size_t(24 + q) * nmax;
-  }
-  double* eps = buf.data() + std::size_t(28) * nmax;
-  const double c = c_;
+  for (int q = 0; q < 4; ++q)
+    fh[q] = buf.data() + std::size_t(nlmax) * (26 + std::size_t(q) * nfmax);
   for (int a = 0; a < nd; ++a) {
-    const long d = st[a];
     const int N = s.n(a), g0 = s.g(a), n = s.ni(a);
     const double idx = 1.0 / g.dx[a];
-    const int o1 = a == 0 ? 1 : 0, o2 = a == 2 ? 1 : 2;  // the other two axes
-    for (int j2 = s.g(o2); j2 < s.g(o2) + s.ni(o2); ++j2)
-      for (int j1 = s.g(o1); j1 < s.g(o1) + s.ni(o1); ++j1) {
-        int at[3];
-        at[a] = 0;
-        at[o1] = j1;
-        at[o2] = j2;
-        const long c0 = at[0] + at[1] * st[1] + at[2] * st[2];
-        // Faces i - 1/2 for i in [g0, g0 + n]: thick-face scaling of the dissipation.
-        for (std::size_t pair = 0; pair < npair; ++pair) {
-          const int gr = int(pair % std::size_t(groups_));
-          for (int i = g0; i <= g0 + n; ++i) {
-            eps[i] = 1.0;
-            if (thick) {
-              const auto& ch = chi_[std::size_t(gr)];
-              const double chi =
-                  0.5 * (ch[std::size_t(c0 + (i - 1) * d)] + ch[std::size_t(c0 + i * d)]);
-              if (chi * g.dx[a] > 1.0) eps[i] = 1.0 / (chi * g.dx[a]);
+    const int o1 = a == 0 ? 1 : 0, o2 = a == 2 ? 1 : 2;  // the other two axes (t1 < t2)
+    const int nl = s.ni(o1);                             // lanes: the interior along o1
+    // Moment q's element (sweep s, plane p, lane l), the plane p along o2: x sweep, from
+    // the transposed copy T[k][i][j] (j fastest); y, z: the copy itself.
+    long ss = 0, sp = 0;
+    const double* base[4];
+    const double* chibase = nullptr;
+    for (std::size_t pair = 0; pair < npair; ++pair) {
+      const int gr = int(pair % std::size_t(groups_));
+      if (a == 0) {
+        tr.resize(4 * cells);
+        for (int q = 0; q < 4; ++q) {
+          const double* p = g_p.data() + (4 * pair + std::size_t(q)) * cells;
+          double* t = tr.data() + std::size_t(q) * cells;
+          for (int k = 0; k < s.n(2); ++k)
+            for (int j = 0; j < n1; ++j)
+              for (int i = 0; i < n0; ++i)
+                t[std::size_t(k) * cells / s.n(2) + std::size_t(i) * n1 + j] =
+                    p[std::size_t(k) * cells / s.n(2) + std::size_t(j) * n0 + i];
+          base[q] = t + s.g(1);
+        }
+        if (thick) {
+          trchi.resize(cells);
+          const auto& ch = chi_[std::size_t(gr)];
+          for (int k = 0; k < s.n(2); ++k)
+            for (int j = 0; j < n1; ++j)
+              for (int i = 0; i < n0; ++i)
+                trchi[std::size_t(k) * cells / s.n(2) + std::size_t(i) * n1 + j] =
+                    ch[std::size_t(k) * cells / s.n(2) + std::size_t(j) * n0 + i];
+          chibase = trchi.data() + s.g(1);
+        }
+        ss = n1;
+        sp = st[2];
+      } else {
+        for (int q = 0; q < 4; ++q)
+          base[q] = g_p.data() + (4 * pair + std::size_t(q)) * cells + s.g(0);
+        if (thick) chibase = chi_[std::size_t(gr)].data() + s.g(0);
+        ss = st[a];
+        sp = a == 1 ? st[2] : st[1];
+      }
+      for (int p2 = s.g(o2); p2 < s.g(o2) + s.ni(o2); ++p2) {
+        const Plane plane{
+            {base[0] + p2 * sp, base[1] + p2 * sp, base[2] + p2 * sp, base[3] + p2 * sp},
+            thick ? chibase + p2 * sp : nullptr,
+            ss,
+            N,
+            g0,
+            n,
+            nl,
+            a,
+            c_,
+            g.dx[a],
+            closure_,
+            mc_,
+            scratch};
+        plane_fluxes(plane, fh);
+        for (int q = 0; q < 4; ++q) {
+          double* h = fh[q];
+          if (faces != nullptr) {
+            // The block's two faces along a, as fluxes (not divided by dx), into the
+            // flux register: [f][t2][t1], f = 4 pair + q, t1 = o1 (the lanes) < t2 = o2.
+            const std::size_t o =
+                (4 * pair + std::size_t(q)) * per_var + std::size_t(p2 - s.g(o2)) * std::size_t(nl);
+            for (int l = 0; l < nl; ++l) {
+              faces[2 * a][o + std::size_t(l)] = h[l];
+              faces[2 * a + 1][o + std::size_t(l)] = h[std::size_t(n) * nl + std::size_t(l)];
             }
           }
-          for (int q = 0; q < 4; ++q) {
-            const double* p = g_p.data() + (4 * pair + std::size_t(q)) * cells + c0;
-            double* __restrict x = lu[q];
-            for (int i = 0; i < N; ++i) x[i] = p[i * d];
-            double* __restrict sl = ls[q];
-            if (mc_) {
-              for (int i = 1; i < N - 1; ++i) {
-                const double l = x[i] - x[i - 1], r = x[i + 1] - x[i];
-                const double m = std::min(std::min(2.0 * std::fabs(l), 2.0 * std::fabs(r)),
-                                          0.5 * std::fabs(l + r));
-                sl[i] = l * r > 0.0 ? std::copysign(m, l) : 0.0;
-              }
-            } else {
-              for (int i = 1; i < N - 1; ++i) sl[i] = 0.5 * (x[i + 1] - x[i - 1]);
-            }
-          }
-          // Realizable face states: the cells the faces read, g0 - 1 .. g0 + n. First a
-          // branch-free test of both faces of every cell (|F|^2 <= (cE)^2, E >= 0), then the
-          // bisection for the few that fail.
-          double* __restrict okf = fh[0];  // free until the fluxes
-          for (int i = g0 - 1; i <= g0 + n; ++i) {
-            double ok = 1.0;
-            for (double side : {-0.5, 0.5}) {
-              const double e = lu[0][i] + side * ls[0][i];
-              const double x = lu[1][i] + side * ls[1][i], y = lu[2][i] + side * ls[2][i],
-                           z = lu[3][i] + side * ls[3][i];
-              ok = (e >= 0.0 && x * x + y * y + z * z <= c * c * e * e) ? ok : 0.0;
-            }
-            okf[i] = ok;
-          }
-          for (int i = g0 - 1; i <= g0 + n; ++i) {
-            if (okf[i] != 0.0) continue;
-            auto faces_ok = [&](double t) {
-              for (double side : {-0.5, 0.5}) {
-                State y{lu[0][i] + side * t * ls[0][i], {}};
-                for (int q = 0; q < 3; ++q) y.f[q] = lu[1 + q][i] + side * t * ls[1 + q][i];
-                if (!realizable(y, c)) return false;
-              }
-              return true;
-            };
-            if (faces_ok(1.0)) continue;
-            double lo = 0.0, hi = 1.0;
-            if (!faces_ok(0.0)) hi = 0.0;
-            for (int it = 0; it < 30 && hi > 0.0; ++it) {
-              const double mid = 0.5 * (lo + hi);
-              (faces_ok(mid) ? lo : hi) = mid;
-            }
-            for (int q = 0; q < 4; ++q) ls[q][i] *= lo;
-          }
-          for (int q = 0; q < 4; ++q)
-            for (int i = g0; i <= g0 + n; ++i) {
-              ful[q][i] = lu[q][i - 1] + 0.5 * ls[q][i - 1];
-              fur[q][i] = lu[q][i] - 0.5 * ls[q][i];
-            }
-          row_flux(closure_, c, ful, fl, a, g0, g0 + n + 1);
-          row_flux(closure_, c, fur, fr, a, g0, g0 + n + 1);
-          for (int q = 0; q < 4; ++q) {
-            double* __restrict h = fh[q];
-            const double* __restrict l = fl[q];
-            const double* __restrict r = fr[q];
-            const double* __restrict ul = ful[q];
-            const double* __restrict ur = fur[q];
-            for (int i = g0; i <= g0 + n; ++i)
-              h[i] = (0.5 * (l[i] + r[i]) - 0.5 * eps[i] * c * (ur[i] - ul[i])) * idx;
-            double* out = rhs.data() + (4 * pair + std::size_t(q)) * cells + c0;
-            for (int i = g0; i < g0 + n; ++i) out[i * d] += h[i] - h[i + 1];
-            if (faces != nullptr) {
-              // The block's two faces along a, as fluxes (not divided by dx), into the
-              // flux register: [f][t2][t1], f = 4 pair + q, t1 = o1 < t2 = o2.
-              const std::size_t at1 = std::size_t(j1 - s.g(o1)), at2 = std::size_t(j2 - s.g(o2));
-              const std::size_t o =
-                  (4 * pair + std::size_t(q)) * per_var + at2 * std::size_t(s.ni(o1)) + at1;
-              for (int side = 0; side < 2; ++side) {
-                const int i = side ? g0 + n : g0;
-                faces[2 * a + side][o] = 0.5 * (l[i] + r[i]) - 0.5 * eps[i] * c * (ur[i] - ul[i]);
-              }
-            }
+          for (std::size_t e = 0; e < std::size_t(n + 1) * nl; ++e) h[e] *= idx;
+          // Cell (sweep s, lane l) of plane p2 in the block's own order.
+          double* out = rhs.data() + (4 * pair + std::size_t(q)) * cells;
+          const long sl = a == 0 ? st[1] : 1;  // the lanes' stride in the block
+          const long lane0 = a == 0 ? s.g(1) * st[1] : s.g(0);
+          for (int sw = g0; sw < g0 + n; ++sw) {
+            const double* hl = h + std::size_t(sw - g0) * nl;
+            const double* hr = hl + nl;
+            double* o = out + p2 * sp + sw * st[a] + lane0;
+            for (int l = 0; l < nl; ++l) o[l * sl] += hl[l] - hr[l];
           }
         }
       }
+    }
   }
 }
 
