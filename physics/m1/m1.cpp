@@ -309,14 +309,15 @@ void M1::block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>&
   const auto& s = mesh_->shape();
   const int nd = mesh_->ndim();
   const std::size_t cells = s.cells(), nv = ivar_.size(), npair = nv / 4;
-  // The moments with their guards, contiguous per variable (x fastest).
+  // The moments with their guards, contiguous per variable (x fastest), row by row.
   g_p.resize(nv * cells);
   for (std::size_t v = 0; v < nv; ++v) {
     double* p = g_p.data() + v * cells;
-    std::size_t c = 0;
     for (int k = 0; k < s.n(2); ++k)
-      for (int j = 0; j < s.n(1); ++j)
-        for (int i = 0; i < s.n(0); ++i) p[c++] = u(ivar_[v], i, j, k);
+      for (int j = 0; j < s.n(1); ++j, p += s.n(0)) {
+        const auto r = u.row(ivar_[v], j, k);
+        for (int i = 0; i < s.n(0); ++i) p[i] = r[i];
+      }
   }
   rhs.assign(nv * cells, 0.0);
   const long st[3] = {1, s.n(0), long(s.n(0)) * s.n(1)};
@@ -452,10 +453,17 @@ void M1::advance(mesh::Mesh& m, double dt) {
     for (int id : m.local_leaves()) {
       const auto u = m.view(id, tag);
       const auto w = m.scratch_view(id, tag);
-      mesh::for_each_zone(s, [&](int i, int j, int k) {
-        for (std::size_t v = 0; v < nv; ++v) w(ibase_[v], i, j, k) = u(ivar_[v], i, j, k);
-        if (couple_) w(igas_base_, i, j, k) = u(ietot_, i, j, k);
-      });
+      // The step's start, row by row.
+      for (std::size_t v = 0; v <= nv; ++v) {
+        if (v == nv && !couple_) break;
+        const int from = v < nv ? ivar_[v] : ietot_, to = v < nv ? ibase_[v] : igas_base_;
+        for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+          for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
+            const auto ur = u.row(from, j, k);
+            const auto wr = w.row(to, j, k);
+            for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) wr[i] = ur[i];
+          }
+      }
     }
   });
   long bad = 0;
@@ -485,14 +493,20 @@ void M1::advance(mesh::Mesh& m, double dt) {
         TESSERA_REGION("m1/update");
         const std::size_t cells = s.cells();
         const long st1 = s.n(0), st2 = long(s.n(0)) * s.n(1);
-        mesh::for_each_zone(s, [&](int i, int j, int k) {
-          const std::size_t c = std::size_t(i + j * st1 + k * st2);
-          for (std::size_t v = 0; v < nv; ++v) {
-            const double next = u(ivar_[v], i, j, k) + dt * g_rhs[v * cells + c];
-            u(ivar_[v], i, j, k) =
-                stage == 0 ? next : a[stage] * w(ibase_[v], i, j, k) + b[stage] * next;
-          }
-        });
+        // Row by row (x-rows: contiguous in var-major), each zone as before.
+        const double as = a[stage], bs = b[stage];
+        for (std::size_t v = 0; v < nv; ++v)
+          for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+            for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
+              const auto ur = u.row(ivar_[v], j, k);
+              const auto wr = w.row(ibase_[v], j, k);
+              const double* __restrict r =
+                  g_rhs.data() + v * cells + std::size_t(j * st1 + k * st2);
+              for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
+                const double next = ur[i] + dt * r[i];
+                ur[i] = stage == 0 ? next : as * wr[i] + bs * next;
+              }
+            }
       }
     });
     // The stage applied b dt times its flux divergence (U = a U^n + b (U' + dt L(U'))).
@@ -501,20 +515,32 @@ void M1::advance(mesh::Mesh& m, double dt) {
       for (int id : m.local_leaves()) {
         const auto u = m.view(id, tag);
         const auto w = m.scratch_view(id, tag);
-        mesh::for_each_zone(s, [&](int i, int j, int k) {
-          // Back onto the realizable set where the stage left it, counted.
-          for (std::size_t p = 0; p < npair; ++p) {
-            double& e = u(ivar_[4 * p], i, j, k);
-            double* f[3] = {&u(ivar_[4 * p + 1], i, j, k), &u(ivar_[4 * p + 2], i, j, k),
-                            &u(ivar_[4 * p + 3], i, j, k)};
-            const double nf = std::sqrt(*f[0] * *f[0] + *f[1] * *f[1] + *f[2] * *f[2]);
-            if (e >= 0.0 && nf <= c_ * e) continue;
-            ++bad;
-            e = std::max(e, 0.0);
-            if (nf > c_ * e)
-              for (double* x : f) *x *= nf > 0.0 ? c_ * e / nf : 0.0;
-          }
-        });
+        // Back onto the realizable set where the stage left it, counted: a branch-free
+        // test of each row first, the zones of a row that fails one by one.
+        for (std::size_t p = 0; p < npair; ++p)
+          for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+            for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
+              const auto er = u.row(ivar_[4 * p], j, k);
+              const auto xr = u.row(ivar_[4 * p + 1], j, k);
+              const auto yr = u.row(ivar_[4 * p + 2], j, k);
+              const auto zr = u.row(ivar_[4 * p + 3], j, k);
+              int fails = 0;
+              for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
+                const double nf = std::sqrt(xr[i] * xr[i] + yr[i] * yr[i] + zr[i] * zr[i]);
+                fails += ((er[i] >= 0.0) & (nf <= c_ * er[i])) ? 0 : 1;
+              }
+              if (fails == 0) continue;
+              for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) {
+                double& e = er[i];
+                double* f[3] = {&xr[i], &yr[i], &zr[i]};
+                const double nf = std::sqrt(*f[0] * *f[0] + *f[1] * *f[1] + *f[2] * *f[2]);
+                if (e >= 0.0 && nf <= c_ * e) continue;
+                ++bad;
+                e = std::max(e, 0.0);
+                if (nf > c_ * e)
+                  for (double* x : f) *x *= nf > 0.0 ? c_ * e / nf : 0.0;
+              }
+            }
         if (collide_now) {
           TESSERA_REGION("m1/collide");
           if (couple_ && stage > 0) {
