@@ -8,6 +8,7 @@
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "base/error.hpp"
 #include "base/params.hpp"
@@ -309,15 +310,23 @@ void M1::block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>&
   const auto& s = mesh_->shape();
   const int nd = mesh_->ndim();
   const std::size_t cells = s.cells(), nv = ivar_.size(), npair = nv / 4;
-  // The moments with their guards, contiguous per variable (x fastest), row by row.
-  g_p.resize(nv * cells);
-  for (std::size_t v = 0; v < nv; ++v) {
-    double* p = g_p.data() + v * cells;
-    for (int k = 0; k < s.n(2); ++k)
-      for (int j = 0; j < s.n(1); ++j, p += s.n(0)) {
-        const auto r = u.row(ivar_[v], j, k);
-        for (int i = 0; i < s.n(0); ++i) p[i] = r[i];
-      }
+  // The moments with their guards, contiguous per variable (x fastest): var-major unk
+  // itself, a copy of zone-major's made row by row.
+  thread_local std::vector<const double*> mom;
+  mom.resize(nv);
+  if constexpr (std::is_same_v<View, mesh::BlockView<mesh::Layout::var_major>>) {
+    for (std::size_t v = 0; v < nv; ++v) mom[v] = &u(ivar_[v], 0, 0, 0);
+  } else {
+    g_p.resize(nv * cells);
+    for (std::size_t v = 0; v < nv; ++v) {
+      double* p = g_p.data() + v * cells;
+      mom[v] = p;
+      for (int k = 0; k < s.n(2); ++k)
+        for (int j = 0; j < s.n(1); ++j, p += s.n(0)) {
+          const auto r = u.row(ivar_[v], j, k);
+          for (int i = 0; i < s.n(0); ++i) p[i] = r[i];
+        }
+    }
   }
   rhs.assign(nv * cells, 0.0);
   const long st[3] = {1, s.n(0), long(s.n(0)) * s.n(1)};
@@ -365,7 +374,7 @@ void M1::block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>&
       if (a == 0) {
         tr.resize(4 * cells);
         for (int q = 0; q < 4; ++q) {
-          const double* p = g_p.data() + (4 * pair + std::size_t(q)) * cells;
+          const double* p = mom[4 * pair + std::size_t(q)];
           double* t = tr.data() + std::size_t(q) * cells;
           for (int k = 0; k < s.n(2); ++k)
             for (int j = 0; j < n1; ++j)
@@ -387,8 +396,7 @@ void M1::block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>&
         ss = n1;
         sp = st[2];
       } else {
-        for (int q = 0; q < 4; ++q)
-          base[q] = g_p.data() + (4 * pair + std::size_t(q)) * cells + s.g(0);
+        for (int q = 0; q < 4; ++q) base[q] = mom[4 * pair + std::size_t(q)] + s.g(0);
         if (thick) chibase = chi_[std::size_t(gr)].data() + s.g(0);
         ss = st[a];
         sp = a == 1 ? st[2] : st[1];
