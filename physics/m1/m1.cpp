@@ -376,21 +376,23 @@ void M1::block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>&
         for (int q = 0; q < 4; ++q) {
           const double* p = mom[4 * pair + std::size_t(q)];
           double* t = tr.data() + std::size_t(q) * cells;
-          for (int k = 0; k < s.n(2); ++k)
-            for (int j = 0; j < n1; ++j)
-              for (int i = 0; i < n0; ++i)
-                t[std::size_t(k) * cells / s.n(2) + std::size_t(i) * n1 + j] =
-                    p[std::size_t(k) * cells / s.n(2) + std::size_t(j) * n0 + i];
+          // What the sweep reads: the interior planes and lanes, every cell along x.
+          for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+            for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
+              const double* __restrict row = p + std::size_t(k) * st[2] + std::size_t(j) * n0;
+              double* __restrict col = t + std::size_t(k) * st[2] + std::size_t(j);
+              for (int i = 0; i < n0; ++i) col[std::size_t(i) * n1] = row[i];
+            }
           base[q] = t + s.g(1);
         }
         if (thick) {
           trchi.resize(cells);
           const auto& ch = chi_[std::size_t(gr)];
-          for (int k = 0; k < s.n(2); ++k)
-            for (int j = 0; j < n1; ++j)
+          for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
+            for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
               for (int i = 0; i < n0; ++i)
-                trchi[std::size_t(k) * cells / s.n(2) + std::size_t(i) * n1 + j] =
-                    ch[std::size_t(k) * cells / s.n(2) + std::size_t(j) * n0 + i];
+                trchi[std::size_t(k) * st[2] + std::size_t(i) * n1 + j] =
+                    ch[std::size_t(k) * st[2] + std::size_t(j) * n0 + i];
           chibase = trchi.data() + s.g(1);
         }
         ss = n1;
