@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -28,7 +27,8 @@ memory::ArenaAllocator<double> staging_allocator(const base::Params& p) {
 std::size_t snapshot_bytes(const mesh::Mesh& m, std::size_t nvars) {
   std::size_t rows = 0;
   for (const auto& n : m.tree().nodes()) rows += n.owner == m.rank();
-  return rows * m.shape().interior_cells() * nvars * sizeof(double);
+  // The room the snapshot asks for (memory::snapshot_room), which the budget holds.
+  return memory::snapshot_room(rows * m.shape().interior_cells() * nvars) * sizeof(double);
 }
 
 RuntimeLists runtime_lists(const mesh::Mesh& m, const base::Params& p) {
@@ -187,10 +187,8 @@ FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool do
       // page zeroing the step loop would wait for (bubble, 1 rank: 0.09 ms a checkpoint).
       TESSERA_REGION("io/snapshot/alloc");
       const std::size_t n = vars.size() * rows * cells;
-      const int shift = std::max(0, int(std::bit_width(n)) - 4);
-      const std::size_t room = ((n + (std::size_t(1) << shift) - 1) >> shift) << shift;
       s.data = memory::ArenaVector<double>(alloc);
-      s.data.reserve(room);
+      s.data.reserve(memory::snapshot_room(n));
       s.data.resize(n);  // default-initialised: every element is written below
     }
     // Block by block, every variable of a block in turn: the block's slot is one

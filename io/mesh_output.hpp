@@ -20,10 +20,12 @@ struct OutputVar {
   std::function<void(int node, double* out)> fill;
 };
 
-/// Every variable of a file's `vars` that has a fill, for one block at once: variable q of
-/// them at out + q * plane (those with a fill come first in `vars`). One call per block
-/// instead of one per block and variable: the copy the step loop waits for on an
-/// asynchronous write (bubble, 8^2 blocks, 10 variables: 2,840 calls a checkpoint).
+/// The snapshot's copy of one block at once, in place of the per-variable fills: it writes
+/// the first variables of the file's layout itself, variable q at out + q * plane, and
+/// `vars`' fill functions are then not called (the driver's stored unk variables, which
+/// come first in `vars`; the rest, derived by the writer, are left to it). One call per
+/// block instead of one per block and variable (bubble, 8^2 blocks, 10 variables: 2,840
+/// calls a checkpoint).
 using BlockFill = std::function<void(int node, double* out, std::size_t plane)>;
 /// Takes a deferred snapshot's copy as soon as the rows are known, before the tree and the
 /// parameters are described (OutputManager::start_capture: the I/O thread copies while
@@ -58,8 +60,11 @@ struct OutputInfo {
 
 /// The snapshot of every block (parents restricted first by the caller) as a FLASH file
 /// description: this rank's rows, tree, parameters. Local (no communication); the copy
-/// it makes is what an asynchronous write holds on to. `deferred`: the tree and the
-/// parameters are taken now, but the variables are allocated and copied by
+/// it makes is what an asynchronous write holds on to. `deferred`: the rows are taken now
+/// (and, when `start` takes the copy and info.runtime is set, a copy of the tree, which
+/// FlashFileSpec::describe turns into the tree's datasets and the parameter lists on the
+/// writer; otherwise the tree and the parameters are described now), but the variables
+/// are allocated and copied by
 /// FlashFileSpec::capture (run by the writer: the I/O thread in asynchronous mode), or by
 /// `start`'s taker, which fills `data` itself; `vars`' fill functions (or `fill_block`)
 /// must stay valid and the blocks unmodified until it has run.

@@ -362,6 +362,14 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
       lk.lock();
       job.cancelled = job.ready = true;
       assembling_ = nullptr;
+      // A copy started and not taken yet is dropped, one under way finishes first: none
+      // outlives the failed write (its closure may read what assemble's caller owns).
+      if (job.capture == Job::pending) {
+        job.capture = Job::taken;
+        job.early.capture = nullptr;
+        --uncaptured_;
+      }
+      cv_.wait(lk, [&] { return job.capture != Job::running; });
       lk.unlock();
       cv_.notify_all();
       throw;

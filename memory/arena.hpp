@@ -27,6 +27,17 @@ namespace tessera::memory {
 inline constexpr std::size_t kMiB = std::size_t(1) << 20;
 inline constexpr std::size_t kGiB = std::size_t(1) << 30;
 
+/// n rounded up to 4 significant bits (steps of 1/8 to 1/16 of n): the room an output
+/// snapshot asks of the staging arena, so that the next snapshot of a mesh that grew a
+/// little asks for the same room and a freed arena (memory::detail's spares) serves it.
+/// Scale-free: room(8 n) = 8 room(n), in doubles or in bytes alike.
+inline std::size_t snapshot_room(std::size_t n) {
+  int width = 0;
+  for (std::size_t x = n; x != 0; x >>= 1) ++width;
+  const int shift = width > 4 ? width - 4 : 0;
+  return ((n + (std::size_t(1) << shift) - 1) >> shift) << shift;
+}
+
 /// How an arena's pages are backed.
 ///   none    - base pages; MADV_NOHUGEPAGE so THP "always" mode does not change it;
 ///   thp     - transparent huge pages (MADV_HUGEPAGE), size rounded to the THP size;

@@ -287,8 +287,10 @@ std::vector<Item> items_for(const Model& m, double M, double B, double N) {
   // and frees the snapshot before HDF5 opens the file.
   const double chk_data = B * m.I * m.checkpoint_vars * 8;
   const double plt_data = B * m.I * m.plot_vars * 8;
-  const double chk_copy = m.checkpoints ? staged(B * m.I * V * 8) : 0;
-  const double plt_copy = m.plotfiles ? staged(B * m.I * m.plot_stored_vars * 8) : 0;
+  // The snapshot asks for its size rounded up to 4 significant bits (snapshot_room).
+  auto room = [](double bytes) { return double(snapshot_room(static_cast<std::size_t>(bytes))); };
+  const double chk_copy = m.checkpoints ? staged(room(B * m.I * V * 8)) : 0;
+  const double plt_copy = m.plotfiles ? staged(room(B * m.I * m.plot_stored_vars * 8)) : 0;
   const double chk_spec = m.checkpoints ? staged(chk_data) + tree_arrays + 4 * B : 0;
   const double plt_spec =
       m.plotfiles ? staged(plt_data) + tree_arrays + 4 * B + B * m.I * 4 + 6 * N * 4 : 0;

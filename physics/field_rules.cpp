@@ -47,18 +47,17 @@ BadZone first_non_finite(mesh::Mesh& m, const std::vector<int>& vars,
       if (bad.bad()) return;
       const auto u = m.view(id, tag);
       // First a branch-free pass over the block (x - x is 0 for a finite x, NaN for inf
-      // and NaN: the rows vectorise); only a block that fails it is searched zone by zone
-      // for the first bad value, in the order below.
-      double acc = 0.0;
+      // and NaN; an int OR, which vectorises where a double sum would not); only a block
+      // that fails it is searched zone by zone for the first bad value, in the order below.
+      int nonfinite = 0;
       for (const int v : vars)
         for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
           for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
             const auto r = u.row(v, j, k);
-            double a = 0.0;
-            for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) a += r[i] - r[i];
-            acc += a;
+            for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i)
+              nonfinite |= (r[i] - r[i] == 0.0) ? 0 : 1;
           }
-      if (acc == 0.0) continue;
+      if (nonfinite == 0) continue;
       mesh::for_each_zone(s, [&](int i, int j, int k) {
         for (std::size_t q = 0; q < vars.size() && !bad.bad(); ++q)
           if (!std::isfinite(u(vars[q], i, j, k))) {

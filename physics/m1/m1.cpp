@@ -88,6 +88,7 @@ M1::M1(const base::Params& p)
       mc_(p.get_string("m1.reconstruction") == "plm_mc"),
       couple_(p.get_bool("m1.couple_gas")),
       thick_fix_(p.get_bool("m1.thick_correction")),
+      adaptive_(p.get_int("mesh.lrefine_max") > p.get_int("mesh.lrefine_min")),
       disk_{p.get_real("m1.disk_x"), p.get_real("m1.disk_y"), p.get_real("m1.disk_z"),
             p.get_real("m1.disk_radius")},
       disk_kappa_(p.get_real("m1.disk_kappa")),
@@ -142,8 +143,10 @@ physics::Declarations M1::declarations() const {
   if (couple_)  // the gas's total energy at the step's start: part of the IMEX state
     v.push_back(mesh::VarInfo("m1b_etot", -1, mesh::VarKind::auxiliary, false, false, name())
                     .with_role(mesh::VarRole::scratch));
-  // Every moment's fluxes go to the flux register (coarse-fine faces corrected).
-  return {.variables = std::move(v), .nguard = 2, .flux_vars = 4 * species_ * groups_};
+  // Every moment's fluxes go to the flux register (coarse-fine faces corrected), where the
+  // mesh can have more than one level: a uniform mesh maps no register for them.
+  return {
+      .variables = std::move(v), .nguard = 2, .flux_vars = adaptive_ ? 4 * species_ * groups_ : 0};
 }
 
 void M1::bind(mesh::Mesh& m, const physics::Services& services, const physics::RunContext& ctx) {

@@ -90,7 +90,8 @@ class M1 final : public physics::Unit {
   bool mc_;                                ///< PLM with the MC limiter (else unlimited)
   std::vector<double> kappa_a_, kappa_s_;  ///< per group
   bool couple_;
-  bool thick_fix_;                                ///< m1.thick_correction
+  bool thick_fix_;  ///< m1.thick_correction
+  bool adaptive_;   ///< mesh.lrefine_max > lrefine_min: fluxes go to the flux register
   mutable std::vector<std::vector<double>> chi_;  ///< a block's kappa_a + kappa_s per group
   std::array<double, 4> disk_{};  ///< an absorbing disk: x, y, z centre, radius (radius 0: none)
   double disk_kappa_ = 0;

@@ -63,7 +63,7 @@ void PlaneFluxes(const Plane& P, double* const f[4]) {
     // Realizable face states: a branch-free test of both faces of every cell (|F|^2 <=
     // (cE)^2, E >= 0), then the bisection on the slopes' scale for the few that fail
     // (the realizable set is convex: Olbrant et al.).
-    double bad = 0.0;
+    int bad = 0;  // an int OR: GCC vectorises no in-order double sum
     for (int l = 0; l < nl; ++l) {
       // The lower face (side -0.5), then the upper one (+0.5).
       const double e0 = x[0][l] + -0.5 * sl[0][l];
@@ -75,9 +75,9 @@ void PlaneFluxes(const Plane& P, double* const f[4]) {
       const bool g0k = (e0 >= 0.0) & (x0 * x0 + y0 * y0 + z0 * z0 <= c * c * e0 * e0);
       const bool g1k = (e1 >= 0.0) & (x1 * x1 + y1 * y1 + z1 * z1 <= c * c * e1 * e1);
       ok[l] = (g0k & g1k) ? 1.0 : 0.0;
-      bad += 1.0 - ok[l];
+      bad |= (g0k & g1k) ? 0 : 1;
     }
-    const bool any_bad = bad > 0.0;
+    const bool any_bad = bad != 0;
     if (any_bad)
       for (int l = 0; l < nl; ++l) {
         if (ok[l] != 0.0) continue;

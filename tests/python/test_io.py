@@ -277,14 +277,14 @@ def test_async_outputs_are_identical_to_sync_outputs_on_two_ranks(tmp_path):
     # per core the step loop can wait longer than the write took. That the writes ran on
     # the I/O thread is asserted below from its own timer tree.
     for kind in ("checkpoint", "plotfile"):
-        assert io[kind]["write_seconds"] > 0 and io[kind]["blocked_seconds"] >= 0
-        assert 0.0 <= io[kind]["hidden_fraction"] <= 1.0
+        assert io[kind]["write_seconds"] > 0
     # The I/O thread's own timer tree: every write it made (the final checkpoint too: the
     # step loop waits for it, but the I/O thread writes it).
     regions = {c["name"]: c for c in io["thread_timers"]["children"]}
     assert regions["io_thread/checkpoint"]["calls"] == 7
     assert regions["io_thread/plotfile"]["calls"] == 7
     assert regions["io_thread/checkpoint"]["max_s"] > 0
+    assert regions["io_thread/plotfile"]["max_s"] > 0
 
 
 @pytest.mark.parametrize("ranks", [1, 2])
