@@ -70,6 +70,10 @@ bool Simulation::mark_and_regrid(bool lean) {
          lean && v >= 0 && mesh_->vars()[v].role == mesh::VarRole::derived ? marking_provider(name)
                                                                            : nullptr});
   }
+  // An unknown variable is an error whether or not a leaf gets to evaluate it.
+  for (const auto& c : crit)
+    if (c.var < 0 && c.computed_by == nullptr && deriver(c.name) == nullptr)
+      throw Error("mesh.refine_var: unknown variable '" + c.name + "'");
   const int ext = static_cast<int>(p_.get_int("mesh.derefine_guard_layers"));
   // The units' own criteria: one vote per local leaf from each unit that has one.
   std::vector<std::vector<mesh::Flag>> votes;
@@ -82,18 +86,21 @@ bool Simulation::mark_and_regrid(bool lean) {
     for (int id : mesh_->local_leaves()) {
       auto u = mesh_->view(id, tag);
       bool refine = false, derefine = true;
+      // Once a criterion refines the leaf, nothing else changes its flag: the scan of that
+      // criterion stops there (stop_above) and the later criteria are not evaluated.
       for (const auto& c : crit) {
+        if (refine) break;
         mesh::LohnerErrors e;
         if (c.computed_by != nullptr) {
           c.computed_by->derived(c.name, u, s, scratch.data(), true);
-          e = mesh::lohner_errors(scratch.data(), s, c.filter, ext);
+          e = mesh::lohner_errors(scratch.data(), s, c.filter, ext, c.refine);
         } else if (c.var >= 0) {
-          e = mesh::lohner_errors(u.field(c.var), s, c.filter, ext);
+          e = mesh::lohner_errors(u.field(c.var), s, c.filter, ext, c.refine);
         } else {
           const physics::Unit* d = deriver(c.name);
           if (d == nullptr) throw Error("mesh.refine_var: unknown variable '" + c.name + "'");
           d->derived(c.name, u, s, scratch.data(), true);
-          e = mesh::lohner_errors(scratch.data(), s, c.filter, ext);
+          e = mesh::lohner_errors(scratch.data(), s, c.filter, ext, c.refine);
         }
         refine |= e.interior > c.refine;
         derefine &= e.widened < c.derefine;

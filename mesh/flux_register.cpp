@@ -75,6 +75,7 @@ void FluxRegister::correct(BlockStorage& storage, const Tree& t, MPI_Comm comm, 
   const int n1 = nd > 1 ? half : 1, n2 = nd > 2 ? half : 1;  // coarse cells per quadrant
   const int ft1 = nd > 1 ? nx : 1;                           // fine face row length
   const double w = nd == 1 ? 1.0 : (nd == 2 ? 0.5 : 0.25);
+  const std::size_t pv = per_var();  // once: it divides
   std::map<int, std::vector<double>> send, recv;
   for (const auto& op : ops_) {
     if (op.fine_rank == me_ && op.coarse_rank != me_) send[op.coarse_rank];
@@ -86,7 +87,7 @@ void FluxRegister::correct(BlockStorage& storage, const Tree& t, MPI_Comm comm, 
   const bool curved = geo_ != Geometry::cartesian;
   auto averaged = [&](const FaceOp& op, int v, int a, int b) {
     const double* F = face(op.fine_slot, 2 * op.axis + (1 - op.coarse_side));
-    const double* Fv = F + std::size_t(v) * (per_var());
+    const double* Fv = F + std::size_t(v) * pv;
     if (curved && op.axis != 0) {
       const double dr = t.block_size(op.coarse_node)[0] / nx;
       const double r0 = t.block_lo(op.coarse_node)[0] + (op.off1 + a) * dr;
@@ -137,14 +138,14 @@ void FluxRegister::correct(BlockStorage& storage, const Tree& t, MPI_Comm comm, 
             const double ff =
                 remote ? remote[(std::size_t(v) * n2 + b) * n1 + a] : averaged(op, v, a, b);
             const int c1 = op.off1 + a, c2 = op.off2 + b;
-            const double fc = Fc[std::size_t(v) * (per_var()) + std::size_t(c2) * ft1 + c1];
+            const double fc = Fc[std::size_t(v) * pv + std::size_t(c2) * ft1 + c1];
             IVec idx{0, 0, 0};
             idx[op.axis] = op.coarse_side ? ng + nx - 1 : ng;
             if (t1 < nd) idx[t1] = ng + c1;
             if (t2 < nd) idx[t2] = ng + c2;
             // +face: U -= dt/dx (F_fine - F_coarse); -face: U += dt/dx (F_fine - F_coarse).
             U(vars[v], idx[0], idx[1], idx[2]) -= coef * (ff - fc);
-            if (store_applied) Fc[std::size_t(v) * (per_var()) + std::size_t(c2) * ft1 + c1] = ff;
+            if (store_applied) Fc[std::size_t(v) * pv + std::size_t(c2) * ft1 + c1] = ff;
           }
     }
   });

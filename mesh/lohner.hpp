@@ -8,6 +8,7 @@
 // a smooth field gives small values, a jump gives values near 1.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "mesh/block_view.hpp"
@@ -60,7 +61,8 @@ void lohner_row(const Field& q, const long st[3], long c0, int i0, int i1, doubl
 }
 
 template <int ND, class Field>
-LohnerErrors lohner_errors_nd(const Field& q, const BlockShape& s, double filter, int ext) {
+LohnerErrors lohner_errors_nd(const Field& q, const BlockShape& s, double filter, int ext,
+                              double stop_above) {
   const long st[3] = {1, s.n(0), long(s.n(0)) * s.n(1)};
   ext = std::clamp(ext, 0, std::max(s.ng - 1, 0));
   int lo[3], hi[3];
@@ -104,8 +106,12 @@ LohnerErrors lohner_errors_nd(const Field& q, const BlockShape& s, double filter
           (k >= s.g(2) && k < s.g(2) + s.ni(2)) && (j >= s.g(1) && j < s.g(1) + s.ni(1));
       lohner_row<ND>(q, st, j * st[1] + k * st[2], lo[0], hi[0], filter, r);
       for (int i = lo[0]; i < hi[0]; ++i) wide = std::max(wide, r[i]);
-      if (row_inside)
+      if (row_inside) {
         for (int i = s.g(0); i < s.g(0) + s.ni(0); ++i) inner = std::max(inner, r[i]);
+        // The caller only asks whether the interior's largest error passes stop_above:
+        // once it does, the rest of the block cannot change the answer.
+        if (std::sqrt(inner) > stop_above) return {std::sqrt(inner), std::sqrt(wide)};
+      }
     }
   return {std::sqrt(inner), std::sqrt(wide)};
 }
@@ -113,16 +119,20 @@ LohnerErrors lohner_errors_nd(const Field& q, const BlockShape& s, double filter
 }  // namespace detail
 
 /// q: one variable over the whole block array (guards filled, at least ext + 1 layers),
-/// indexed by cell number: a FieldView of either layout, or a contiguous array.
+/// indexed by cell number: a FieldView of either layout, or a contiguous array. With
+/// `stop_above`, the scan may stop once the interior's error passes it: `interior` is then
+/// some value above it (not the largest) and `widened` a partial maximum, for a caller
+/// that refines on interior > stop_above and looks no further (refinement marking).
 template <class Field>
-LohnerErrors lohner_errors(const Field& q, const BlockShape& s, double filter, int ext) {
+LohnerErrors lohner_errors(const Field& q, const BlockShape& s, double filter, int ext,
+                           double stop_above = std::numeric_limits<double>::infinity()) {
   switch (s.ndim) {
     case 1:
-      return detail::lohner_errors_nd<1>(q, s, filter, ext);
+      return detail::lohner_errors_nd<1>(q, s, filter, ext, stop_above);
     case 2:
-      return detail::lohner_errors_nd<2>(q, s, filter, ext);
+      return detail::lohner_errors_nd<2>(q, s, filter, ext, stop_above);
     default:
-      return detail::lohner_errors_nd<3>(q, s, filter, ext);
+      return detail::lohner_errors_nd<3>(q, s, filter, ext, stop_above);
   }
 }
 
