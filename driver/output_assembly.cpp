@@ -47,13 +47,13 @@ void Simulation::write(bool checkpoint, bool force_sync) {
   // with the same function on the same doubles, so sync and async files are identical.
   bool any_derived = false;
   for (const auto& n : names) any_derived |= mesh_->var_index(n) < 0;
-  std::vector<io::OutputVar> stored;
+  std::vector<std::string> stored;
   std::vector<int> unk_index;  // per stored variable, its unk index
   for (int v = 0; v < static_cast<int>(mesh_->vars().size()); ++v) {
     const std::string& name = mesh_->vars()[v].name;
     const bool wanted = std::find(names.begin(), names.end(), name) != names.end();
     if (!wanted && !any_derived) continue;
-    stored.push_back({name, {}});  // copied by fill_block, a block at a time
+    stored.push_back(name);  // copied by fill_block, a block at a time
     unk_index.push_back(v);
   }
   // The snapshot's copy: every stored unk variable of a block in one call, its interior
@@ -84,9 +84,9 @@ void Simulation::write(bool checkpoint, bool force_sync) {
   // the derived variables), the snapshot is laid out as the file: the derived rows are
   // left empty for the writer to compute in place, and nothing is copied twice.
   bool in_place = stored.size() <= names.size();
-  for (std::size_t n = 0; in_place && n < stored.size(); ++n) in_place = stored[n].name == names[n];
+  for (std::size_t n = 0; in_place && n < stored.size(); ++n) in_place = stored[n] == names[n];
   if (in_place)
-    for (std::size_t n = stored.size(); n < names.size(); ++n) stored.push_back({names[n], {}});
+    for (std::size_t n = stored.size(); n < names.size(); ++n) stored.push_back(names[n]);
   auto prepare = [derivers, names, interior, nstored, in_place](io::FlashFileSpec& f) {
     const std::size_t rows = f.local_rows.size();
     const std::size_t cells = interior.interior_cells();

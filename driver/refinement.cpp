@@ -96,10 +96,8 @@ bool Simulation::mark_and_regrid(bool lean) {
           e = mesh::lohner_errors(scratch.data(), s, c.filter, ext, c.refine);
         } else if (c.var >= 0) {
           e = mesh::lohner_errors(u.field(c.var), s, c.filter, ext, c.refine);
-        } else {
-          const physics::Unit* d = deriver(c.name);
-          if (d == nullptr) throw Error("mesh.refine_var: unknown variable '" + c.name + "'");
-          d->derived(c.name, u, s, scratch.data(), true);
+        } else {  // a derived output (its unit checked above)
+          deriver(c.name)->derived(c.name, u, s, scratch.data(), true);
           e = mesh::lohner_errors(scratch.data(), s, c.filter, ext, c.refine);
         }
         refine |= e.interior > c.refine;

@@ -181,8 +181,17 @@ Simulation::Simulation(const base::Params& p, MPI_Comm comm, RunOptions opt)
   // Blocks may move on an unchanged tree (mesh.balance = "cost") unless a unit keeps
   // per-block state outside unk.
   bool moves = true;
-  for (const auto& u : units_.all()) moves &= !decl(*u).block_state;
+  std::string keeper;
+  for (const auto& u : units_.all())
+    if (decl(*u).block_state) {
+      moves = false;
+      keeper = u->name();
+    }
   mesh_->allow_moves(moves);
+  if (!moves && mesh_->balance_by_cost() && nranks_ > 1)
+    log("balance: mesh.balance = \"cost\" splits the work at regrids that change the tree "
+        "only: " +
+        keeper + " keeps per-block state, so blocks do not move on an unchanged tree");
   for (const auto& u : units_.all())
     if (auto* ps = decl(*u).particle_set) {
       if (particles_ != nullptr) throw Error("two units own particles; one particle set per run");

@@ -164,7 +164,7 @@ nlohmann::json Simulation::run() {
       // invalidate them), so that fill is skipped.
       // Blocks that only moved (cost balance) carried these guard zones with them.
       if (!mark_and_regrid(lean) || mesh_->moved_only()) mesh_->mark_guards_current();
-    } else if (step_ % nrefs == 0 && mesh_->balance_by_cost()) {
+    } else if (step_ % nrefs == 0 && mesh_->balance_by_cost() && mesh_->moves_allowed()) {
       rebalance();  // one level: blocks move to the cost partition when it is better
     }
     // The units' history columns (collective: on every rank when a row is due).

@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "base/error.hpp"
 #include "io/flash_file.hpp"
 #include "perf/timers.hpp"
 
@@ -157,8 +158,10 @@ void copy_runtime(FlashFileSpec& f, const RuntimeLists& r) {
 }  // namespace
 
 FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool double_precision,
-                             const std::vector<OutputVar>& vars, const OutputInfo& info,
+                             const std::vector<std::string>& var_names, const OutputInfo& info,
                              bool deferred, BlockFill fill_block, const StartCapture& start) {
+  if (!var_names.empty() && !fill_block)
+    throw Error("mesh_file_spec: variables without the copy that fills them");
   TESSERA_REGION("io/snapshot");
   const auto& t = m.tree();
   const int nd = m.ndim(), nx = m.nxb(), N = t.size();
@@ -171,12 +174,12 @@ FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool do
   // This rank's rows: every node it owns, in file (canonical) order.
   for (int b = 0; b < N; ++b)
     if (t.node(b).owner == m.rank()) f.local_rows.push_back(b);
-  for (const auto& v : vars) f.var_names.push_back(v.name);
+  f.var_names = var_names;
   // The copy of the variables: it fills `data` of the spec it is given and reads nothing
   // else of it (the rows and the shape are its own), so an output manager may run it on a
   // scratch spec while this function goes on (start).
-  auto capture = [vars, fill_block = std::move(fill_block), rows_of = f.local_rows,
-                  cells = std::size_t(f.nxb) * f.nyb * f.nzb,
+  auto capture = [nvars = var_names.size(), fill_block = std::move(fill_block),
+                  rows_of = f.local_rows, cells = std::size_t(f.nxb) * f.nyb * f.nzb,
                   alloc = staging_allocator(p)](FlashFileSpec& s) {
     TESSERA_REGION("io/snapshot/copy");
     const std::size_t rows = rows_of.size();
@@ -186,21 +189,16 @@ FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool do
       // a little between outputs asks for the same room and costs no new mapping, whose
       // page zeroing the step loop would wait for (bubble, 1 rank: 0.09 ms a checkpoint).
       TESSERA_REGION("io/snapshot/alloc");
-      const std::size_t n = vars.size() * rows * cells;
+      const std::size_t n = nvars * rows * cells;
       s.data = memory::ArenaVector<double>(alloc);
       s.data.reserve(memory::snapshot_room(n));
       s.data.resize(n);  // default-initialised: every element is written below
     }
     // Block by block, every variable of a block in turn: the block's slot is one
     // contiguous range of unk, read once in address order.
-    for (std::size_t r = 0; r < rows; ++r) {
-      if (fill_block) {
+    if (fill_block)
+      for (std::size_t r = 0; r < rows; ++r)
         fill_block(rows_of[r], s.data.data() + r * cells, rows * cells);
-        continue;
-      }
-      for (std::size_t v = 0; v < vars.size(); ++v)
-        if (vars[v].fill) vars[v].fill(rows_of[r], s.data.data() + (v * rows + r) * cells);
-    }
   };
   // Deferred: handed to the output manager now if it takes it (start), else with the spec.
   const bool started = deferred && start && start(capture);

@@ -13,19 +13,11 @@
 
 namespace tessera::io {
 
-/// A variable to write: fill(node, out) writes that block's interior cells (x fastest).
-/// An empty fill leaves the variable's rows unset, for FlashFileSpec::prepare to compute.
-struct OutputVar {
-  std::string name;
-  std::function<void(int node, double* out)> fill;
-};
-
-/// The snapshot's copy of one block at once, in place of the per-variable fills: it writes
-/// the first variables of the file's layout itself, variable q at out + q * plane, and
-/// `vars`' fill functions are then not called (the driver's stored unk variables, which
-/// come first in `vars`; the rest, derived by the writer, are left to it). One call per
-/// block instead of one per block and variable (bubble, 8^2 blocks, 10 variables: 2,840
-/// calls a checkpoint).
+/// The snapshot's copy of one block: the first variables of the file's layout, variable
+/// q at out + q * plane (the driver's stored unk variables, which come first in
+/// `var_names`; the rest, derived by the writer, are left to FlashFileSpec::prepare). One
+/// call per block, every variable in it (bubble, 8^2 blocks, 10 variables: 284 calls a
+/// checkpoint, not 2,840).
 using BlockFill = std::function<void(int node, double* out, std::size_t plane)>;
 /// Takes a deferred snapshot's copy as soon as the rows are known, before the tree and the
 /// parameters are described (OutputManager::start_capture: the I/O thread copies while
@@ -64,12 +56,12 @@ struct OutputInfo {
 /// (and, when `start` takes the copy and info.runtime is set, a copy of the tree, which
 /// FlashFileSpec::describe turns into the tree's datasets and the parameter lists on the
 /// writer; otherwise the tree and the parameters are described now), but the variables
-/// are allocated and copied by
+/// are allocated (var_names.size() per zone) and copied by `fill_block` in
 /// FlashFileSpec::capture (run by the writer: the I/O thread in asynchronous mode), or by
-/// `start`'s taker, which fills `data` itself; `vars`' fill functions (or `fill_block`)
-/// must stay valid and the blocks unmodified until it has run.
+/// `start`'s taker, which fills `data` itself; `fill_block` must stay valid and the blocks
+/// unmodified until it has run. No `fill_block`: no variables (a particle file).
 FlashFileSpec mesh_file_spec(const mesh::Mesh& m, const base::Params& p, bool double_precision,
-                             const std::vector<OutputVar>& vars, const OutputInfo& info,
+                             const std::vector<std::string>& var_names, const OutputInfo& info,
                              bool deferred = false, BlockFill fill_block = nullptr,
                              const StartCapture& start = nullptr);
 

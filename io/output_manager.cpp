@@ -308,12 +308,16 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
   const auto t0 = Clock::now();
   const int k = static_cast<int>(kind);
   const bool inject = ++submitted_ == cfg_.inject_write_error;
-  if (!cfg_.async) {
+  auto new_job = [&] {
     Job job;
     job.kind = kind;
     job.name = name;
     job.inject = inject;
     job.forced = force_sync;
+    return job;
+  };
+  if (!cfg_.async) {
+    Job job = new_job();
     job.spec = assemble();
     execute(job);
     std::lock_guard<std::mutex> lk(m_);
@@ -340,11 +344,7 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
   if (defers_capture()) {
     // Queued before it is assembled: assemble may hand the copy to the I/O thread
     // (start_capture) and describe the tree and the parameters while it runs.
-    Job placeholder;
-    placeholder.kind = kind;
-    placeholder.name = name;
-    placeholder.inject = inject;
-    placeholder.forced = force_sync;
+    Job placeholder = new_job();
     placeholder.bytes = sync ? 0 : estimate_bytes;
     placeholder.ready = false;
     placeholder.id = next_id_++;
@@ -390,12 +390,8 @@ void OutputManager::write(OutputKind kind, const std::string& name, std::size_t 
     return;
   }
   lk.unlock();
-  Job job;
-  job.kind = kind;
-  job.name = name;
-  job.inject = inject;
-  job.forced = force_sync;
-  job.spec = assemble();  // the staging copy, or what the I/O thread's capture copies
+  Job job = new_job();
+  job.spec = assemble();  // the staging copy (a node writer gathers it in the step loop)
   job.bytes = sync ? 0 : estimate_bytes;
   // The same decision on every rank: particle names are global.
   const bool gather = writer_achieved_ == "node" && job.spec.particle_names.empty();

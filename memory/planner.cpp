@@ -25,6 +25,14 @@ namespace tessera::memory {
 
 namespace {
 
+/// Bytes per global tree node a regrid holds beside the tree (mesh/regrid.cpp): on an
+/// adaptive mesh the rebuilt tree (a copy of nodes + index) with origin, kind, flags and
+/// new slots (14 bytes a node); with mesh.balance = "cost" the weighted candidate and the
+/// weights (16) too, on one level as well (a copy and the candidate, 14 + 16).
+double regrid_bytes_per_node(double tree, bool amr, bool cost) {
+  return amr ? tree + 14 + (cost ? tree + 16 : 0.0) : (cost ? 2 * tree + 30 : 0.0);
+}
+
 using namespace detail;
 
 std::int64_t int_or(const base::Params& p, const std::string& k, std::int64_t def) {
@@ -255,10 +263,7 @@ std::vector<Item> items_for(const Model& m, double M, double B, double N) {
   {
     const bool amr = m.lrefine_max > m.lrefine_min;
     const bool cost = m.cost && multi;
-    // One level with cost balance: a copy of the tree and the weighted candidate, with
-    // origin, kind, slots (14 bytes a node) and the weights (16).
-    const double tree_copy = amr ? N * (tree_per_node + 14) + (cost ? N * (tree_per_node + 16) : 0)
-                                 : (cost ? N * (2 * tree_per_node + 30) : 0);
+    const double tree_copy = N * regrid_bytes_per_node(tree_per_node, amr, cost);
     const double moving = (amr || cost) && multi ? kMigratingShare * L * m.I * V * 8 * 2 : 0;
     out.push_back(
         {"regrid: second tree", tree_copy, "regrid", "transient", "tree nodes", true, true,
@@ -416,8 +421,7 @@ nlohmann::json scale_table(const base::Params& p, const Declared& dcl) {
       {"tree (nodes, index, slot, work)", tree, "steady",
        "a distributed tree: each rank its own leaves, their parents and one layer of "
        "neighbours (p4est's forest), the Morton ranges of the others"},
-      {"regrid: second tree, flags, weights",
-       amr ? tree + 14 + (m.cost ? tree + 16 : 0.0) : (m.cost ? 2 * tree + 30 : 0.0), "regrid",
+      {"regrid: second tree, flags, weights", regrid_bytes_per_node(tree, amr, m.cost), "regrid",
        "rebuild only the rank's part and its neighbours; flags exchanged with neighbours "
        "(2:1 balance is local), weights as one prefix sum over ranks"},
       {"output: a snapshot's tree arrays", arrays * (m.async ? 2 : 1), "output",

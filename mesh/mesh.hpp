@@ -373,6 +373,7 @@ class Mesh {
   /// Whether regrid may move blocks on an unchanged tree (the driver: false when a unit
   /// keeps per-block state outside unk, Declarations::block_state).
   void allow_moves(bool allow) { moves_allowed_ = allow; }
+  bool moves_allowed() const { return moves_allowed_; }
   /// The last regrid kept the tree and only moved blocks to other ranks (cost balance):
   /// every unk variable travelled as it was, derived ones and guard zones included (the
   /// guards that were current stay current), and before_move did not run. A unit's

@@ -94,9 +94,10 @@ bool Mesh::regrid(std::vector<Flag> flags, const std::function<void()>& before_m
     ++balance_moves_;
   }
 
-  // before_move and the move write the leaves; a move on an unchanged tree carries them
-  // as they are (the units' kept state stays current).
-  if (!moved_only_) ++state_epoch_;
+  // before_move and the move write the leaves; a move on an unchanged tree carries them as
+  // they are, but a unit's state kept over its rank's leaves (hydro's time-step rate) is
+  // no longer this rank's: every change of the leaves a rank holds is a new epoch.
+  ++state_epoch_;
   if (before_move && !moved_only_) before_move();
   Tree& nt = rb.tree;
   if (!moved_only_ && !distribute(nt, w_new.empty() ? nullptr : &w_new)) ++balance_fallbacks_;

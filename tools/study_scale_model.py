@@ -42,6 +42,7 @@ Efficiency E(P) = T(1) / T(P) at fixed work per rank. Writes runs/studies/scale-
 import csv
 import json
 import math
+import subprocess
 import sys
 from pathlib import Path
 
@@ -211,14 +212,28 @@ def main(out):
               "allreduce; 9 with mesh.balance = cost, the weights too) and the replicated tree's rebuild, both proportional to "
               "the global tree; and gravity's moment reduction, with the domain's radius in "
               "zones. Everything else per rank is constant in P (the sums: ExactSum and "
-              "WindowedSums payloads; the guard fills: the Morton run's surface). Memory "
-              "decides first: past about 2.5e5 tree nodes the replicated structures pass 10 % "
-              "of an A64FX rank's 683 MiB (`tessera plan --scale`), and the production rows "
-              "with 2.4e6 and 7.2e6 nodes would not fit at all without a distributed tree; the "
-              "model's time terms there say what the tree would also cost if they did.",
-              "", "Files: `scale_model.csv`, `scale_model.png`."]
+              "WindowedSums payloads; the guard fills: the Morton run's surface)."]
+    lines += [memory_limit(rows), "", "Files: `scale_model.csv`, `scale_model.png`."]
     (out / "report.md").write_text("\n".join(lines) + "\n")
     print(f"study scale-model: {out}/report.md, scale_model.csv, scale_model.png")
+
+
+def memory_limit(rows):
+    """Where the replicated structures pass their memory limit, from `tessera plan --scale`
+    (3-D Sedov's plan), against the largest tree of the production rows."""
+    p = subprocess.run([str(ROOT / "build" / "bin" / "tessera"), "plan",
+                        str(ROOT / "problems" / "sedov_3d.toml"), "--scale", "--json"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        return "Memory: `tessera plan --scale` did not run here, so no limit is stated."
+    sc = json.loads(p.stdout)["scale"]
+    prod = [r["tree_nodes"] for r in rows if r["work"] == "production"]
+    return (f"Memory decides first: past {sc['passes_limit_at_tree_nodes']:.3g} tree nodes the "
+            f"replicated structures pass {sc['limit_rule']} ({sc['limit_bytes'] / 2**20:.0f} of "
+            f"{sc['rank_share_bytes'] / 2**20:.0f} MiB; `tessera plan --scale`), and the "
+            f"production rows reach {max(prod):.3g} nodes: they would not fit without a "
+            "distributed tree; the model's time terms there say what the tree would also cost "
+            "if they did." if prod else "")
 
 
 if __name__ == "__main__":

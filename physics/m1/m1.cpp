@@ -356,14 +356,14 @@ void M1::block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>&
   const int n0 = s.n(0), n1 = s.n(1);
   const int nlmax = std::max(s.ni(0), s.ni(1));
   const int nfmax = std::max({s.ni(0), s.ni(1), s.ni(2)}) + 1;
-  thread_local std::vector<double> buf, tr, trchi;
+  thread_local std::vector<double> buf, tr;
   buf.resize(std::size_t(nlmax) * (26 + 4 * std::size_t(nfmax)));
   double* scratch = buf.data();
   double* fh[4];
   for (int q = 0; q < 4; ++q)
     fh[q] = buf.data() + std::size_t(nlmax) * (26 + std::size_t(q) * nfmax);
   for (int a = 0; a < nd; ++a) {
-    const int N = s.n(a), g0 = s.g(a), n = s.ni(a);
+    const int g0 = s.g(a), n = s.ni(a);
     const double idx = 1.0 / g.dx[a];
     const int o1 = a == 0 ? 1 : 0, o2 = a == 2 ? 1 : 2;  // the other two axes (t1 < t2)
     const int nl = s.ni(o1);                             // lanes: the interior along o1
@@ -375,29 +375,21 @@ void M1::block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>&
     for (std::size_t pair = 0; pair < npair; ++pair) {
       const int gr = int(pair % std::size_t(groups_));
       if (a == 0) {
-        tr.resize(4 * cells);
-        for (int q = 0; q < 4; ++q) {
-          const double* p = mom[4 * pair + std::size_t(q)];
-          double* t = tr.data() + std::size_t(q) * cells;
-          // What the sweep reads: the interior planes and lanes, every cell along x.
+        // The x sweep reads a copy transposed in x and y, T[k][i][j] (j fastest): of the
+        // interior planes and lanes, every cell along x. Moments in slots 0-3, chi in 4.
+        tr.resize(5 * cells);
+        auto transpose = [&](const double* p, double* t) {
           for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
             for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j) {
               const double* __restrict row = p + std::size_t(k) * st[2] + std::size_t(j) * n0;
               double* __restrict col = t + std::size_t(k) * st[2] + std::size_t(j);
               for (int i = 0; i < n0; ++i) col[std::size_t(i) * n1] = row[i];
             }
-          base[q] = t + s.g(1);
-        }
-        if (thick) {
-          trchi.resize(cells);
-          const auto& ch = chi_[std::size_t(gr)];
-          for (int k = s.g(2); k < s.g(2) + s.ni(2); ++k)
-            for (int j = s.g(1); j < s.g(1) + s.ni(1); ++j)
-              for (int i = 0; i < n0; ++i)
-                trchi[std::size_t(k) * st[2] + std::size_t(i) * n1 + j] =
-                    ch[std::size_t(k) * st[2] + std::size_t(j) * n0 + i];
-          chibase = trchi.data() + s.g(1);
-        }
+          return t + s.g(1);
+        };
+        for (int q = 0; q < 4; ++q)
+          base[q] = transpose(mom[4 * pair + std::size_t(q)], tr.data() + std::size_t(q) * cells);
+        if (thick) chibase = transpose(chi_[std::size_t(gr)].data(), tr.data() + 4 * cells);
         ss = n1;
         sp = st[2];
       } else {
@@ -411,7 +403,6 @@ void M1::block_rhs(const View& u, const mesh::BlockGeom& g, std::vector<double>&
             {base[0] + p2 * sp, base[1] + p2 * sp, base[2] + p2 * sp, base[3] + p2 * sp},
             thick ? chibase + p2 * sp : nullptr,
             ss,
-            N,
             g0,
             n,
             nl,

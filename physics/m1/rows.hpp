@@ -10,7 +10,7 @@
 
 namespace tessera::m1 {
 
-/// nl lines of N cells (guard zones included) of one species and group, swept along
+/// nl lines of one species and group (cells g0 - 2 .. g0 + n + 1 read), swept along
 /// `axis`: the moment q (E, Fx, Fy, Fz) of cell s of line l is u[q][s * ss + l]; chi (the
 /// same indexing; null: no thick faces) is kappa_a + kappa_s, dx the zone width along the
 /// sweep. `scratch`: at least 26 nl doubles the call may overwrite.
@@ -18,7 +18,7 @@ struct Plane {
   const double* u[4];
   const double* chi;
   long ss;
-  int N, g0, n, nl, axis;
+  int g0, n, nl, axis;
   double c, dx;
   Closure closure;
   bool mc;  ///< MC-limited slopes (else the unlimited central difference)

@@ -1086,46 +1086,72 @@ TEST(FlashFileOutputManager, ParticleFilesArePublishedWithTheirOwnStatsAndNeverR
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// A two-level file split over the ranks, this rank's live copy of its variables (what a
+// capture copies), and an asynchronous output manager's configuration writing into a
+// directory of its own; done() checks on rank 0 that `file` holds the file's variables
+// as they were when copied, bitwise, and removes the directory.
+struct LiveOutput {
+  std::string dir;
+  std::function<int(int)> owner = [](int b) { return b % world_size(); };
+  FlashFileSpec full;
+  std::vector<double> live;
+  tessera::io::OutputConfig cfg;
+  explicit LiveOutput(const char* name) : dir(shared_path(name, "dir")) {
+    if (world_rank() == 0) std::filesystem::create_directories(dir);
+    MPI_Barrier(MPI_COMM_WORLD);
+    full = two_level_spec("", true, owner);
+    const FlashFileSpec mine = local_part(full, owner);
+    live.assign(mine.data.begin(), mine.data.end());
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    cfg.dir = dir;
+    cfg.async = true;
+    cfg.thread_multiple = provided == MPI_THREAD_MULTIPLE;
+  }
+  /// This rank's part of the file, its variables left to a capture.
+  FlashFileSpec without_data() const {
+    FlashFileSpec f = local_part(full, owner);
+    f.data.clear();
+    return f;
+  }
+  std::function<void(FlashFileSpec&)> copy() {
+    return [this](FlashFileSpec& s) { s.data.assign(live.begin(), live.end()); };
+  }
+  void done(const std::string& file, const std::string& absent = "") {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank() == 0) {
+      if (!absent.empty()) {
+        EXPECT_FALSE(std::filesystem::exists(dir + "/" + absent));
+      }
+      const FlashFileSpec got = tessera::io::read_flash_file(dir + "/" + file);
+      EXPECT_EQ(bytes_of(got.data), bytes_of(full.data)) << "variables, bitwise";
+      std::filesystem::remove_all(dir);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+};
+
 TEST(FlashFileOutputManager, GivenACaptureOfLiveData_TheFileHoldsTheDataAsOfTheCapture) {
   // An output whose variables are copied by FlashFileSpec::capture (by the I/O thread when
   // MPI offers threads, else by the writer): once wait_captures() returns, the live data
   // may change; the file holds what the capture copied.
-  const std::string dir = shared_path("cap", "dir");
-  if (world_rank() == 0) std::filesystem::create_directories(dir);
-  MPI_Barrier(MPI_COMM_WORLD);
-  const auto owner = [](int b) { return b % world_size(); };
-  const FlashFileSpec full = two_level_spec("", true, owner);
-  const FlashFileSpec mine = local_part(full, owner);
-  std::vector<double> live(mine.data.begin(), mine.data.end());
-  int provided = MPI_THREAD_SINGLE;
-  MPI_Query_thread(&provided);
+  LiveOutput o("cap");
   {
-    tessera::io::OutputConfig cfg;
-    cfg.dir = dir;
-    cfg.async = true;
-    cfg.thread_multiple = provided == MPI_THREAD_MULTIPLE;
-    tessera::io::OutputManager out(MPI_COMM_WORLD, cfg);
+    tessera::io::OutputManager out(MPI_COMM_WORLD, o.cfg);
     out.write(
         tessera::io::OutputKind::checkpoint, "cap_hdf5_chk_0000", 0,
         [&] {
-          FlashFileSpec f = local_part(full, owner);
-          f.data.clear();
-          f.capture = [&live](FlashFileSpec& s) { s.data.assign(live.begin(), live.end()); };
+          FlashFileSpec f = o.without_data();
+          f.capture = o.copy();
           return f;
         },
         false);
     out.wait_captures();
-    std::fill(live.begin(), live.end(), -1.0);  // the step loop goes on
+    std::fill(o.live.begin(), o.live.end(), -1.0);  // the step loop goes on
     out.drain();
     EXPECT_EQ(out.local_error(), "");
   }
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (world_rank() == 0) {
-    const FlashFileSpec got = tessera::io::read_flash_file(dir + "/cap_hdf5_chk_0000");
-    EXPECT_EQ(bytes_of(got.data), bytes_of(full.data)) << "variables, bitwise";
-    std::filesystem::remove_all(dir);
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
+  o.done("cap_hdf5_chk_0000");
 }
 
 TEST(FlashFileOutputManager,
@@ -1134,31 +1160,17 @@ TEST(FlashFileOutputManager,
   // then describes the rest): the file holds what it copied. An assemble that throws after
   // starting its copy rethrows from write(), leaves nothing queued and no file, and the
   // next output is written. Outside an assemble, start_capture takes nothing.
-  const std::string dir = shared_path("start", "dir");
-  if (world_rank() == 0) std::filesystem::create_directories(dir);
-  MPI_Barrier(MPI_COMM_WORLD);
-  const auto owner = [](int b) { return b % world_size(); };
-  const FlashFileSpec full = two_level_spec("", true, owner);
-  const FlashFileSpec mine = local_part(full, owner);
-  std::vector<double> live(mine.data.begin(), mine.data.end());
-  int provided = MPI_THREAD_SINGLE;
-  MPI_Query_thread(&provided);
+  LiveOutput o("start");
+  o.cfg.writer = "rank";
   {
-    tessera::io::OutputConfig cfg;
-    cfg.dir = dir;
-    cfg.async = true;
-    cfg.writer = "rank";
-    cfg.thread_multiple = provided == MPI_THREAD_MULTIPLE;
-    tessera::io::OutputManager out(MPI_COMM_WORLD, cfg);
-    auto copy = [&live](FlashFileSpec& s) { s.data.assign(live.begin(), live.end()); };
-    EXPECT_FALSE(out.start_capture(copy));
+    tessera::io::OutputManager out(MPI_COMM_WORLD, o.cfg);
+    EXPECT_FALSE(out.start_capture(o.copy()));
     auto assemble = [&](bool fail) {
-      FlashFileSpec f = local_part(full, owner);
-      f.data.clear();
-      const bool taken = out.start_capture(copy);
+      FlashFileSpec f = o.without_data();
+      const bool taken = out.start_capture(o.copy());
       EXPECT_EQ(taken, out.defers_capture());
       if (fail) throw std::runtime_error("assemble failed");
-      if (!taken) f.capture = copy;
+      if (!taken) f.capture = o.copy();
       return f;
     };
     EXPECT_THROW(out.write(
@@ -1169,18 +1181,11 @@ TEST(FlashFileOutputManager,
         tessera::io::OutputKind::checkpoint, "start_hdf5_chk_0001", 0,
         [&] { return assemble(false); }, false);
     out.wait_captures();
-    std::fill(live.begin(), live.end(), -1.0);  // the step loop goes on
+    std::fill(o.live.begin(), o.live.end(), -1.0);  // the step loop goes on
     out.drain();
     EXPECT_EQ(out.local_error(), "");
   }
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (world_rank() == 0) {
-    EXPECT_FALSE(std::filesystem::exists(dir + "/start_hdf5_chk_0000"));
-    const FlashFileSpec got = tessera::io::read_flash_file(dir + "/start_hdf5_chk_0001");
-    EXPECT_EQ(bytes_of(got.data), bytes_of(full.data)) << "variables, bitwise";
-    std::filesystem::remove_all(dir);
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
+  o.done("start_hdf5_chk_0001", "start_hdf5_chk_0000");
 }
 
 }  // namespace

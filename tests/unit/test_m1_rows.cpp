@@ -71,7 +71,6 @@ std::vector<double> run(const Case& k, const Data& d) {
   const m1::Plane p{{d.u[0].data(), d.u[1].data(), d.u[2].data(), d.u[3].data()},
                     k.thick ? d.chi.data() : nullptr,
                     d.ss,
-                    k.N,
                     k.g0,
                     k.n,
                     k.nl,
