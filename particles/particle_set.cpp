@@ -1,5 +1,7 @@
 #include "particles/particle_set.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -106,7 +108,83 @@ memory::ArenaReport ParticleSet::report() const {
   return arena_.report();
 }
 
+void ParticleSet::set_bins(int nbins, BinFunction bins) {
+  if (bins && nbins < 1) throw Error("particles: set_bins needs at least one bin");
+  nbins_ = bins ? nbins : 0;
+  bins_ = std::move(bins);
+}
+
+bool ParticleSet::order_by_bins(int nnodes) {
+  // Every particle's bin; a stable counting sort by node, then inside each node by bin,
+  // from storage order; then tag order inside each (node, bin) by insertion (a bin's
+  // particles are few, and mostly in tag order already: those that kept their bin since
+  // the last sort are).
+  auto& order = order_;
+  order.resize(n_);
+  bin_.resize(n_);
+  first_.assign(std::size_t(nnodes) + 1, 0);
+  for (std::size_t i = 0; i < n_; ++i) ++first_[std::size_t(node_[i]) + 1];
+  std::partial_sum(first_.begin(), first_.end(), first_.begin());
+  {
+    std::vector<std::size_t> next(first_.begin(), first_.end() - 1);
+    for (std::size_t i = 0; i < n_; ++i) order[next[std::size_t(node_[i])]++] = i;
+  }
+  bins_(*this, node_, n_, bin_.data());
+  for (std::size_t i = 0; i < n_; ++i)
+    if (bin_[i] < 0 || bin_[i] >= nbins_)
+      throw Error(fmt::format("particles: bin {} of particle {} is outside [0, {})", bin_[i],
+                              tag_[i], nbins_));
+  auto& by_node = by_node_;
+  by_node.assign(order.begin(), order.end());
+  count_.resize(std::size_t(nbins_) + 1);
+  for (int id = 0; id < nnodes; ++id) {
+    const std::size_t b = first_[std::size_t(id)], e = first_[std::size_t(id) + 1];
+    if (e - b < 2) continue;
+    std::fill(count_.begin(), count_.end(), 0);
+    for (std::size_t k = b; k < e; ++k) ++count_[std::size_t(bin_[by_node[k]]) + 1];
+    std::partial_sum(count_.begin(), count_.end(), count_.begin());
+    for (std::size_t k = b; k < e; ++k) {
+      const std::size_t i = by_node[k];
+      order[b + count_[std::size_t(bin_[i])]++] = i;
+    }
+    for (std::size_t k = b + 1; k < e; ++k) {
+      const std::size_t i = order[k];
+      std::size_t at = k;
+      while (at > b && bin_[order[at - 1]] == bin_[i] && tag_[order[at - 1]] > tag_[i]) {
+        order[at] = order[at - 1];
+        --at;
+      }
+      order[at] = i;
+    }
+  }
+  for (std::size_t i = 0; i < n_; ++i)
+    if (order[i] != i) return true;
+  return false;
+}
+
+void ParticleSet::permute() {
+  auto& order = order_;
+  auto& tmp = permute_buf_;
+  tmp.resize(n_ * sizeof(double));
+  auto* td = reinterpret_cast<double*>(tmp.data());
+  for (int q = 0; q < nprop_; ++q) {
+    double* p = prop(q);
+    for (std::size_t i = 0; i < n_; ++i) td[i] = p[order[i]];
+    std::copy(td, td + n_, p);
+  }
+  auto* tt = reinterpret_cast<std::int64_t*>(tmp.data());
+  for (std::size_t i = 0; i < n_; ++i) tt[i] = tag_[order[i]];
+  std::copy(tt, tt + n_, tag_);
+  auto* nn = reinterpret_cast<std::int32_t*>(tmp.data());
+  for (std::size_t i = 0; i < n_; ++i) nn[i] = node_[order[i]];
+  std::copy(nn, nn + n_, node_);
+}
+
 void ParticleSet::sort_canonical(int nnodes, const std::vector<char>& moved) {
+  if (bins_) {
+    if (order_by_bins(nnodes)) permute();
+    return;
+  }
   // Counting sort by node (canonical tree order), then by tag inside each node. Inside a
   // node the particles that kept their node (moved[i] == 0) come first, in storage order,
   // which is already their tag order (the previous sort left every node's particles
@@ -156,21 +234,7 @@ void ParticleSet::sort_canonical(int nnodes, const std::vector<char>& moved) {
   // Apply the permutation through one reused buffer (no allocation per call).
   bool identity = true;
   for (std::size_t i = 0; i < n_ && identity; ++i) identity = order[i] == i;
-  if (identity) return;
-  auto& tmp = permute_buf_;
-  tmp.resize(n_ * sizeof(double));
-  auto* td = reinterpret_cast<double*>(tmp.data());
-  for (int q = 0; q < nprop_; ++q) {
-    double* p = prop(q);
-    for (std::size_t i = 0; i < n_; ++i) td[i] = p[order[i]];
-    std::copy(td, td + n_, p);
-  }
-  auto* tt = reinterpret_cast<std::int64_t*>(tmp.data());
-  for (std::size_t i = 0; i < n_; ++i) tt[i] = tag_[order[i]];
-  std::copy(tt, tt + n_, tag_);
-  auto* nn = reinterpret_cast<std::int32_t*>(tmp.data());
-  for (std::size_t i = 0; i < n_; ++i) nn[i] = node_[order[i]];
-  std::copy(nn, nn + n_, node_);
+  if (!identity) permute();
 }
 
 MigrateStats ParticleSet::redistribute(const mesh::Mesh& m) {

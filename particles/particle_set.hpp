@@ -1,6 +1,7 @@
 #pragma once
 // Particles on the block mesh: per-rank structure-of-arrays storage in one arena with a
-// page policy, kept sorted by (leaf in canonical tree order, tag), so that the particles
+// page policy, kept sorted by (leaf in canonical tree order, tag), or by (leaf, bin, tag)
+// where the owning unit bins the particles of a leaf (set_bins), so that the particles
 // of one block are one contiguous range and those of a run of blocks (a rank's leaves are
 // a run of the canonical order) one larger range: the batches a tiered-memory streamer
 // moves. Every particle has a position, a velocity and a global integer tag; a type adds
@@ -19,6 +20,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -94,6 +96,16 @@ class ParticleSet {
   /// then the canonical order. Call after particles moved or the tree changed.
   MigrateStats redistribute(const mesh::Mesh& m);
 
+  /// Bins of the particles inside a node: bins(node, n, i, out) writes out[k] in [0,
+  /// nbins) for the particles i[0..n) (storage indices; node[] and the properties are
+  /// current), a pure function of the node and the particle's properties.
+  using BinFunction = std::function<void(const ParticleSet&, const std::int32_t* node,
+                                         std::size_t n, std::int32_t* out)>;
+  /// From the next redistribute on, the canonical order is (node, bin, tag) instead of
+  /// (node, tag): a PIC species' particles by cell, say, so that neighbours in storage are
+  /// neighbours in space. An empty function restores (node, tag).
+  void set_bins(int nbins, BinFunction bins);
+
   /// Bytes of the arena (mapped), its policy as requested and achieved.
   memory::ArenaReport report() const;
   std::size_t bytes_per_particle() const {
@@ -114,6 +126,14 @@ class ParticleSet {
   void remap(std::size_t cap);
   /// moved[i] != 0: particle i changed node (or arrived, or is new) since the last sort.
   void sort_canonical(int nnodes, const std::vector<char>& moved);
+  /// The (node, bin, tag) order of set_bins into order_; false if it is the identity.
+  bool order_by_bins(int nnodes);
+  /// Storage in order_'s order (every property, the tags and the nodes).
+  void permute();
+  int nbins_ = 0;
+  BinFunction bins_;
+  std::vector<std::int32_t> bin_;
+  std::vector<std::size_t> count_, by_node_;
   // The large per-particle buffers, reused across redistribute calls (no page faults for
   // them per step; per-node counters are still allocated per call).
   std::vector<char> moved_;

@@ -83,51 +83,54 @@ void deposit_current(const Currents& J, const Grid& g, const Vec3& x_old, const 
   const double inv_vol = 1.0 / g.volume();
 
   // Step 2: J_x by the prefix sum J_x,i+1/2 = J_x,i-1/2 - (q w / dt dy dz) W_x,i along x
-  // (eq. 32). The last window point closes the sum to round-off and is skipped.
+  // (eq. 32); W_x,i = DS_x,i times the transverse factor t, so the sum is t times the
+  // prefix of DS_x. The last window point closes the sum to round-off and is skipped.
   {
     const double cx = qw * g.dx[0] * inv_vol / dt;
     for (int k = 0; k < nz; ++k)
       for (int j = 0; j < ny; ++j) {
-        const double t = detail::transverse(wy.s0[j], wy.ds[j], wz.s0[k], wz.ds[k]);
-        double acc = 0;
+        const double c = cx * detail::transverse(wy.s0[j], wy.ds[j], wz.s0[k], wz.ds[k]);
+        double pre = 0;
         for (int i = 0; i < nx - 1; ++i) {
-          acc += wx.ds[i] * t;
-          J.jx(wx.first + i, wy.first + j, wz.first + k) -= cx * acc;
+          pre += wx.ds[i];
+          J.jx(wx.first + i, wy.first + j, wz.first + k) -= c * pre;
         }
       }
   }
   // Step 3: J_y, by the same prefix sum along y when y is active, else from v_y. The
-  // partial sums are kept per x point so that the inner loop runs along x (unit stride).
+  // inner loop runs along x (unit stride): the rows of the kernels (kernels_simd.hpp).
   if constexpr (D > 1) {
     const double cy = qw * g.dx[1] * inv_vol / dt;
     for (int k = 0; k < nz; ++k) {
-      double t[nx], acc[nx] = {};
+      double t[nx];
       for (int i = 0; i < nx; ++i)
         t[i] = detail::transverse(wx.s0[i], wx.ds[i], wz.s0[k], wz.ds[k]);
-      for (int j = 0; j < ny - 1; ++j)
-        for (int i = 0; i < nx; ++i) {
-          acc[i] += wy.ds[j] * t[i];
-          J.jy(wx.first + i, wy.first + j, wz.first + k) -= cy * acc[i];
-        }
+      double pre = 0;
+      for (int j = 0; j < ny - 1; ++j) {
+        pre += wy.ds[j];
+        const double c = cy * pre;
+        for (int i = 0; i < nx; ++i) J.jy(wx.first + i, wy.first + j, wz.first + k) -= c * t[i];
+      }
     }
   } else {
     const double cy = qw * v[1] * inv_vol;
     for (int i = 0; i < nx; ++i)
       J.jy(wx.first + i, 0, 0) += cy * detail::transverse(wx.s0[i], wx.ds[i], 1.0, 0.0);
   }
-  // Step 4: J_z likewise (partial sums per (x, y) point).
+  // Step 4: J_z likewise.
   if constexpr (D > 2) {
     const double cz = qw * g.dx[2] * inv_vol / dt;
-    double t[ny][nx], acc[ny][nx] = {};
+    double t[ny][nx];
     for (int j = 0; j < ny; ++j)
       for (int i = 0; i < nx; ++i)
         t[j][i] = detail::transverse(wx.s0[i], wx.ds[i], wy.s0[j], wy.ds[j]);
-    for (int k = 0; k < nz - 1; ++k)
+    double pre = 0;
+    for (int k = 0; k < nz - 1; ++k) {
+      pre += wz.ds[k];
+      const double c = cz * pre;
       for (int j = 0; j < ny; ++j)
-        for (int i = 0; i < nx; ++i) {
-          acc[j][i] += wz.ds[k] * t[j][i];
-          J.jz(wx.first + i, wy.first + j, wz.first + k) -= cz * acc[j][i];
-        }
+        for (int i = 0; i < nx; ++i) J.jz(wx.first + i, wy.first + j, wz.first + k) -= c * t[j][i];
+    }
   } else {
     const double cz = qw * v[2] * inv_vol;
     for (int j = 0; j < ny; ++j)

@@ -16,9 +16,10 @@
 // fuses multiplies and adds per copy of the code).
 //
 // The gather computes the shapes in vectors and sums each particle's stencil from them. The
-// deposit computes a vector of particles' current contributions (Esirkepov's prefix sums)
-// into a buffer, then subtracts them from J particle by particle in order: the same sums,
-// in the same order, as the reference.
+// deposit computes a vector of particles' windows (Esirkepov's S0, DS and the prefix sums
+// of DS) into a buffer, then adds each particle's current, rows along x, to the sums of its
+// run (consecutive particles whose windows start at the same point), which go into J when
+// the next run starts (RunSums).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "physics/pic/kernels_simd.cpp"
 #include "physics/pic/kernels_simd.hpp"
@@ -32,6 +33,7 @@
 #include <type_traits>
 
 #include "physics/pic/constants.hpp"
+#include "physics/pic/esirkepov.hpp"
 #include "physics/pic/gather.hpp"
 
 HWY_BEFORE_NAMESPACE();
@@ -430,55 +432,193 @@ HWY_INLINE V Transverse(DF d, V s0b, V dsb, V s0c, V dsc) {
                  hn::Mul(hn::Mul(hn::Set(d, 1.0 / 3.0), dsb), dsc));
 }
 
-// Per particle of a vector, the values deposit_current<D, P> subtracts from J, in the order
-// its loops visit the points (jx, then jy, then jz); "+=" (from the velocity along an
-// inactive axis) is stored negated (J - (-a) is J + a to the bit).
+// One particle's deposit window as deposit_current<D, P> uses it: S0, DS and the prefix
+// sums of DS (pre[m] = DS[0] + ... + DS[m], m < n - 1) per axis; an inactive axis has the
+// single point 0 with S0 = 1 and DS = 0. Along x they are rows read as 4-lane vectors:
+// a vector of particles stores them interleaved (StoreInterleaved4: each particle's 4
+// points adjacent, zeros past the window), so that a particle's row is a load of what a
+// whole-vector store wrote (a row assembled from scalar stores stalls the load that reads
+// it: measured, 6 % of the deposit). The y and z points are scalars.
 template <int D, int P>
-struct DepositLayout {
+struct ParticleRows {
   static constexpr int nx = P + 2, ny = D > 1 ? P + 2 : 1, nz = D > 2 ? P + 2 : 1;
-  static constexpr int njx = nz * ny * (nx - 1);
-  static constexpr int njy = D > 1 ? nz*(ny - 1) * nx : nx;
-  static constexpr int njz = D > 2 ? (nz - 1) * ny* nx : ny* nx;
-  static constexpr int total = njx + njy + njz;
+  static constexpr int groups = (nx + 3) / 4;  // of 4 x points
+  // The scalar rows of a vector's buffer (each of L lanes): the window's first point (3),
+  // the coefficients cx, cy, cz (3), then for y and z S0 (n), DS (n) and pre (n - 1).
+  static constexpr int kY = 6, kZ = kY + 3 * ny - 1, rows = kZ + 3 * nz - 1;
+  // The x rows follow: S0, DS, pre, each `groups` blocks of 4 L values.
+  static constexpr int x_doubles_per_lane = 3 * groups * 4;
+  const double* x = nullptr;  // lane l's S0 group 0 in the x rows
+  std::size_t L = 0;
+  double ys0[ny], yds[ny], ypre[ny], zs0[nz], zds[nz], zpre[nz];
+  double c[3];
+  std::ptrdiff_t first[3];
+  // Lane l of a vector's buffer b (scalar rows, then the x rows).
+  HWY_INLINE void load(const double* HWY_RESTRICT b, std::size_t lanes, std::size_t l) {
+    L = lanes;
+    x = b + std::size_t(rows) * L + 4 * l;
+    for (int a = 0; a < 3; ++a) first[a] = std::ptrdiff_t(b[std::size_t(a) * L + l]);
+    for (int a = 0; a < 3; ++a) c[a] = b[std::size_t(3 + a) * L + l];
+    auto axis = [&](int row, int n, double* s0, double* ds, double* pre) {
+      for (int m = 0; m < n; ++m) s0[m] = b[std::size_t(row + m) * L + l];
+      for (int m = 0; m < n; ++m) ds[m] = b[std::size_t(row + n + m) * L + l];
+      for (int m = 0; m + 1 < n; ++m) pre[m] = b[std::size_t(row + 2 * n + m) * L + l];
+    };
+    axis(kY, ny, ys0, yds, ypre);
+    axis(kZ, nz, zs0, zds, zpre);
+  }
+  // x points [i0, i0 + lanes of d4) of S0 (what = 0), DS (1) or pre (2); i0 a multiple of
+  // d4's lanes (at most 4).
+  template <class D4>
+  HWY_INLINE auto xrow(D4 d4, int what, std::size_t i0) const {
+    return hn::LoadU(d4, x + (std::size_t(what * groups) + i0 / 4) * 4 * L + i0 % 4);
+  }
 };
 
-// Subtracts from J the contributions val[c * L + l] of particles l in [0, count) of a
-// vector, particle after particle, in deposit_current's order; kUnit: x is J's unit-stride
-// axis (var-major), so a row's points are adjacent.
-template <int D, int P, bool kUnit>
-HWY_INLINE void Scatter(const Currents& J, const double* first, const double* val, std::size_t L,
-                        std::size_t count) {
-  using Lay = DepositLayout<D, P>;
-  constexpr int nx = Lay::nx, ny = Lay::ny, nz = Lay::nz;
-  const std::ptrdiff_t si = kUnit ? 1 : J.jx.si, sj = J.jx.sj, sk = J.jx.sk;
-  // The three components share their strides (one block view).
-  for (std::size_t l = 0; l < count; ++l) {
-    const std::ptrdiff_t o = std::ptrdiff_t(first[l]) * si + std::ptrdiff_t(first[L + l]) * sj +
-                             std::ptrdiff_t(first[2 * L + l]) * sk;
-    const double* HWY_RESTRICT c = val + l;
-    auto rows = [&](double* HWY_RESTRICT base, auto mi, auto mj, auto mk) {
-      for (int k = 0; k < decltype(mk)::value; ++k)
-        for (int j = 0; j < decltype(mj)::value; ++j) {
-          double* HWY_RESTRICT row = base + o + k * sk + j * sj;
-          for (int i = 0; i < decltype(mi)::value; ++i, c += L) row[i * si] -= *c;
-        }
-    };
-    using std::integral_constant;
-    rows(J.jx.p, integral_constant<int, nx - 1>(), integral_constant<int, ny>(),
-         integral_constant<int, nz>());
-    if constexpr (D > 1)
-      rows(J.jy.p, integral_constant<int, nx>(), integral_constant<int, ny - 1>(),
-           integral_constant<int, nz>());
-    else
-      rows(J.jy.p, integral_constant<int, nx>(), integral_constant<int, 1>(),
-           integral_constant<int, 1>());
-    if constexpr (D > 2)
-      rows(J.jz.p, integral_constant<int, nx>(), integral_constant<int, ny>(),
-           integral_constant<int, nz - 1>());
-    else
-      rows(J.jz.p, integral_constant<int, nx>(), integral_constant<int, ny>(),
-           integral_constant<int, 1>());
+// J(row[0..R)) -= val(i0) chunk by chunk (4-lane vectors along x; kUnit: x is J's
+// unit-stride axis, var-major). A last partial chunk inside the window (NX points) is
+// subtracted whole with its lanes past R zero (x - (+0) is x, to the bit); one reaching past
+// the window, or a strided row, is subtracted point by point.
+template <int R, int NX, bool kUnit, class D4, class F>
+HWY_INLINE void SubRow(D4 d4, double* HWY_RESTRICT row, std::ptrdiff_t si, const F& val) {
+  const std::size_t N = hn::Lanes(d4);
+  std::size_t i0 = 0;
+  if constexpr (kUnit) {
+    for (; i0 + N <= std::size_t(R); i0 += N)
+      hn::StoreU(hn::Sub(hn::LoadU(d4, row + i0), val(i0)), d4, row + i0);
+    if (i0 < std::size_t(R)) {
+      const auto v = hn::IfThenElseZero(hn::FirstN(d4, std::size_t(R) - i0), val(i0));
+      if (i0 + N <= std::size_t(NX)) {
+        hn::StoreU(hn::Sub(hn::LoadU(d4, row + i0), v), d4, row + i0);
+      } else {
+        HWY_ALIGN double t[4];
+        hn::Store(v, d4, t);
+        for (std::size_t i = i0; i < std::size_t(R); ++i) row[i] -= t[i - i0];
+      }
+    }
+  } else {
+    for (; i0 < std::size_t(R); i0 += N) {
+      HWY_ALIGN double t[4];
+      hn::Store(val(i0), d4, t);
+      for (std::size_t i = i0; i < std::size_t(R) && i < i0 + N; ++i)
+        row[std::ptrdiff_t(i) * si] -= t[i - i0];
+    }
   }
+}
+
+// The current of a run of consecutive particles whose windows start at the same point,
+// summed before it goes into J: rows along x of 4 * groups values (ParticleRows), J_x's
+// (k, j) at jx[k * ny + j], J_y's at jy[k * (ny - 1) + j] (a single row along an inactive
+// y), J_z's at jz[k * ny + j] (j along an inactive z). A run's values are added in the
+// particles' order, and the run is subtracted from J when the next starts: J's sums are
+// runs in the particles' order, the same on any rank count (the particles' order is
+// canonical). Particles sorted by cell (pic.sort) make the runs long; any order is right.
+template <int D, int P>
+struct RunSums {
+  using Rows = ParticleRows<D, P>;
+  static constexpr int nx = Rows::nx, ny = Rows::ny, nz = Rows::nz, W = 4 * Rows::groups;
+  static constexpr int rx = nz * ny, ry = D > 1 ? nz *(ny - 1) : 1, rz = D > 2 ? (nz - 1) * ny : ny;
+  HWY_ALIGN double jx[rx][W] = {}, jy[ry][W] = {}, jz[rz][W] = {};
+  std::ptrdiff_t first[3] = {0, 0, 0};
+  bool open = false;  // a run is being summed
+};
+
+// deposit_current<D, P> Steps 2-4 for one particle, added to its run's sums: J_x's rows
+// (the prefix of DS_x times cx and the transverse factor of y and z), J_y's and J_z's (the
+// transverse factor of x and the other axis times the prefix of DS along their own axis,
+// or the velocity's coefficient along an inactive axis, stored negated).
+template <int D, int P>
+HWY_INLINE void AddRows(RunSums<D, P>& r, const ParticleRows<D, P>& p) {
+  constexpr int ny = RunSums<D, P>::ny, nz = RunSums<D, P>::nz, W = RunSums<D, P>::W;
+  const hn::CappedTag<double, 4> d4;
+  const std::size_t N = hn::Lanes(d4);
+  // Every coefficient first, in locals (the run's rows are stores the compiler cannot
+  // prove apart from p's members: reading those between the stores reloads them).
+  double cx[nz * ny], cy[ny], cz[nz], by[ny][2], bz[nz][2];
+  for (int k = 0; k < nz; ++k)
+    for (int j = 0; j < ny; ++j)
+      cx[k * ny + j] = p.c[0] * detail::transverse(p.ys0[j], p.yds[j], p.zs0[k], p.zds[k]);
+  if constexpr (D > 1)
+    for (int j = 0; j + 1 < ny; ++j) cy[j] = p.c[1] * p.ypre[j];
+  else
+    cy[0] = p.c[1];
+  if constexpr (D > 2)
+    for (int k = 0; k + 1 < nz; ++k) cz[k] = p.c[2] * p.zpre[k];
+  else
+    cz[0] = p.c[2];
+  for (int j = 0; j < ny; ++j) by[j][0] = p.ys0[j], by[j][1] = p.yds[j];
+  for (int k = 0; k < nz; ++k) bz[k][0] = p.zs0[k], bz[k][1] = p.zds[k];
+  const double* HWY_RESTRICT xr = p.x;
+  const std::size_t L = p.L;
+  auto xrow = [&](int what, std::size_t i0) {
+    return hn::LoadU(
+        d4, xr + (std::size_t(what * RunSums<D, P>::Rows::groups) + i0 / 4) * 4 * L + i0 % 4);
+  };
+  for (std::size_t i0 = 0; i0 < std::size_t(W); i0 += N) {
+    const auto s0 = xrow(0, i0), ds = xrow(1, i0), pre = xrow(2, i0);
+    // detail::transverse of x and a point (s0b, dsb) of another axis.
+    auto tx = [&](double s0b, double dsb) {
+      const auto a = hn::Set(d4, s0b), b = hn::Set(d4, dsb);
+      return hn::Add(hn::Add(hn::Mul(s0, a),
+                             hn::Mul(hn::Set(d4, 0.5), hn::Add(hn::Mul(ds, a), hn::Mul(s0, b)))),
+                     hn::Mul(hn::Mul(hn::Set(d4, 1.0 / 3.0), ds), b));
+    };
+    auto add = [&](double* HWY_RESTRICT row, decltype(s0) v) {
+      hn::Store(hn::Add(hn::Load(d4, row + i0), v), d4, row + i0);
+    };
+    for (int q = 0; q < nz * ny; ++q) add(r.jx[q], hn::Mul(hn::Set(d4, cx[q]), pre));
+    if constexpr (D > 1) {
+      for (int k = 0; k < nz; ++k) {
+        const auto t = tx(bz[k][0], bz[k][1]);
+        for (int j = 0; j < ny - 1; ++j)
+          add(r.jy[k * (ny - 1) + j], hn::Mul(hn::Set(d4, cy[j]), t));
+      }
+    } else {
+      add(r.jy[0], hn::Mul(hn::Set(d4, cy[0]), tx(1.0, 0.0)));
+    }
+    if constexpr (D > 2) {
+      for (int j = 0; j < ny; ++j) {
+        const auto t = tx(by[j][0], by[j][1]);
+        for (int k = 0; k < nz - 1; ++k) add(r.jz[k * ny + j], hn::Mul(hn::Set(d4, cz[k]), t));
+      }
+    } else {
+      for (int j = 0; j < ny; ++j)
+        add(r.jz[j], hn::Mul(hn::Set(d4, cz[0]), tx(by[j][0], by[j][1])));
+    }
+  }
+}
+
+// J -= the run's sums (the window's points only), and the sums back to zero.
+template <int D, int P, bool kUnit>
+HWY_INLINE void FlushRun(const Currents& J, RunSums<D, P>& r) {
+  using R = RunSums<D, P>;
+  constexpr int nx = R::nx, ny = R::ny, nz = R::nz, W = R::W;
+  const hn::CappedTag<double, 4> d4;
+  const std::size_t N = hn::Lanes(d4);
+  const std::ptrdiff_t si = kUnit ? 1 : J.jx.si, sj = J.jx.sj, sk = J.jx.sk;
+  const std::ptrdiff_t o = r.first[0] * si + r.first[1] * sj + r.first[2] * sk;
+  auto flush = [&]<int Rn>(double* HWY_RESTRICT to, double* HWY_RESTRICT row) {
+    SubRow<Rn, nx, kUnit>(d4, to, si, [&](std::size_t i0) { return hn::Load(d4, row + i0); });
+    for (std::size_t i0 = 0; i0 < std::size_t(W); i0 += N) hn::Store(hn::Zero(d4), d4, row + i0);
+  };
+  for (int k = 0; k < nz; ++k)
+    for (int j = 0; j < ny; ++j)
+      flush.template operator()<nx - 1>(J.jx.p + o + j * sj + k * sk, r.jx[k * ny + j]);
+  if constexpr (D > 1) {
+    for (int k = 0; k < nz; ++k)
+      for (int j = 0; j < ny - 1; ++j)
+        flush.template operator()<nx>(J.jy.p + o + j * sj + k * sk, r.jy[k * (ny - 1) + j]);
+  } else {
+    flush.template operator()<nx>(J.jy.p + o, r.jy[0]);
+  }
+  if constexpr (D > 2) {
+    for (int k = 0; k < nz - 1; ++k)
+      for (int j = 0; j < ny; ++j)
+        flush.template operator()<nx>(J.jz.p + o + j * sj + k * sk, r.jz[k * ny + j]);
+  } else {
+    for (int j = 0; j < ny; ++j) flush.template operator()<nx>(J.jz.p + o + j * sj, r.jz[j]);
+  }
+  r.open = false;
 }
 
 template <int D, int P>
@@ -486,20 +626,28 @@ void DepositT(const Currents& J, const Grid& g, std::size_t n, const double* xo,
               const double* const x[3], const double* const u[3], const double* w, double q,
               double dt) {
   const DF d;
-  using Lay = DepositLayout<D, P>;
-  constexpr int nx = Lay::nx, ny = Lay::ny, nz = Lay::nz;
+  using Rows = ParticleRows<D, P>;
+  constexpr int nx = Rows::nx, ny = Rows::ny, nz = Rows::nz;
   const std::size_t L = hn::Lanes(d);
-  // Contributions [c][lane] and the window's first points [axis][lane] of one vector.
-  auto buf = hwy::AllocateAligned<double>(std::size_t(Lay::total + 3) * L);
-  double* val = buf.get();
-  double* first = val + std::size_t(Lay::total) * L;
+  // The windows of one vector of particles, [row][lane] (ParticleRows' rows).
+  auto buf = hwy::AllocateAligned<double>(std::size_t(Rows::rows + Rows::x_doubles_per_lane) * L);
+  double* b = buf.get();
   const double inv_vol = 1.0 / g.volume();
+  const bool unit = J.jx.si == 1;  // the three components share their strides (one block view)
+  RunSums<D, P> run;
+  auto flush = [&](RunSums<D, P>& r) {
+    if (unit)
+      FlushRun<D, P, true>(J, r);
+    else
+      FlushRun<D, P, false>(J, r);
+  };
   // nvec vectors of particles from lane r of rows xo (components `stride` apart), xv, uv
   // and wv; the last vector holds `last` particles.
   auto vectors = [&](const double* o, const double* const xv[3], const double* const uv[3],
                      const double* wv, std::size_t stride, std::size_t r, std::size_t nvec,
                      std::size_t last) TESSERA_ONE_COPY {
     const V vq = hn::Set(d, q), vinv = hn::Set(d, inv_vol), vdt = hn::Set(d, dt);
+    Rows p;
     for (std::size_t v = 0; v < nvec; ++v, r += L) {
       const std::size_t count = v + 1 < nvec ? L : last;
       // Step 1: S0 and DS per axis on a common window.
@@ -511,88 +659,73 @@ void DepositT(const Currents& J, const Grid& g, std::size_t n, const double* xo,
       const WindowV<P, (D > 2)> wz(
           d, D > 2 ? Cells(d, g, 2, hn::LoadU(d, o + 2 * stride + r)) : hn::Zero(d),
           D > 2 ? Cells(d, g, 2, hn::LoadU(d, xv[2] + r)) : hn::Zero(d));
-      hn::Store(wx.first(d), d, first);
-      hn::Store(wy.first(d), d, first + L);
-      hn::Store(wz.first(d), d, first + 2 * L);
+      auto put = [&](int row, V a) { hn::Store(a, d, b + std::size_t(row) * L); };
+      put(0, wx.first(d));
+      put(1, wy.first(d));
+      put(2, wz.first(d));
       const V qw = hn::Mul(vq, hn::LoadU(d, wv + r));
-      // v = u / gamma along inactive axes only (deposit_current reads no other).
-      V v1 = hn::Zero(d), v2 = hn::Zero(d);
+      // The coefficients: q w dx_a / (V dt) along an active axis; -q w v_a / V along an
+      // inactive one (v = u / gamma; J + a is J - (-a), to the bit).
+      auto active = [&](int a) {
+        return hn::Div(hn::Mul(hn::Mul(qw, hn::Set(d, g.dx[a])), vinv), vdt);
+      };
+      put(3, active(0));
       if constexpr (D < 3) {
         const V u0 = hn::LoadU(d, uv[0] + r), u1 = hn::LoadU(d, uv[1] + r);
         const V u2 = hn::LoadU(d, uv[2] + r);
         const V ig = hn::Div(hn::Set(d, 1.0), Gamma(d, u0, u1, u2));
-        v1 = hn::Mul(u1, ig);
-        v2 = hn::Mul(u2, ig);
+        if constexpr (D < 2) put(4, hn::Neg(hn::Mul(hn::Mul(qw, hn::Mul(u1, ig)), vinv)));
+        put(5, hn::Neg(hn::Mul(hn::Mul(qw, hn::Mul(u2, ig)), vinv)));
       }
-      double* out = val;
-      auto put = [&](V a) {
-        hn::Store(a, d, out);
-        out += L;
-      };
-      // Step 2: J_x by the prefix sum along x.
-      {
-        const V cx = hn::Div(hn::Mul(hn::Mul(qw, hn::Set(d, g.dx[0])), vinv), vdt);
-        for (int k = 0; k < nz; ++k)
-          for (int j = 0; j < ny; ++j) {
-            const V t = Transverse(d, wy.s0(d, j), wy.ds(d, j), wz.s0(d, k), wz.ds(d, k));
-            V acc = hn::Zero(d);
-            for (int i = 0; i < nx - 1; ++i) {
-              acc = hn::Add(acc, hn::Mul(wx.ds(d, i), t));
-              put(hn::Mul(cx, acc));
-            }
+      if constexpr (D > 1) put(4, active(1));
+      if constexpr (D > 2) put(5, active(2));
+      auto axis = [&](int row, const auto& wa, int na) {
+        V pre = hn::Zero(d);
+        for (int m = 0; m < na; ++m) {
+          put(row + m, wa.s0(d, m));
+          put(row + na + m, wa.ds(d, m));
+          if (m + 1 < na) {
+            pre = m == 0 ? wa.ds(d, 0) : hn::Add(pre, wa.ds(d, m));
+            put(row + 2 * na + m, pre);
           }
-      }
-      // Step 3: J_y.
-      if constexpr (D > 1) {
-        const V cy = hn::Div(hn::Mul(hn::Mul(qw, hn::Set(d, g.dx[1])), vinv), vdt);
-        for (int k = 0; k < nz; ++k) {
-          Vs<nx> t, acc;
-          for (int i = 0; i < nx; ++i) {
-            t.set(d, i, Transverse(d, wx.s0(d, i), wx.ds(d, i), wz.s0(d, k), wz.ds(d, k)));
-            acc.set(d, i, hn::Zero(d));
-          }
-          for (int j = 0; j < ny - 1; ++j)
-            for (int i = 0; i < nx; ++i) {
-              const V a = hn::Add(acc(d, i), hn::Mul(wy.ds(d, j), t(d, i)));
-              acc.set(d, i, a);
-              put(hn::Mul(cy, a));
-            }
         }
-      } else {
-        const V cy = hn::Mul(hn::Mul(qw, v1), vinv);
-        for (int i = 0; i < nx; ++i)
-          put(hn::Neg(
-              hn::Mul(cy, Transverse(d, wx.s0(d, i), wx.ds(d, i), hn::Set(d, 1.0), hn::Zero(d)))));
+      };
+      axis(Rows::kY, wy, ny);
+      axis(Rows::kZ, wz, nz);
+      // The x rows, interleaved by particle (ParticleRows); pre[m] for m < nx - 1.
+      {
+        Vs<4 * Rows::groups> s0, ds, pre;
+        for (int m = 0; m < 4 * Rows::groups; ++m) {
+          s0.set(d, m, m < nx ? wx.s0(d, m) : hn::Zero(d));
+          ds.set(d, m, m < nx ? wx.ds(d, m) : hn::Zero(d));
+          pre.set(d, m,
+                  m == 0       ? wx.ds(d, 0)
+                  : m < nx - 1 ? hn::Add(pre(d, m - 1), wx.ds(d, m))
+                               : hn::Zero(d));
+        }
+        double* xr = b + std::size_t(Rows::rows) * L;
+        auto interleave = [&](const auto& rows, int what) {
+          for (int gr = 0; gr < Rows::groups; ++gr)
+            hn::StoreInterleaved4(rows(d, 4 * gr), rows(d, 4 * gr + 1), rows(d, 4 * gr + 2),
+                                  rows(d, 4 * gr + 3), d,
+                                  xr + std::size_t(what * Rows::groups + gr) * 4 * L);
+        };
+        interleave(s0, 0);
+        interleave(ds, 1);
+        interleave(pre, 2);
       }
-      // Step 4: J_z.
-      if constexpr (D > 2) {
-        const V cz = hn::Div(hn::Mul(hn::Mul(qw, hn::Set(d, g.dx[2])), vinv), vdt);
-        Vs<ny * nx> t, acc;
-        for (int j = 0; j < ny; ++j)
-          for (int i = 0; i < nx; ++i) {
-            t.set(d, j * nx + i, Transverse(d, wx.s0(d, i), wx.ds(d, i), wy.s0(d, j), wy.ds(d, j)));
-            acc.set(d, j * nx + i, hn::Zero(d));
-          }
-        for (int k = 0; k < nz - 1; ++k)
-          for (int j = 0; j < ny; ++j)
-            for (int i = 0; i < nx; ++i) {
-              const V a = hn::Add(acc(d, j * nx + i), hn::Mul(wz.ds(d, k), t(d, j * nx + i)));
-              acc.set(d, j * nx + i, a);
-              put(hn::Mul(cz, a));
-            }
-      } else {
-        const V cz = hn::Mul(hn::Mul(qw, v2), vinv);
-        for (int j = 0; j < ny; ++j)
-          for (int i = 0; i < nx; ++i)
-            put(hn::Neg(
-                hn::Mul(cz, Transverse(d, wx.s0(d, i), wx.ds(d, i), wy.s0(d, j), wy.ds(d, j)))));
+      // Steps 2-4: into the run's sums, particle after particle (the order of the arrays).
+      for (std::size_t l = 0; l < count; ++l) {
+        p.load(b, L, l);
+        if (run.open && (p.first[0] != run.first[0] || p.first[1] != run.first[1] ||
+                         p.first[2] != run.first[2]))
+          flush(run);
+        if (!run.open) {
+          for (int a = 0; a < 3; ++a) run.first[a] = p.first[a];
+          run.open = true;
+        }
+        AddRows<D, P>(run, p);
       }
-      assert(out == val + std::size_t(Lay::total) * L);
-      // Step 5: into J, particle after particle, the points in the reference's order.
-      if (J.jx.si == 1)
-        Scatter<D, P, true>(J, first, val, L, count);
-      else
-        Scatter<D, P, false>(J, first, val, L, count);
     }
   };
   vectors(xo, x, u, w, n, 0, n / L, L);
@@ -609,6 +742,7 @@ void DepositT(const Currents& J, const Grid& g, std::size_t n, const double* xo,
     const double* tu[3] = {t + 6 * L, t + 7 * L, t + 8 * L};
     vectors(t, tx, tu, t + 9 * L, L, 0, 1, count);
   }
+  if (run.open) flush(run);
 }
 
 void Deposit(int D, int P, const Currents& J, const Grid& g, std::size_t n, const double* xo,

@@ -4,17 +4,20 @@
 // vectors of particles: the field gather (gather.hpp), the Boris push with the position
 // update (boris.hpp) and the Esirkepov current deposit (esirkepov.hpp). Each computes, per
 // particle, what the C++ reference named beside it computes, with the same operations in
-// the same order; results differ from the reference only where the compiler fuses a
-// multiply and an add (round-off; tests/unit/test_pic_simd.cpp bounds it for every target
-// the machine runs). Every lane does the same arithmetic, lanes never mix, and the partial
-// last vector runs through the same code as whole ones (on a padded copy), so a particle's
-// result does not depend on where in a vector it falls (the tests check n particles in one
-// call against n calls of one particle, to the bit).
+// the same order (the deposit's sums excepted, below); results differ from the reference
+// only where the compiler fuses a multiply and an add (round-off; tests/unit/test_pic_simd.cpp
+// bounds it for every target the machine runs). Every lane does the same arithmetic, lanes
+// never mix, and the partial last vector runs through the same code as whole ones (on a
+// padded copy), so a particle's result does not depend on where in a vector it falls (the
+// tests check it to the bit).
 //
-// The deposit computes each particle's current contributions in vector lanes into a small
-// buffer and then adds them to J particle after particle, in the order of the arrays, as the
-// reference does: J's sums are made in the same order (bitwise the same on any rank count
-// for a fixed target, as the reference is).
+// The deposit computes the windows (Esirkepov's S0 and DS per axis) in vector lanes, then
+// each particle's current as rows along x (4-lane vectors), and sums the current of a run
+// of consecutive particles whose windows start at the same point before it goes into J, run
+// after run in the order of the arrays (RunSums in kernels_simd.cpp). J's sums follow the
+// particles' order, which is canonical (pic.sort: by cell, so the runs are long), and are
+// bitwise the same on any rank count for a fixed target. They are not the reference's sums
+// (each particle into J in turn): the two agree to round-off of the particles' currents.
 //
 // Particle arrays are structure-of-arrays (one array of n doubles per component).
 #include <cstddef>
@@ -38,8 +41,9 @@ void push(std::size_t n, double* const u[3], double* const x[3], const double* e
           double dt, double* xo);
 
 /// J += the current of n macro-particles of charge q w[p] moving from xo (xo[c * n + p]) to
-/// x in dt (deposit_current<D, P>; u = gamma v at n+1/2 gives v along inactive axes), in
-/// the order p = 0, 1, ..., n - 1.
+/// x in dt (deposit_current<D, P>; u = gamma v at n+1/2 gives v along inactive axes), summed
+/// by runs of consecutive particles whose windows start at the same point, in the order p =
+/// 0, 1, ..., n - 1.
 void deposit(int D, int P, const Currents& J, const Grid& g, std::size_t n, const double* xo,
              const double* const x[3], const double* const u[3], const double* w, double q,
              double dt);

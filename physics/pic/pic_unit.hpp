@@ -135,7 +135,7 @@ class Pic final : public physics::Unit {
   /// 8,192 of them (three runs: 0.9 to 1.2 zone-updates per particle).
   static constexpr double kParticleWork = 1.0;
   int mode_ = 1;
-  std::string init_, gather_;
+  std::string init_, gather_, sort_;
   std::uint64_t seed_ = 1;
   std::vector<Species> species_;
   double background_ = 0;  ///< charge density of the immobile ion background (C/m^3), or 0

@@ -6,8 +6,10 @@
 // 1e-14 of the quantity's scale (a fused multiply-add here and not there moves the last
 // bits). Particle counts 1, 3 and 37 leave a partial last vector, 64 none (a multiple of
 // every vector length), 0 is nothing; nothing past the n-th particle is written. A particle's
-// result must not depend on where in a vector it falls: n particles in one call give the same bits
-// as n calls of one particle each (for the deposit that is also the order of J's sums).
+// result must not depend on where in a vector it falls: for the gather and the push, n
+// particles in one call give the same bits as n calls of one particle each; for the deposit,
+// as the same particles after 1, 3 or 5 particles of weight zero (its sums are runs of
+// particles whose windows start at the same point; clustered particles make long runs).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -73,11 +75,15 @@ pic::Grid grid_of(int D) {
 // n particles inside [4, 8) cells on active axes, old positions within 0.95 cells of the new
 // ones; along inactive axes any position (the kernels must ignore it); u of up to 0.6 c per
 // component; weights in [0.5, 2].
+// Clustered: inside [5.55, 5.95) cells, moves within 0.04 cells, so that most particles'
+// deposit windows start at the same point (the deposit's runs).
 struct Particles {
   std::vector<double> x[3], xo, u[3], w;
-  Particles(int D, const pic::Grid& g, std::size_t n, std::mt19937_64& rng) {
-    std::uniform_real_distribution<double> cell(4.0, 8.0), move(-0.95, 0.95), uu(-0.6, 0.6),
-        ww(0.5, 2.0), anywhere(-50.0, 50.0);
+  Particles(int D, const pic::Grid& g, std::size_t n, std::mt19937_64& rng,
+            bool clustered = false) {
+    std::uniform_real_distribution<double> cell(clustered ? 5.55 : 4.0, clustered ? 5.95 : 8.0),
+        move(clustered ? -0.04 : -0.95, clustered ? 0.04 : 0.95), uu(-0.6, 0.6), ww(0.5, 2.0),
+        anywhere(-50.0, 50.0);
     xo.resize(3 * n);
     for (int c = 0; c < 3; ++c) {
       x[c].resize(n);
@@ -204,14 +210,41 @@ double current_difference(Block& x, Block& y, const std::array<double, 3>& scale
   return worst;
 }
 
+// The n particles' current in one call, after m particles of weight zero whose windows
+// start where none of theirs does (they sum to zero runs of their own): each real particle
+// then sits in another lane of its vector, and J must have the same bits.
 template <int D, int P>
-void check_deposit(const std::string& what, std::size_t n, bool zone_major, std::mt19937_64& rng) {
+Block deposit_after_blanks(const Particles& pt, std::size_t n, std::size_t m, bool zone_major,
+                           const pic::Grid& g, double q, double dt) {
+  const std::size_t t = n + m;
+  std::vector<double> x[3], u[3], xo(3 * t), w(t, 0.0);
+  for (int c = 0; c < 3; ++c) {
+    x[c].assign(t, g.x0[c] + (c < D ? 1.0 * g.dx[c] : 0.0));
+    u[c].assign(t, 0.0);
+    for (std::size_t p = 0; p < t; ++p) xo[c * t + p] = x[c][p];
+    for (std::size_t p = 0; p < n; ++p) {
+      x[c][m + p] = pt.x[c][p];
+      u[c][m + p] = pt.u[c][p];
+      xo[c * t + m + p] = pt.xo[c * n + p];
+    }
+  }
+  for (std::size_t p = 0; p < n; ++p) w[m + p] = pt.w[p];
+  Block b(D, zone_major);
+  const double* xs[3] = {x[0].data(), x[1].data(), x[2].data()};
+  const double* us[3] = {u[0].data(), u[1].data(), u[2].data()};
+  ps::deposit(D, P, b.j(), g, t, xo.data(), xs, us, w.data(), q, dt);
+  return b;
+}
+
+template <int D, int P>
+void check_deposit(const std::string& what, std::size_t n, bool zone_major, bool clustered,
+                   std::mt19937_64& rng) {
   const auto g = grid_of(D);
-  const Particles pt(D, g, n, rng);
+  const Particles pt(D, g, n, rng, clustered);
   const double q = -1.602e-19, dt = 1e-15;
   const double* x[3] = {pt.x[0].data(), pt.x[1].data(), pt.x[2].data()};
   const double* u[3] = {pt.u[0].data(), pt.u[1].data(), pt.u[2].data()};
-  Block all(D, zone_major), one_by_one(D, zone_major), ref(D, zone_major);
+  Block all(D, zone_major), ref(D, zone_major);
   ps::deposit(D, P, all.j(), g, n, pt.xo.data(), x, u, pt.w.data(), q, dt);
   if (n == 0) {  // no particle, no current (and no scale to bound a difference against)
     EXPECT_EQ(all.data, ref.data) << what << ": J of no particle";
@@ -226,7 +259,6 @@ void check_deposit(const std::string& what, std::size_t n, bool zone_major, std:
     const double* x1[3] = {x[0] + p, x[1] + p, x[2] + p};
     const double* u1[3] = {u[0] + p, u[1] + p, u[2] + p};
     ps::deposit(D, P, a.j(), g, 1, xo1, x1, u1, pt.w.data() + p, q, dt);
-    ps::deposit(D, P, one_by_one.j(), g, 1, xo1, x1, u1, pt.w.data() + p, q, dt);
     const pic::Vec3 up{u[0][p], u[1][p], u[2][p]};
     const double ig = 1.0 / pic::lorentz_gamma(up);
     const pic::Vec3 v{up[0] * ig, up[1] * ig, up[2] * ig};
@@ -239,8 +271,10 @@ void check_deposit(const std::string& what, std::size_t n, bool zone_major, std:
     worst_alone = std::max(worst_alone, current_difference(a, r, scale));
   }
   EXPECT_LE(worst_alone, kTol) << what << ": a particle's current differs (of its scale)";
-  // n at once: the same bits as one by one (the order of the sums is the arrays').
-  EXPECT_EQ(all.data, one_by_one.data) << what << ": depends on the particle's lane";
+  // The same particles in other lanes: the same bits (the sums are the runs', in order).
+  for (const std::size_t m : {std::size_t(1), std::size_t(3), std::size_t(5)})
+    EXPECT_EQ(all.data, (deposit_after_blanks<D, P>(pt, n, m, zone_major, g, q, dt).data))
+        << what << ": depends on the particle's lane (" << m << " blanks before)";
   // And within round-off of the reference, against the particles' scales summed.
   EXPECT_LE(current_difference(all, ref, summed), kTol) << what << ": J of " << n << " particles";
 }
@@ -254,7 +288,8 @@ void check_order(const std::string& target, std::mt19937_64& rng) {
                                (zm ? " zone-major" : " var-major") + " n=" + std::to_string(n);
       check_gather<D, P, pic::GatherScheme::energy_conserving>(what + " energy", n, zm, rng);
       check_gather<D, P, pic::GatherScheme::momentum_conserving>(what + " momentum", n, zm, rng);
-      check_deposit<D, P>(what, n, zm, rng);
+      check_deposit<D, P>(what, n, zm, false, rng);
+      check_deposit<D, P>(what + " clustered", n, zm, true, rng);
     }
 }
 
