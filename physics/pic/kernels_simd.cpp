@@ -28,6 +28,8 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include <algorithm>
+#include <array>
 #include <cassert>
 #include <cstddef>
 #include <type_traits>
@@ -35,6 +37,7 @@
 #include "physics/pic/constants.hpp"
 #include "physics/pic/esirkepov.hpp"
 #include "physics/pic/gather.hpp"
+#include "physics/pic/shape.hpp"
 
 HWY_BEFORE_NAMESPACE();
 namespace tessera::pic::simd {
@@ -100,6 +103,7 @@ struct Vs {
 // Shape<P> (shape.hpp) on vectors: [0] the first point, [1 + m] the weight of point m.
 template <int P>
 struct ShapeV : Vs<P + 2> {
+  static constexpr int order_plus_one = P + 1;  // points
   HWY_INLINE ShapeV() {}
 };
 
@@ -279,6 +283,139 @@ void GatherT(const EMFields& f, const Grid& g, std::size_t n, const double* cons
   }
 }
 
+// The gather by runs: consecutive particles whose shapes (nodal, order P, and staggered,
+// order Q) start at the same points share every stencil value, so a vector holds particles
+// of one run and each value is broadcast to its lanes: the sums of detail::interpolate, in
+// its order, on vectors. A run's last vector is padded with the run's first particle. The
+// runs are long when the particles are sorted by cell (pic.sort = "cell"); a particle's bits
+// do not depend on its run or lane.
+template <int D, int P, bool kEnergy, bool kUnit>
+void GatherRunsT(const EMFields& f, const Grid& g, std::size_t n, const double* const x[3],
+                 long ahead, double* eb) {
+  const DF d;
+  constexpr bool ay = D > 1, az = D > 2;
+  constexpr int Q = kEnergy ? P - 1 : P;
+  constexpr int PY = ay ? P : 0, PZ = az ? P : 0, QY = ay ? Q : 0, QZ = az ? Q : 0;
+  const std::size_t L = hn::Lanes(d);
+  // One vector of a run: particles [p, p + count) from lane q of the rows xs, all with the
+  // key k; E and B into eb[c * n + p + lane].
+  auto vector = [&](const double* const xs[3], std::size_t q, std::size_t p, std::size_t count,
+                    const std::array<int, 6>& k) TESSERA_ONE_COPY {
+    const V s0 = Cells(d, g, 0, hn::LoadU(d, xs[0] + q));
+    const V s1 = ay ? Cells(d, g, 1, hn::LoadU(d, xs[1] + q)) : hn::Zero(d);
+    const V s2 = az ? Cells(d, g, 2, hn::LoadU(d, xs[2] + q)) : hn::Zero(d);
+    ShapeV<P> nx;
+    ShapeV<PY> ny;
+    ShapeV<PZ> nz;
+    ShapeV<Q> hx;
+    ShapeV<QY> hy;
+    ShapeV<QZ> hz;
+    AxisShape<P, true, false>(d, s0, nx);
+    AxisShape<P, ay, false>(d, s1, ny);
+    AxisShape<P, az, false>(d, s2, nz);
+    AxisShape<Q, true, true>(d, s0, hx);
+    AxisShape<Q, ay, true>(d, s1, hy);
+    AxisShape<Q, az, true>(d, s2, hz);
+    // detail::interpolate with the stencil at (fx, fy, fz), values broadcast.
+    auto sum = [&](const Field& fl, const auto& wx, const auto& wy, const auto& wz, int fx, int fy,
+                   int fz) {
+      constexpr int NX = std::remove_cvref_t<decltype(wx)>::order_plus_one;
+      constexpr int NY = std::remove_cvref_t<decltype(wy)>::order_plus_one;
+      constexpr int NZ = std::remove_cvref_t<decltype(wz)>::order_plus_one;
+      const std::ptrdiff_t si = kUnit ? 1 : fl.si;
+      const double* HWY_RESTRICT o = fl.p + fx * si + fy * fl.sj + fz * fl.sk;
+      V v = hn::Zero(d);
+      for (int kk = 0; kk < NZ; ++kk) {
+        V vy = hn::Zero(d);
+        for (int j = 0; j < NY; ++j) {
+          const double* HWY_RESTRICT row = o + j * fl.sj + kk * fl.sk;
+          V vx = hn::Zero(d);
+          for (int i = 0; i < NX; ++i) vx = hn::Add(vx, hn::Mul(wx(d, 1 + i), hn::Set(d, row[i * si])));
+          vy = hn::Add(vy, hn::Mul(wy(d, 1 + j), vx));
+        }
+        v = hn::Add(v, hn::Mul(wz(d, 1 + kk), vy));
+      }
+      return v;
+    };
+    const V e[6] = {sum(f.ex, hx, ny, nz, k[1], k[2], k[4]), sum(f.ey, nx, hy, nz, k[0], k[3], k[4]),
+                    sum(f.ez, nx, ny, hz, k[0], k[2], k[5]), sum(f.bx, nx, hy, hz, k[0], k[3], k[5]),
+                    sum(f.by, hx, ny, hz, k[1], k[2], k[5]), sum(f.bz, hx, hy, nz, k[1], k[3], k[4])};
+    if (count == L) {
+      for (int c = 0; c < 6; ++c) hn::StoreU(e[c], d, eb + std::size_t(c) * n + p);
+    } else {
+      HWY_ALIGN double t[kMaxLanes];
+      for (int c = 0; c < 6; ++c) {
+        hn::Store(e[c], d, t);
+        for (std::size_t l = 0; l < count; ++l) eb[std::size_t(c) * n + p + l] = t[l];
+      }
+    }
+  };
+  // Keys (the nodal and staggered shapes' first points per axis: Shape<P> and Shape<Q> on
+  // vectors, so that a run's key is what its lanes compute) of a chunk of particles at a
+  // time, then the chunk's runs (a run ends with its chunk: runs group work only, a
+  // particle's bits do not depend on them).
+  constexpr std::size_t kChunk = 16 * kMaxLanes;
+  HWY_ALIGN double keys[6][kChunk];
+  for (std::size_t c0 = 0; c0 < n; c0 += kChunk) {
+    const std::size_t cn = std::min(kChunk, n - c0);
+    for (std::size_t v = 0; v < cn; v += L) {
+      const std::size_t count = std::min(L, cn - v), p = c0 + v;
+      HWY_ALIGN double pad[3 * kMaxLanes];
+      for (int a = 0; a < D; ++a) {
+        V s;
+        if (count == L) {
+          s = Cells(d, g, a, hn::LoadU(d, x[a] + p));
+        } else {
+          Pad(x[a], 0, 1, p, count, L, pad);
+          s = Cells(d, g, a, hn::Load(d, pad));
+        }
+        {
+          ShapeV<P> nr;
+          ShapeOf<P>(d, s, nr);
+          hn::Store(nr(d, 0), d, pad + L);
+          for (std::size_t l = 0; l < count; ++l) keys[2 * a][v + l] = pad[L + l];
+        }
+        {
+          ShapeV<Q> hr;
+          AxisShape<Q, true, true>(d, s, hr);
+          hn::Store(hr(d, 0), d, pad + L);
+          for (std::size_t l = 0; l < count; ++l) keys[2 * a + 1][v + l] = pad[L + l];
+        }
+      }
+      for (int r = 2 * D; r < 6; ++r)
+        for (std::size_t l = 0; l < count; ++l) keys[r][v + l] = 0.0;
+    }
+    auto same = [&](std::size_t i, std::size_t j) {
+      for (int r = 0; r < 2 * D; ++r)
+        if (keys[r][i] != keys[r][j]) return false;
+      return true;
+    };
+    for (std::size_t b = 0; b < cn;) {
+      std::size_t e = b + 1;
+      while (e < cn && same(b, e)) ++e;
+      std::array<int, 6> kb{};
+      for (int r = 0; r < 6; ++r) kb[std::size_t(r)] = int(keys[r][b]);
+      for (std::size_t q = b; q < e; q += L) {
+        const std::size_t count = std::min(L, e - q), p = c0 + q;
+        if (ahead > 0)
+          for (std::size_t l = 0; l < count; ++l) {
+            const std::size_t r = p + l + std::size_t(ahead);
+            if (r < n) prefetch_fields<D>(f, g, {x[0][r], x[1][r], x[2][r]});
+          }
+        if (count == L) {
+          vector(x, p, p, L, kb);
+        } else {
+          HWY_ALIGN double pad[3 * kMaxLanes];
+          for (int a = 0; a < D; ++a) Pad(x[a], 0, 1, p, count, L, pad + a * L);
+          const double* xs[3] = {pad, pad + L, pad + 2 * L};
+          vector(xs, 0, p, count, kb);
+        }
+      }
+      b = e;
+    }
+  }
+}
+
 // f.template operator()<D, P>() for a run's dimension (1-3) and shape order (1-3).
 template <class F>
 HWY_INLINE void WithDP(int D, int P, F&& f) {
@@ -298,9 +435,22 @@ HWY_INLINE void WithDP(int D, int P, F&& f) {
     with_p.template operator()<3>();
 }
 
-void Gather(int D, int P, bool energy, const EMFields& f, const Grid& g, std::size_t n,
+void Gather(int D, int P, bool energy, bool runs, const EMFields& f, const Grid& g, std::size_t n,
             const double* const x[3], long ahead, double* eb) {
   const bool unit = f.ex.si == 1;  // the six share their strides (one block view)
+  if (runs) {
+    WithDP(D, P, [&]<int DD, int PP>() {
+      if (energy && unit)
+        GatherRunsT<DD, PP, true, true>(f, g, n, x, ahead, eb);
+      else if (energy)
+        GatherRunsT<DD, PP, true, false>(f, g, n, x, ahead, eb);
+      else if (unit)
+        GatherRunsT<DD, PP, false, true>(f, g, n, x, ahead, eb);
+      else
+        GatherRunsT<DD, PP, false, false>(f, g, n, x, ahead, eb);
+    });
+    return;
+  }
   WithDP(D, P, [&]<int DD, int PP>() {
     if (energy && unit)
       GatherT<DD, PP, true, true>(f, g, n, x, ahead, eb);
@@ -762,9 +912,9 @@ HWY_EXPORT(Gather);
 HWY_EXPORT(Push);
 HWY_EXPORT(Deposit);
 
-void gather(int D, int P, bool energy, const EMFields& f, const Grid& g, std::size_t n,
-            const double* const x[3], long ahead, double* eb) {
-  HWY_DYNAMIC_DISPATCH(Gather)(D, P, energy, f, g, n, x, ahead, eb);
+void gather(int D, int P, bool energy, bool runs, const EMFields& f, const Grid& g,
+            std::size_t n, const double* const x[3], long ahead, double* eb) {
+  HWY_DYNAMIC_DISPATCH(Gather)(D, P, energy, runs, f, g, n, x, ahead, eb);
 }
 void push(std::size_t n, double* const u[3], double* const x[3], const double* eb, double qm,
           double dt, double* xo) {

@@ -510,7 +510,8 @@ void Pic::step(mesh::Mesh& m, double dt) {
             const auto t0 = std::chrono::steady_clock::now();
             if (vectorised) {
               const double* xs[3] = {x[0] + b, x[1] + b, x[2] + b};
-              simd::gather(D, P, S == GatherScheme::energy_conserving, f, g, n, xs, ahead, eb);
+              simd::gather(D, P, S == GatherScheme::energy_conserving, sort_ == "cell", f, g, n, xs,
+                           ahead, eb);
             } else {
               for (std::size_t p = 0; p < n; ++p) {
                 if (ahead > 0 && p + std::size_t(ahead) < n) {

@@ -102,12 +102,13 @@ struct Particles {
 };
 
 template <int D, int P, pic::GatherScheme S>
-void check_gather(const std::string& what, std::size_t n, bool zone_major, std::mt19937_64& rng) {
+void check_gather(const std::string& what, std::size_t n, bool zone_major, bool runs,
+                  bool clustered, std::mt19937_64& rng) {
   Block blk(D, zone_major);
   std::uniform_real_distribution<double> val(-1.0, 1.0);
   for (auto& v : blk.data) v = val(rng);
   const auto g = grid_of(D);
-  const Particles pt(D, g, n, rng);
+  const Particles pt(D, g, n, rng, clustered);
   const double* x[3] = {pt.x[0].data(), pt.x[1].data(), pt.x[2].data()};
   // One past the end: a canary the kernel must not write.
   std::vector<double> ref(6 * n), got(6 * n + 1, -7.0), ahead(6 * n + 1, -7.0), alone(6 * n);
@@ -117,12 +118,12 @@ void check_gather(const std::string& what, std::size_t n, bool zone_major, std::
     for (int c = 0; c < 3; ++c) ref[c * n + p] = E[c], ref[(3 + c) * n + p] = B[c];
   }
   constexpr bool energy = S == pic::GatherScheme::energy_conserving;
-  ps::gather(D, P, energy, blk.em(), g, n, x, 0, got.data());
-  ps::gather(D, P, energy, blk.em(), g, n, x, 3, ahead.data());
+  ps::gather(D, P, energy, runs, blk.em(), g, n, x, 0, got.data());
+  ps::gather(D, P, energy, runs, blk.em(), g, n, x, 3, ahead.data());
   for (std::size_t p = 0; p < n; ++p) {
     const double* x1[3] = {x[0] + p, x[1] + p, x[2] + p};
     double e1[6];
-    ps::gather(D, P, energy, blk.em(), g, 1, x1, 0, e1);
+    ps::gather(D, P, energy, runs, blk.em(), g, 1, x1, 0, e1);
     for (int c = 0; c < 6; ++c) alone[c * n + p] = e1[c];
   }
   double diff = 0;
@@ -286,8 +287,15 @@ void check_order(const std::string& target, std::mt19937_64& rng) {
          {std::size_t(0), std::size_t(1), std::size_t(3), std::size_t(37), std::size_t(64)}) {
       const std::string what = target + " D=" + std::to_string(D) + " P=" + std::to_string(P) +
                                (zm ? " zone-major" : " var-major") + " n=" + std::to_string(n);
-      check_gather<D, P, pic::GatherScheme::energy_conserving>(what + " energy", n, zm, rng);
-      check_gather<D, P, pic::GatherScheme::momentum_conserving>(what + " momentum", n, zm, rng);
+      for (const bool runs : {false, true})
+        for (const bool clustered : {false, true}) {
+          const std::string how = std::string(runs ? " by runs" : " per lane") +
+                                  (clustered ? " clustered" : "");
+          check_gather<D, P, pic::GatherScheme::energy_conserving>(what + " energy" + how, n, zm,
+                                                                   runs, clustered, rng);
+          check_gather<D, P, pic::GatherScheme::momentum_conserving>(what + " momentum" + how, n,
+                                                                     zm, runs, clustered, rng);
+        }
       check_deposit<D, P>(what, n, zm, false, rng);
       check_deposit<D, P>(what + " clustered", n, zm, true, rng);
     }
