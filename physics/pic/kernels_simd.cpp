@@ -330,16 +330,18 @@ void GatherRunsT(const EMFields& f, const Grid& g, std::size_t n, const double* 
         for (int j = 0; j < NY; ++j) {
           const double* HWY_RESTRICT row = o + j * fl.sj + kk * fl.sk;
           V vx = hn::Zero(d);
-          for (int i = 0; i < NX; ++i) vx = hn::Add(vx, hn::Mul(wx(d, 1 + i), hn::Set(d, row[i * si])));
+          for (int i = 0; i < NX; ++i)
+            vx = hn::Add(vx, hn::Mul(wx(d, 1 + i), hn::Set(d, row[i * si])));
           vy = hn::Add(vy, hn::Mul(wy(d, 1 + j), vx));
         }
         v = hn::Add(v, hn::Mul(wz(d, 1 + kk), vy));
       }
       return v;
     };
-    const V e[6] = {sum(f.ex, hx, ny, nz, k[1], k[2], k[4]), sum(f.ey, nx, hy, nz, k[0], k[3], k[4]),
-                    sum(f.ez, nx, ny, hz, k[0], k[2], k[5]), sum(f.bx, nx, hy, hz, k[0], k[3], k[5]),
-                    sum(f.by, hx, ny, hz, k[1], k[2], k[5]), sum(f.bz, hx, hy, nz, k[1], k[3], k[4])};
+    const V e[6] = {
+        sum(f.ex, hx, ny, nz, k[1], k[2], k[4]), sum(f.ey, nx, hy, nz, k[0], k[3], k[4]),
+        sum(f.ez, nx, ny, hz, k[0], k[2], k[5]), sum(f.bx, nx, hy, hz, k[0], k[3], k[5]),
+        sum(f.by, hx, ny, hz, k[1], k[2], k[5]), sum(f.bz, hx, hy, nz, k[1], k[3], k[4])};
     if (count == L) {
       for (int c = 0; c < 6; ++c) hn::StoreU(e[c], d, eb + std::size_t(c) * n + p);
     } else {
@@ -582,41 +584,32 @@ HWY_INLINE V Transverse(DF d, V s0b, V dsb, V s0c, V dsc) {
                  hn::Mul(hn::Mul(hn::Set(d, 1.0 / 3.0), dsb), dsc));
 }
 
-// One particle's deposit window as deposit_current<D, P> uses it: S0, DS and the prefix
-// sums of DS (pre[m] = DS[0] + ... + DS[m], m < n - 1) per axis; an inactive axis has the
-// single point 0 with S0 = 1 and DS = 0. Along x they are rows read as 4-lane vectors:
-// a vector of particles stores them interleaved (StoreInterleaved4: each particle's 4
+// One particle's deposit as deposit_current<D, P> computes it, from a vector's buffer: the
+// coefficients of its rows of J along x, and the x rows themselves. Per particle (lane) the
+// buffer holds, each a row of L lanes: the window's first point (3); cx t(y_j, z_k) for J_x
+// (nz ny, t = detail::transverse); cy pre_y[j] for J_y (ny - 1; one, cy, along an inactive
+// y); cz pre_z[k] for J_z (nz - 1; one along an inactive z); S0 and DS of y (2 ny) and of z
+// (2 nz), the transverse factor's other axis. pre[m] = DS[0] + ... + DS[m] (Esirkepov's
+// prefix sums); an inactive axis has the single point 0 with S0 = 1 and DS = 0. The x rows
+// (S0, DS and pre of x) follow, interleaved by particle (StoreInterleaved4: a particle's 4
 // points adjacent, zeros past the window), so that a particle's row is a load of what a
 // whole-vector store wrote (a row assembled from scalar stores stalls the load that reads
-// it: measured, 6 % of the deposit). The y and z points are scalars.
+// it). Every per-particle coefficient is computed on vectors of particles.
 template <int D, int P>
 struct ParticleRows {
   static constexpr int nx = P + 2, ny = D > 1 ? P + 2 : 1, nz = D > 2 ? P + 2 : 1;
   static constexpr int groups = (nx + 3) / 4;  // of 4 x points
-  // The scalar rows of a vector's buffer (each of L lanes): the window's first point (3),
-  // the coefficients cx, cy, cz (3), then for y and z S0 (n), DS (n) and pre (n - 1).
-  static constexpr int kY = 6, kZ = kY + 3 * ny - 1, rows = kZ + 3 * nz - 1;
-  // The x rows follow: S0, DS, pre, each `groups` blocks of 4 L values.
+  static constexpr int ncy = D > 1 ? ny - 1 : 1, ncz = D > 2 ? nz - 1 : 1;
+  static constexpr int kCX = 3, kCY = kCX + nz * ny, kCZ = kCY + ncy, kBY = kCZ + ncz,
+                       kBZ = kBY + 2 * ny, rows = kBZ + 2 * nz;
   static constexpr int x_doubles_per_lane = 3 * groups * 4;
+  const double* b = nullptr;  // the buffer, at lane l
   const double* x = nullptr;  // lane l's S0 group 0 in the x rows
   std::size_t L = 0;
-  double ys0[ny], yds[ny], ypre[ny], zs0[nz], zds[nz], zpre[nz];
-  double c[3];
-  std::ptrdiff_t first[3];
-  // Lane l of a vector's buffer b (scalar rows, then the x rows).
-  HWY_INLINE void load(const double* HWY_RESTRICT b, std::size_t lanes, std::size_t l) {
-    L = lanes;
-    x = b + std::size_t(rows) * L + 4 * l;
-    for (int a = 0; a < 3; ++a) first[a] = std::ptrdiff_t(b[std::size_t(a) * L + l]);
-    for (int a = 0; a < 3; ++a) c[a] = b[std::size_t(3 + a) * L + l];
-    auto axis = [&](int row, int n, double* s0, double* ds, double* pre) {
-      for (int m = 0; m < n; ++m) s0[m] = b[std::size_t(row + m) * L + l];
-      for (int m = 0; m < n; ++m) ds[m] = b[std::size_t(row + n + m) * L + l];
-      for (int m = 0; m + 1 < n; ++m) pre[m] = b[std::size_t(row + 2 * n + m) * L + l];
-    };
-    axis(kY, ny, ys0, yds, ypre);
-    axis(kZ, nz, zs0, zds, zpre);
-  }
+  HWY_INLINE ParticleRows(const double* buf, std::size_t lanes, std::size_t l)
+      : b(buf + l), x(buf + std::size_t(rows) * lanes + 4 * l), L(lanes) {}
+  HWY_INLINE double at(int row) const { return b[std::size_t(row) * L]; }
+  HWY_INLINE std::ptrdiff_t first(int a) const { return std::ptrdiff_t(at(a)); }
   // x points [i0, i0 + lanes of d4) of S0 (what = 0), DS (1) or pre (2); i0 a multiple of
   // d4's lanes (at most 4).
   template <class D4>
@@ -674,41 +667,20 @@ struct RunSums {
 };
 
 // deposit_current<D, P> Steps 2-4 for one particle, added to its run's sums: J_x's rows
-// (the prefix of DS_x times cx and the transverse factor of y and z), J_y's and J_z's (the
-// transverse factor of x and the other axis times the prefix of DS along their own axis,
-// or the velocity's coefficient along an inactive axis, stored negated).
+// (the prefix of DS_x times cx t(y_j, z_k)), J_y's and J_z's (the transverse factor of x
+// and the other axis times cy pre_y[j] or cz pre_z[k], or the velocity's coefficient along
+// an inactive axis, stored negated).
 template <int D, int P>
 HWY_INLINE void AddRows(RunSums<D, P>& r, const ParticleRows<D, P>& p) {
-  constexpr int ny = RunSums<D, P>::ny, nz = RunSums<D, P>::nz, W = RunSums<D, P>::W;
+  using Rows = ParticleRows<D, P>;
+  constexpr int ny = Rows::ny, nz = Rows::nz, W = RunSums<D, P>::W;
   const hn::CappedTag<double, 4> d4;
   const std::size_t N = hn::Lanes(d4);
-  // Every coefficient first, in locals (the run's rows are stores the compiler cannot
-  // prove apart from p's members: reading those between the stores reloads them).
-  double cx[nz * ny], cy[ny], cz[nz], by[ny][2], bz[nz][2];
-  for (int k = 0; k < nz; ++k)
-    for (int j = 0; j < ny; ++j)
-      cx[k * ny + j] = p.c[0] * detail::transverse(p.ys0[j], p.yds[j], p.zs0[k], p.zds[k]);
-  if constexpr (D > 1)
-    for (int j = 0; j + 1 < ny; ++j) cy[j] = p.c[1] * p.ypre[j];
-  else
-    cy[0] = p.c[1];
-  if constexpr (D > 2)
-    for (int k = 0; k + 1 < nz; ++k) cz[k] = p.c[2] * p.zpre[k];
-  else
-    cz[0] = p.c[2];
-  for (int j = 0; j < ny; ++j) by[j][0] = p.ys0[j], by[j][1] = p.yds[j];
-  for (int k = 0; k < nz; ++k) bz[k][0] = p.zs0[k], bz[k][1] = p.zds[k];
-  const double* HWY_RESTRICT xr = p.x;
-  const std::size_t L = p.L;
-  auto xrow = [&](int what, std::size_t i0) {
-    return hn::LoadU(
-        d4, xr + (std::size_t(what * RunSums<D, P>::Rows::groups) + i0 / 4) * 4 * L + i0 % 4);
-  };
   for (std::size_t i0 = 0; i0 < std::size_t(W); i0 += N) {
-    const auto s0 = xrow(0, i0), ds = xrow(1, i0), pre = xrow(2, i0);
-    // detail::transverse of x and a point (s0b, dsb) of another axis.
-    auto tx = [&](double s0b, double dsb) {
-      const auto a = hn::Set(d4, s0b), b = hn::Set(d4, dsb);
+    const auto s0 = p.xrow(d4, 0, i0), ds = p.xrow(d4, 1, i0), pre = p.xrow(d4, 2, i0);
+    // detail::transverse of x and the point (S0, DS) at row `row` of another axis.
+    auto tx = [&](int row) {
+      const auto a = hn::Set(d4, p.at(row)), b = hn::Set(d4, p.at(row + 1));
       return hn::Add(hn::Add(hn::Mul(s0, a),
                              hn::Mul(hn::Set(d4, 0.5), hn::Add(hn::Mul(ds, a), hn::Mul(s0, b)))),
                      hn::Mul(hn::Mul(hn::Set(d4, 1.0 / 3.0), ds), b));
@@ -716,24 +688,30 @@ HWY_INLINE void AddRows(RunSums<D, P>& r, const ParticleRows<D, P>& p) {
     auto add = [&](double* HWY_RESTRICT row, decltype(s0) v) {
       hn::Store(hn::Add(hn::Load(d4, row + i0), v), d4, row + i0);
     };
-    for (int q = 0; q < nz * ny; ++q) add(r.jx[q], hn::Mul(hn::Set(d4, cx[q]), pre));
+    for (int q = 0; q < nz * ny; ++q) add(r.jx[q], hn::Mul(hn::Set(d4, p.at(Rows::kCX + q)), pre));
     if constexpr (D > 1) {
       for (int k = 0; k < nz; ++k) {
-        const auto t = tx(bz[k][0], bz[k][1]);
+        const auto t = tx(Rows::kBZ + 2 * k);
         for (int j = 0; j < ny - 1; ++j)
-          add(r.jy[k * (ny - 1) + j], hn::Mul(hn::Set(d4, cy[j]), t));
+          add(r.jy[k * (ny - 1) + j], hn::Mul(hn::Set(d4, p.at(Rows::kCY + j)), t));
       }
     } else {
-      add(r.jy[0], hn::Mul(hn::Set(d4, cy[0]), tx(1.0, 0.0)));
+      const auto one = hn::Set(d4, 1.0), zero = hn::Zero(d4);
+      const auto t =
+          hn::Add(hn::Add(hn::Mul(s0, one),
+                          hn::Mul(hn::Set(d4, 0.5), hn::Add(hn::Mul(ds, one), hn::Mul(s0, zero)))),
+                  hn::Mul(hn::Mul(hn::Set(d4, 1.0 / 3.0), ds), zero));
+      add(r.jy[0], hn::Mul(hn::Set(d4, p.at(Rows::kCY)), t));
     }
     if constexpr (D > 2) {
       for (int j = 0; j < ny; ++j) {
-        const auto t = tx(by[j][0], by[j][1]);
-        for (int k = 0; k < nz - 1; ++k) add(r.jz[k * ny + j], hn::Mul(hn::Set(d4, cz[k]), t));
+        const auto t = tx(Rows::kBY + 2 * j);
+        for (int k = 0; k < nz - 1; ++k)
+          add(r.jz[k * ny + j], hn::Mul(hn::Set(d4, p.at(Rows::kCZ + k)), t));
       }
     } else {
       for (int j = 0; j < ny; ++j)
-        add(r.jz[j], hn::Mul(hn::Set(d4, cz[0]), tx(by[j][0], by[j][1])));
+        add(r.jz[j], hn::Mul(hn::Set(d4, p.at(Rows::kCZ)), tx(Rows::kBY + 2 * j)));
     }
   }
 }
@@ -797,7 +775,6 @@ void DepositT(const Currents& J, const Grid& g, std::size_t n, const double* xo,
                      const double* wv, std::size_t stride, std::size_t r, std::size_t nvec,
                      std::size_t last) TESSERA_ONE_COPY {
     const V vq = hn::Set(d, q), vinv = hn::Set(d, inv_vol), vdt = hn::Set(d, dt);
-    Rows p;
     for (std::size_t v = 0; v < nvec; ++v, r += L) {
       const std::size_t count = v + 1 < nvec ? L : last;
       // Step 1: S0 and DS per axis on a common window.
@@ -819,29 +796,43 @@ void DepositT(const Currents& J, const Grid& g, std::size_t n, const double* xo,
       auto active = [&](int a) {
         return hn::Div(hn::Mul(hn::Mul(qw, hn::Set(d, g.dx[a])), vinv), vdt);
       };
-      put(3, active(0));
+      const V cx = active(0);
+      V cy = hn::Zero(d), cz = hn::Zero(d);
       if constexpr (D < 3) {
         const V u0 = hn::LoadU(d, uv[0] + r), u1 = hn::LoadU(d, uv[1] + r);
         const V u2 = hn::LoadU(d, uv[2] + r);
         const V ig = hn::Div(hn::Set(d, 1.0), Gamma(d, u0, u1, u2));
-        if constexpr (D < 2) put(4, hn::Neg(hn::Mul(hn::Mul(qw, hn::Mul(u1, ig)), vinv)));
-        put(5, hn::Neg(hn::Mul(hn::Mul(qw, hn::Mul(u2, ig)), vinv)));
+        if constexpr (D < 2) cy = hn::Neg(hn::Mul(hn::Mul(qw, hn::Mul(u1, ig)), vinv));
+        cz = hn::Neg(hn::Mul(hn::Mul(qw, hn::Mul(u2, ig)), vinv));
       }
-      if constexpr (D > 1) put(4, active(1));
-      if constexpr (D > 2) put(5, active(2));
-      auto axis = [&](int row, const auto& wa, int na) {
+      if constexpr (D > 1) cy = active(1);
+      if constexpr (D > 2) cz = active(2);
+      for (int k = 0; k < nz; ++k)
+        for (int j = 0; j < ny; ++j)
+          put(Rows::kCX + k * ny + j,
+              hn::Mul(cx, Transverse(d, wy.s0(d, j), wy.ds(d, j), wz.s0(d, k), wz.ds(d, k))));
+      // cy pre_y[j] and cz pre_z[k] (prefix sums along an active axis), or cy, cz.
+      auto prefixed = [&](int row, const auto& wa, int na, V c, bool is_active) {
+        if (!is_active) {
+          put(row, c);
+          return;
+        }
         V pre = hn::Zero(d);
-        for (int m = 0; m < na; ++m) {
-          put(row + m, wa.s0(d, m));
-          put(row + na + m, wa.ds(d, m));
-          if (m + 1 < na) {
-            pre = m == 0 ? wa.ds(d, 0) : hn::Add(pre, wa.ds(d, m));
-            put(row + 2 * na + m, pre);
-          }
+        for (int m = 0; m + 1 < na; ++m) {
+          pre = m == 0 ? wa.ds(d, 0) : hn::Add(pre, wa.ds(d, m));
+          put(row + m, hn::Mul(c, pre));
         }
       };
-      axis(Rows::kY, wy, ny);
-      axis(Rows::kZ, wz, nz);
+      prefixed(Rows::kCY, wy, ny, cy, D > 1);
+      prefixed(Rows::kCZ, wz, nz, cz, D > 2);
+      for (int j = 0; j < ny; ++j) {
+        put(Rows::kBY + 2 * j, wy.s0(d, j));
+        put(Rows::kBY + 2 * j + 1, wy.ds(d, j));
+      }
+      for (int k = 0; k < nz; ++k) {
+        put(Rows::kBZ + 2 * k, wz.s0(d, k));
+        put(Rows::kBZ + 2 * k + 1, wz.ds(d, k));
+      }
       // The x rows, interleaved by particle (ParticleRows); pre[m] for m < nx - 1.
       {
         Vs<4 * Rows::groups> s0, ds, pre;
@@ -866,12 +857,12 @@ void DepositT(const Currents& J, const Grid& g, std::size_t n, const double* xo,
       }
       // Steps 2-4: into the run's sums, particle after particle (the order of the arrays).
       for (std::size_t l = 0; l < count; ++l) {
-        p.load(b, L, l);
-        if (run.open && (p.first[0] != run.first[0] || p.first[1] != run.first[1] ||
-                         p.first[2] != run.first[2]))
+        const Rows p(b, L, l);
+        if (run.open && (p.first(0) != run.first[0] || p.first(1) != run.first[1] ||
+                         p.first(2) != run.first[2]))
           flush(run);
         if (!run.open) {
-          for (int a = 0; a < 3; ++a) run.first[a] = p.first[a];
+          for (int a = 0; a < 3; ++a) run.first[a] = p.first(a);
           run.open = true;
         }
         AddRows<D, P>(run, p);
@@ -912,8 +903,8 @@ HWY_EXPORT(Gather);
 HWY_EXPORT(Push);
 HWY_EXPORT(Deposit);
 
-void gather(int D, int P, bool energy, bool runs, const EMFields& f, const Grid& g,
-            std::size_t n, const double* const x[3], long ahead, double* eb) {
+void gather(int D, int P, bool energy, bool runs, const EMFields& f, const Grid& g, std::size_t n,
+            const double* const x[3], long ahead, double* eb) {
   HWY_DYNAMIC_DISPATCH(Gather)(D, P, energy, runs, f, g, n, x, ahead, eb);
 }
 void push(std::size_t n, double* const u[3], double* const x[3], const double* eb, double qm,

@@ -289,8 +289,8 @@ void check_order(const std::string& target, std::mt19937_64& rng) {
                                (zm ? " zone-major" : " var-major") + " n=" + std::to_string(n);
       for (const bool runs : {false, true})
         for (const bool clustered : {false, true}) {
-          const std::string how = std::string(runs ? " by runs" : " per lane") +
-                                  (clustered ? " clustered" : "");
+          const std::string how =
+              std::string(runs ? " by runs" : " per lane") + (clustered ? " clustered" : "");
           check_gather<D, P, pic::GatherScheme::energy_conserving>(what + " energy" + how, n, zm,
                                                                    runs, clustered, rng);
           check_gather<D, P, pic::GatherScheme::momentum_conserving>(what + " momentum" + how, n,
