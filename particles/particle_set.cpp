@@ -114,52 +114,48 @@ void ParticleSet::set_bins(int nbins, BinFunction bins) {
   bins_ = std::move(bins);
 }
 
-bool ParticleSet::order_by_bins(int nnodes) {
-  // Every particle's bin; a stable counting sort by node, then inside each node by bin,
-  // from storage order; then tag order inside each (node, bin) by insertion (a bin's
-  // particles are few, and mostly in tag order already: those that kept their bin since
-  // the last sort are).
+bool ParticleSet::order_by_bins(int nnodes, const std::vector<char>& moved) {
+  // The particles that kept their node and their bin since the last sort are still in
+  // (node, bin, tag) order (dropping others keeps it; checked, not assumed: a tree change
+  // renumbers nodes); the rest (moved[i], a new bin, arrivals, new particles) are sorted
+  // alone, by keys held beside their indices, and merged in: O(n + k log k) for k of them.
+  bin_.resize(n_, -1);
+  new_bin_.resize(n_);
+  bins_(*this, node_, n_, new_bin_.data());
+  stay_.clear();
+  move_.clear();
+  for (std::size_t i = 0; i < n_; ++i) {
+    if (new_bin_[i] < 0 || new_bin_[i] >= nbins_)
+      throw Error(fmt::format("particles: bin {} of particle {} is outside [0, {})", new_bin_[i],
+                              tag_[i], nbins_));
+    if (moved[i] || new_bin_[i] != bin_[i])
+      move_.push_back({node_[i], new_bin_[i], tag_[i], i});
+    else
+      stay_.push_back({node_[i], new_bin_[i], tag_[i], i});
+  }
+  const auto before = [](const SortKey& a, const SortKey& b) {
+    if (a.node != b.node) return a.node < b.node;
+    if (a.bin != b.bin) return a.bin < b.bin;
+    return a.tag < b.tag;
+  };
+  if (!std::is_sorted(stay_.begin(), stay_.end(), before))
+    std::sort(stay_.begin(), stay_.end(), before);
+  std::sort(move_.begin(), move_.end(), before);
   auto& order = order_;
   order.resize(n_);
-  bin_.resize(n_);
   first_.assign(std::size_t(nnodes) + 1, 0);
-  for (std::size_t i = 0; i < n_; ++i) ++first_[std::size_t(node_[i]) + 1];
+  bool identity = true;
+  std::size_t a = 0, b = 0;
+  for (std::size_t k = 0; k < n_; ++k) {
+    const bool from_move = a == stay_.size() || (b < move_.size() && before(move_[b], stay_[a]));
+    const SortKey& key = from_move ? move_[b++] : stay_[a++];
+    order[k] = key.index;
+    bin_[k] = key.bin;
+    ++first_[std::size_t(key.node) + 1];
+    identity = identity && key.index == k;
+  }
   std::partial_sum(first_.begin(), first_.end(), first_.begin());
-  {
-    std::vector<std::size_t> next(first_.begin(), first_.end() - 1);
-    for (std::size_t i = 0; i < n_; ++i) order[next[std::size_t(node_[i])]++] = i;
-  }
-  bins_(*this, node_, n_, bin_.data());
-  for (std::size_t i = 0; i < n_; ++i)
-    if (bin_[i] < 0 || bin_[i] >= nbins_)
-      throw Error(fmt::format("particles: bin {} of particle {} is outside [0, {})", bin_[i],
-                              tag_[i], nbins_));
-  auto& by_node = by_node_;
-  by_node.assign(order.begin(), order.end());
-  count_.resize(std::size_t(nbins_) + 1);
-  for (int id = 0; id < nnodes; ++id) {
-    const std::size_t b = first_[std::size_t(id)], e = first_[std::size_t(id) + 1];
-    if (e - b < 2) continue;
-    std::fill(count_.begin(), count_.end(), 0);
-    for (std::size_t k = b; k < e; ++k) ++count_[std::size_t(bin_[by_node[k]]) + 1];
-    std::partial_sum(count_.begin(), count_.end(), count_.begin());
-    for (std::size_t k = b; k < e; ++k) {
-      const std::size_t i = by_node[k];
-      order[b + count_[std::size_t(bin_[i])]++] = i;
-    }
-    for (std::size_t k = b + 1; k < e; ++k) {
-      const std::size_t i = order[k];
-      std::size_t at = k;
-      while (at > b && bin_[order[at - 1]] == bin_[i] && tag_[order[at - 1]] > tag_[i]) {
-        order[at] = order[at - 1];
-        --at;
-      }
-      order[at] = i;
-    }
-  }
-  for (std::size_t i = 0; i < n_; ++i)
-    if (order[i] != i) return true;
-  return false;
+  return !identity;
 }
 
 void ParticleSet::permute() {
@@ -175,14 +171,14 @@ void ParticleSet::permute() {
   auto* tt = reinterpret_cast<std::int64_t*>(tmp.data());
   for (std::size_t i = 0; i < n_; ++i) tt[i] = tag_[order[i]];
   std::copy(tt, tt + n_, tag_);
-  auto* nn = reinterpret_cast<std::int32_t*>(tmp.data());
-  for (std::size_t i = 0; i < n_; ++i) nn[i] = node_[order[i]];
-  std::copy(nn, nn + n_, node_);
+  // The nodes in the new order are first_'s ranges.
+  for (std::size_t id = 0; id + 1 < first_.size(); ++id)
+    std::fill(node_ + first_[id], node_ + first_[id + 1], std::int32_t(id));
 }
 
 void ParticleSet::sort_canonical(int nnodes, const std::vector<char>& moved) {
   if (bins_) {
-    if (order_by_bins(nnodes)) permute();
+    if (order_by_bins(nnodes, moved)) permute();
     return;
   }
   // Counting sort by node (canonical tree order), then by tag inside each node. Inside a
@@ -355,6 +351,7 @@ MigrateStats ParticleSet::redistribute(const mesh::Mesh& m) {
       tag_[kept] = tag_[i];
       node_[kept] = node_[i];
       moved[kept] = moved[i];
+      if (i < bin_.size()) bin_[kept] = bin_[i];
     }
     ++kept;
   }

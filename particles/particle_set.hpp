@@ -126,14 +126,20 @@ class ParticleSet {
   void remap(std::size_t cap);
   /// moved[i] != 0: particle i changed node (or arrived, or is new) since the last sort.
   void sort_canonical(int nnodes, const std::vector<char>& moved);
-  /// The (node, bin, tag) order of set_bins into order_; false if it is the identity.
-  bool order_by_bins(int nnodes);
+  /// The (node, bin, tag) order of set_bins into order_ (and bin_ in it); false if it is
+  /// the identity.
+  bool order_by_bins(int nnodes, const std::vector<char>& moved);
   /// Storage in order_'s order (every property, the tags and the nodes).
   void permute();
   int nbins_ = 0;
   BinFunction bins_;
-  std::vector<std::int32_t> bin_;
-  std::vector<std::size_t> count_, by_node_;
+  std::vector<std::int32_t> bin_, new_bin_;  ///< bins at the last sort (storage order), now
+  struct SortKey {
+    std::int32_t node, bin;
+    std::int64_t tag;
+    std::size_t index;
+  };
+  std::vector<SortKey> stay_, move_;
   // The large per-particle buffers, reused across redistribute calls (no page faults for
   // them per step; per-node counters are still allocated per call).
   std::vector<char> moved_;

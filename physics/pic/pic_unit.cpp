@@ -225,32 +225,39 @@ void Pic::bind(mesh::Mesh& m, const physics::Services& /*services*/,
       particles::ParticleType{"pic", {"weight", "type"}, name()}, cfg_);
   if (sort_ == "cell") {
     // Bins: species-major (a block's species stay contiguous), then the grid point a
-    // particle's shapes start from, as the gather and the deposit compute it (shape.hpp:
-    // the nearest point for even orders, floor for odd ones), over the block array.
+    // particle's shapes start from (shape.hpp: the nearest point for even orders, floor for
+    // odd ones), over the block array. Bins only order the particles (the kernels find
+    // their runs themselves), so x/dx may be a multiplication here.
     const auto& s = m.shape();
     const int ext[3] = {s.n(0), s.n(1), s.n(2)};
     const int cells = ext[0] * ext[1] * ext[2];
     const int nspecies = int(species_.size());
     const double shift = order_ % 2 == 0 ? 0.5 : 0.0;
-    set_->set_bins(std::max(1, nspecies) * cells, [this, ext, cells, shift](
-                                                      const particles::ParticleSet& ps,
-                                                      const std::int32_t* node, std::size_t n,
-                                                      std::int32_t* out) {
-      const double* x[3] = {ps.prop(particles::POSX), ps.prop(particles::POSY),
-                            ps.prop(particles::POSZ)};
-      const double* type = ps.prop(kType);
-      int last = -1;
-      Grid g;
-      for (std::size_t i = 0; i < n; ++i) {
-        if (node[i] != last) g = grid_of(*mesh_, last = node[i]);
-        int at = 0;
-        for (int a = ndim_ - 1; a >= 0; --a) {
-          const int c = std::clamp(detail::floor_int(g.cells(a, x[a][i]) + shift), 0, ext[a] - 1);
-          at = at * ext[a] + c;
-        }
-        out[i] = (int(type[i]) - 1) * cells + at;
-      }
-    });
+    set_->set_bins(
+        std::max(1, nspecies) * cells,
+        [this, ext, cells, shift](const particles::ParticleSet& ps, const std::int32_t* node,
+                                  std::size_t n, std::int32_t* out) {
+          const double* x[3] = {ps.prop(particles::POSX), ps.prop(particles::POSY),
+                                ps.prop(particles::POSZ)};
+          const double* type = ps.prop(kType);
+          const int nd = ndim_;
+          int last = -1;
+          double x0[3] = {0, 0, 0}, inv[3] = {1, 1, 1};
+          for (std::size_t i = 0; i < n; ++i) {
+            if (node[i] != last) {
+              const Grid g = grid_of(*mesh_, last = node[i]);
+              for (int a = 0; a < 3; ++a) x0[a] = g.x0[a], inv[a] = 1.0 / g.dx[a];
+            }
+            int at = 0;
+            for (int a = nd - 1; a >= 0; --a) {
+              // floor for v >= -1 (truncation of v + 1 >= 0); below, clamped.
+              const double v = (x[a][i] - x0[a]) * inv[a] + shift;
+              const int c = std::clamp(int(v + 1.0) - 1, 0, ext[a] - 1);
+              at = at * ext[a] + c;
+            }
+            out[i] = (int(type[i]) - 1) * cells + at;
+          }
+        });
   }
 }
 
