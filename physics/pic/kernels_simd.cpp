@@ -33,6 +33,7 @@
 #include <cassert>
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 
 #include "physics/pic/constants.hpp"
 #include "physics/pic/esirkepov.hpp"
@@ -666,52 +667,136 @@ struct RunSums {
   bool open = false;  // a run is being summed
 };
 
-// deposit_current<D, P> Steps 2-4 for one particle, added to its run's sums: J_x's rows
-// (the prefix of DS_x times cx t(y_j, z_k)), J_y's and J_z's (the transverse factor of x
-// and the other axis times cy pre_y[j] or cz pre_z[k], or the velocity's coefficient along
-// an inactive axis, stored negated).
+// G rows of 4-lane vectors, in registers where the target allows (SVE's sizeless vectors
+// cannot be array elements: memory there).
+using D4 = hn::CappedTag<double, 4>;
+#if HWY_HAVE_SCALABLE
+template <int G>
+struct Rows4 {
+  HWY_ALIGN double m[G][4];
+  HWY_INLINE auto get(D4 d4, int g) const { return hn::Load(d4, m[g]); }
+  HWY_INLINE void set(D4 d4, int g, hn::Vec<D4> v) { hn::Store(v, d4, m[g]); }
+};
+#else
+template <int G>
+struct Rows4 {
+  hn::Vec<D4> m[G];
+  HWY_INLINE Rows4() {}
+  HWY_INLINE auto get(D4, int g) const { return m[g]; }
+  HWY_INLINE void set(D4, int g, hn::Vec<D4> v) { m[g] = v; }
+};
+#endif
+
+// detail::transverse of x (S0, DS: 4-lane vectors of x points) and the point (s0b, dsb) of
+// another axis.
+HWY_INLINE hn::Vec<D4> TransverseX(D4 d4, hn::Vec<D4> s0, hn::Vec<D4> ds, double s0b, double dsb) {
+  const auto a = hn::Set(d4, s0b), b = hn::Set(d4, dsb);
+  return hn::Add(
+      hn::Add(hn::Mul(s0, a), hn::Mul(hn::Set(d4, 0.5), hn::Add(hn::Mul(ds, a), hn::Mul(s0, b)))),
+      hn::Mul(hn::Mul(hn::Set(d4, 1.0 / 3.0), ds), b));
+}
+
+// deposit_current<D, P> Steps 2-4 for the particles l in [l0, l1) of a vector's buffer, all
+// of the open run, added to its sums particle after particle: J_x's rows (the prefix of DS_x
+// times cx t(y_j, z_k)), J_y's and J_z's (the transverse factor of x and the other axis
+// times cy pre_y[j] or cz pre_z[k], or the velocity's coefficient along an inactive axis,
+// stored negated). The rows go in passes of up to 8, held in registers across the
+// particles (a row's sum is the same sequence of additions as one particle at a time).
 template <int D, int P>
-HWY_INLINE void AddRows(RunSums<D, P>& r, const ParticleRows<D, P>& p) {
+HWY_INLINE void AddRun(RunSums<D, P>& r, const double* HWY_RESTRICT b, std::size_t L,
+                       std::size_t l0, std::size_t l1) {
   using Rows = ParticleRows<D, P>;
   constexpr int ny = Rows::ny, nz = Rows::nz, W = RunSums<D, P>::W;
-  const hn::CappedTag<double, 4> d4;
+  const D4 d4;
   const std::size_t N = hn::Lanes(d4);
+  const double* HWY_RESTRICT xr = b + std::size_t(Rows::rows) * L;
+  auto coef = [&](int row, std::size_t l) { return hn::Set(d4, b[std::size_t(row) * L + l]); };
+  auto at = [&](int row, std::size_t l) { return b[std::size_t(row) * L + l]; };
   for (std::size_t i0 = 0; i0 < std::size_t(W); i0 += N) {
-    const auto s0 = p.xrow(d4, 0, i0), ds = p.xrow(d4, 1, i0), pre = p.xrow(d4, 2, i0);
-    // detail::transverse of x and the point (S0, DS) at row `row` of another axis.
-    auto tx = [&](int row) {
-      const auto a = hn::Set(d4, p.at(row)), b = hn::Set(d4, p.at(row + 1));
-      return hn::Add(hn::Add(hn::Mul(s0, a),
-                             hn::Mul(hn::Set(d4, 0.5), hn::Add(hn::Mul(ds, a), hn::Mul(s0, b)))),
-                     hn::Mul(hn::Mul(hn::Set(d4, 1.0 / 3.0), ds), b));
+    // x points [i0, i0 + N) of S0 (what = 0), DS (1) or pre (2) of particle l.
+    auto xrow = [&](int what, std::size_t l) {
+      return hn::LoadU(d4,
+                       xr + (std::size_t(what * Rows::groups) + i0 / 4) * 4 * L + 4 * l + i0 % 4);
     };
-    auto add = [&](double* HWY_RESTRICT row, decltype(s0) v) {
-      hn::Store(hn::Add(hn::Load(d4, row + i0), v), d4, row + i0);
+    // G rows: sums[g] (row g of the pass) += f(l, g) for each particle.
+    auto pass = [&]<int G>(double* const* sums, const auto& add) {
+      Rows4<G> acc;
+      for (int g = 0; g < G; ++g) acc.set(d4, g, hn::Load(d4, sums[g] + i0));
+      for (std::size_t l = l0; l < l1; ++l) add(l, acc);
+      for (int g = 0; g < G; ++g) hn::Store(acc.get(d4, g), d4, sums[g] + i0);
     };
-    for (int q = 0; q < nz * ny; ++q) add(r.jx[q], hn::Mul(hn::Set(d4, p.at(Rows::kCX + q)), pre));
-    if constexpr (D > 1) {
-      for (int k = 0; k < nz; ++k) {
-        const auto t = tx(Rows::kBZ + 2 * k);
-        for (int j = 0; j < ny - 1; ++j)
-          add(r.jy[k * (ny - 1) + j], hn::Mul(hn::Set(d4, p.at(Rows::kCY + j)), t));
-      }
-    } else {
-      const auto one = hn::Set(d4, 1.0), zero = hn::Zero(d4);
-      const auto t =
-          hn::Add(hn::Add(hn::Mul(s0, one),
-                          hn::Mul(hn::Set(d4, 0.5), hn::Add(hn::Mul(ds, one), hn::Mul(s0, zero)))),
-                  hn::Mul(hn::Mul(hn::Set(d4, 1.0 / 3.0), ds), zero));
-      add(r.jy[0], hn::Mul(hn::Set(d4, p.at(Rows::kCY)), t));
+    // J_x: rows q = k ny + j, 8 a pass.
+    [&]<int... Ps>(std::integer_sequence<int, Ps...>) {
+      (
+          [&]<int Q0>() {
+            constexpr int G = nz * ny - Q0 < 8 ? nz * ny - Q0 : 8;
+            double* sums[G];
+            for (int g = 0; g < G; ++g) sums[g] = r.jx[Q0 + g];
+            pass.template operator()<G>(sums, [&](std::size_t l, Rows4<G>& acc) {
+              const auto pre = xrow(2, l);
+              for (int g = 0; g < G; ++g)
+                acc.set(d4, g, hn::Add(acc.get(d4, g), hn::Mul(coef(Rows::kCX + Q0 + g, l), pre)));
+            });
+          }.template operator()<8 * Ps>(),
+          ...);
     }
-    if constexpr (D > 2) {
-      for (int j = 0; j < ny; ++j) {
-        const auto t = tx(Rows::kBY + 2 * j);
-        for (int k = 0; k < nz - 1; ++k)
-          add(r.jz[k * ny + j], hn::Mul(hn::Set(d4, p.at(Rows::kCZ + k)), t));
+    (std::make_integer_sequence<int, (nz * ny + 7) / 8>());
+    // J_y: per z point k (the transverse factor of x and z_k), rows j < ny - 1; two k a pass.
+    if constexpr (D > 1) {
+      constexpr int R = ny - 1;
+      [&]<int... Ks>(std::integer_sequence<int, Ks...>) {
+        (
+            [&]<int K0>() {
+              constexpr int NK = nz - K0 < 2 ? nz - K0 : 2;
+              double* sums[NK * R];
+              for (int kk = 0; kk < NK; ++kk)
+                for (int j = 0; j < R; ++j) sums[kk * R + j] = r.jy[(K0 + kk) * R + j];
+              pass.template operator()<NK * R>(sums, [&](std::size_t l, Rows4<NK * R>& acc) {
+                const auto s0 = xrow(0, l), ds = xrow(1, l);
+                for (int kk = 0; kk < NK; ++kk) {
+                  const int z = Rows::kBZ + 2 * (K0 + kk);
+                  const auto t = TransverseX(d4, s0, ds, at(z, l), at(z + 1, l));
+                  for (int j = 0; j < R; ++j)
+                    acc.set(d4, kk * R + j,
+                            hn::Add(acc.get(d4, kk * R + j), hn::Mul(coef(Rows::kCY + j, l), t)));
+                }
+              });
+            }.template operator()<2 * Ks>(),
+            ...);
       }
+      (std::make_integer_sequence<int, (nz + 1) / 2>());
     } else {
-      for (int j = 0; j < ny; ++j)
-        add(r.jz[j], hn::Mul(hn::Set(d4, p.at(Rows::kCZ)), tx(Rows::kBY + 2 * j)));
+      double* sums[1] = {r.jy[0]};
+      pass.template operator()<1>(sums, [&](std::size_t l, Rows4<1>& acc) {
+        const auto t = TransverseX(d4, xrow(0, l), xrow(1, l), 1.0, 0.0);
+        acc.set(d4, 0, hn::Add(acc.get(d4, 0), hn::Mul(coef(Rows::kCY, l), t)));
+      });
+    }
+    // J_z: per y point j (the transverse factor of x and y_j), rows k < nz - 1 (one, cz,
+    // along an inactive z); two j a pass.
+    {
+      constexpr int R = D > 2 ? nz - 1 : 1;
+      [&]<int... Js>(std::integer_sequence<int, Js...>) {
+        (
+            [&]<int J0>() {
+              constexpr int NJ = ny - J0 < 2 ? ny - J0 : 2;
+              double* sums[NJ * R];
+              for (int jj = 0; jj < NJ; ++jj)
+                for (int k = 0; k < R; ++k) sums[jj * R + k] = r.jz[k * ny + J0 + jj];
+              pass.template operator()<NJ * R>(sums, [&](std::size_t l, Rows4<NJ * R>& acc) {
+                const auto s0 = xrow(0, l), ds = xrow(1, l);
+                for (int jj = 0; jj < NJ; ++jj) {
+                  const int y = Rows::kBY + 2 * (J0 + jj);
+                  const auto t = TransverseX(d4, s0, ds, at(y, l), at(y + 1, l));
+                  for (int k = 0; k < R; ++k)
+                    acc.set(d4, jj * R + k,
+                            hn::Add(acc.get(d4, jj * R + k), hn::Mul(coef(Rows::kCZ + k, l), t)));
+                }
+              });
+            }.template operator()<2 * Js>(),
+            ...);
+      }
+      (std::make_integer_sequence<int, (ny + 1) / 2>());
     }
   }
 }
@@ -757,8 +842,11 @@ void DepositT(const Currents& J, const Grid& g, std::size_t n, const double* xo,
   using Rows = ParticleRows<D, P>;
   constexpr int nx = Rows::nx, ny = Rows::ny, nz = Rows::nz;
   const std::size_t L = hn::Lanes(d);
-  // The windows of one vector of particles, [row][lane] (ParticleRows' rows).
-  auto buf = hwy::AllocateAligned<double>(std::size_t(Rows::rows + Rows::x_doubles_per_lane) * L);
+  // The windows of a batch of kBatch vectors of particles, [row][lane] (ParticleRows'
+  // rows, LB lanes a row): a run's particles are added a batch's part of it at a time.
+  constexpr std::size_t kBatch = 4;
+  const std::size_t LB = kBatch * L;
+  auto buf = hwy::AllocateAligned<double>(std::size_t(Rows::rows + Rows::x_doubles_per_lane) * LB);
   double* b = buf.get();
   const double inv_vol = 1.0 / g.volume();
   const bool unit = J.jx.si == 1;  // the three components share their strides (one block view)
@@ -777,6 +865,7 @@ void DepositT(const Currents& J, const Grid& g, std::size_t n, const double* xo,
     const V vq = hn::Set(d, q), vinv = hn::Set(d, inv_vol), vdt = hn::Set(d, dt);
     for (std::size_t v = 0; v < nvec; ++v, r += L) {
       const std::size_t count = v + 1 < nvec ? L : last;
+      const std::size_t lane0 = (v % kBatch) * L;  // the vector's first lane in the batch
       // Step 1: S0 and DS per axis on a common window.
       const WindowV<P, true> wx(d, Cells(d, g, 0, hn::LoadU(d, o + r)),
                                 Cells(d, g, 0, hn::LoadU(d, xv[0] + r)));
@@ -786,7 +875,7 @@ void DepositT(const Currents& J, const Grid& g, std::size_t n, const double* xo,
       const WindowV<P, (D > 2)> wz(
           d, D > 2 ? Cells(d, g, 2, hn::LoadU(d, o + 2 * stride + r)) : hn::Zero(d),
           D > 2 ? Cells(d, g, 2, hn::LoadU(d, xv[2] + r)) : hn::Zero(d));
-      auto put = [&](int row, V a) { hn::Store(a, d, b + std::size_t(row) * L); };
+      auto put = [&](int row, V a) { hn::Store(a, d, b + std::size_t(row) * LB + lane0); };
       put(0, wx.first(d));
       put(1, wy.first(d));
       put(2, wz.first(d));
@@ -844,20 +933,23 @@ void DepositT(const Currents& J, const Grid& g, std::size_t n, const double* xo,
                   : m < nx - 1 ? hn::Add(pre(d, m - 1), wx.ds(d, m))
                                : hn::Zero(d));
         }
-        double* xr = b + std::size_t(Rows::rows) * L;
+        double* xr = b + std::size_t(Rows::rows) * LB;
         auto interleave = [&](const auto& rows, int what) {
           for (int gr = 0; gr < Rows::groups; ++gr)
             hn::StoreInterleaved4(rows(d, 4 * gr), rows(d, 4 * gr + 1), rows(d, 4 * gr + 2),
                                   rows(d, 4 * gr + 3), d,
-                                  xr + std::size_t(what * Rows::groups + gr) * 4 * L);
+                                  xr + std::size_t(what * Rows::groups + gr) * 4 * LB + 4 * lane0);
         };
         interleave(s0, 0);
         interleave(ds, 1);
         interleave(pre, 2);
       }
-      // Steps 2-4: into the run's sums, particle after particle (the order of the arrays).
-      for (std::size_t l = 0; l < count; ++l) {
-        const Rows p(b, L, l);
+      // Steps 2-4, at the batch's end: into the run's sums, particle after particle (the
+      // order of the arrays), the lanes of one run at a time.
+      if (v % kBatch != kBatch - 1 && v + 1 < nvec) continue;
+      const std::size_t filled = lane0 + count;
+      for (std::size_t l0 = 0; l0 < filled;) {
+        const Rows p(b, LB, l0);
         if (run.open && (p.first(0) != run.first[0] || p.first(1) != run.first[1] ||
                          p.first(2) != run.first[2]))
           flush(run);
@@ -865,7 +957,12 @@ void DepositT(const Currents& J, const Grid& g, std::size_t n, const double* xo,
           for (int a = 0; a < 3; ++a) run.first[a] = p.first(a);
           run.open = true;
         }
-        AddRows<D, P>(run, p);
+        std::size_t l1 = l0 + 1;
+        while (l1 < filled && Rows(b, LB, l1).first(0) == run.first[0] &&
+               Rows(b, LB, l1).first(1) == run.first[1] && Rows(b, LB, l1).first(2) == run.first[2])
+          ++l1;
+        AddRun<D, P>(run, b, LB, l0, l1);
+        l0 = l1;
       }
     }
   };
