@@ -18,7 +18,7 @@ namespace tessera::physics {
 /// block a rank holds (per_block) or in the whole run, shared evenly by the ranks. `what`
 /// says what n is, for the plan's table.
 inline std::vector<ArenaNeed> particle_set_needs(double n, bool per_block, int nprop, int file_cols,
-                                                 const std::string& what) {
+                                                 const std::string& what, bool binned = false) {
   const double bpp = 8.0 * nprop + 8 + 4;
   const char* per = per_block ? "" : "/ranks";
   auto scaled = [&](ArenaNeed a, double bytes_per_particle) {
@@ -45,6 +45,12 @@ inline std::vector<ArenaNeed> particle_set_needs(double n, bool per_block, int n
                                   "1 measured)",
                                   per)},
                      22));
+  // Sorted by bins (ParticleSet::set_bins): the bins at the last sort and now, and the sort
+  // keys (node, bin, tag, index) of every particle (4 + 4 + 24).
+  if (binned)
+    v.push_back(scaled({"particles: bins and sort keys", "", 0.0, 0.0,
+                        fmt::format("P*32{} (bins 4 + 4, keys 24)", per)},
+                       32));
   for (const char* phase : {"checkpoint", "plotfile"}) {
     ArenaNeed out = scaled({std::string("particles: ") + phase + " copy", "", 0.0, 0.0,
                             fmt::format("P*{}*8{} (the file's columns)", file_cols, per)},

@@ -49,7 +49,8 @@ std::vector<physics::ArenaNeed> Pic::memory_needs(const std::vector<mesh::VarInf
   // File columns: blk posx posy posz proc tag velx vely velz weight type.
   auto v = physics::particle_set_needs(ppb, true, particles::NBASE + 2, 11,
                                        "particles per block: pic.particles_per_cell x I x "
-                                       "beams x species");
+                                       "beams x species",
+                                       sort_ == "cell");
   v.push_back({"pic: a block's work arrays", "", 9 * 8 * per_species, 0.0,
                "9*8 per particle of one species of one block"});
   return v;
