@@ -115,44 +115,72 @@ void ParticleSet::set_bins(int nbins, BinFunction bins) {
 }
 
 bool ParticleSet::order_by_bins(int nnodes, const std::vector<char>& moved) {
-  // The particles that kept their node and their bin since the last sort are still in
-  // (node, bin, tag) order (dropping others keeps it; checked, not assumed: a tree change
-  // renumbers nodes); the rest (moved[i], a new bin, arrivals, new particles) are sorted
-  // alone, by keys held beside their indices, and merged in: O(n + k log k) for k of them.
+  // The particles that kept their node and their bin since the last sort (stayers) are
+  // still in (node, bin, tag) order (dropping others keeps it; checked while merging, not
+  // assumed: a tree change renumbers nodes); the rest (moved[i], a new bin, arrivals, new
+  // particles) are sorted alone, by keys held beside their indices, and merged in: O(n + k
+  // log k) for k of them. (node, bin) is one 64-bit key.
   bin_.resize(n_, -1);
   new_bin_.resize(n_);
   bins_(*this, node_, n_, new_bin_.data());
-  stay_.clear();
+  auto& key = key_;
+  key.resize(n_);
+  auto& mover = mover_;
+  mover.resize(n_);
   move_.clear();
   for (std::size_t i = 0; i < n_; ++i) {
     if (new_bin_[i] < 0 || new_bin_[i] >= nbins_)
       throw Error(fmt::format("particles: bin {} of particle {} is outside [0, {})", new_bin_[i],
                               tag_[i], nbins_));
-    if (moved[i] || new_bin_[i] != bin_[i])
-      move_.push_back({node_[i], new_bin_[i], tag_[i], i});
-    else
-      stay_.push_back({node_[i], new_bin_[i], tag_[i], i});
+    key[i] = std::uint64_t(std::uint32_t(node_[i])) << 32 | std::uint32_t(new_bin_[i]);
+    mover[i] = moved[i] || new_bin_[i] != bin_[i];
+    if (mover[i]) move_.push_back({key[i], tag_[i], i});
   }
   const auto before = [](const SortKey& a, const SortKey& b) {
-    if (a.node != b.node) return a.node < b.node;
-    if (a.bin != b.bin) return a.bin < b.bin;
-    return a.tag < b.tag;
+    return a.key != b.key ? a.key < b.key : a.tag < b.tag;
   };
-  if (!std::is_sorted(stay_.begin(), stay_.end(), before))
-    std::sort(stay_.begin(), stay_.end(), before);
-  std::sort(move_.begin(), move_.end(), before);
   auto& order = order_;
   order.resize(n_);
+  // Merges the stayers (storage order) with the sorted movers into order; false if the
+  // stayers were out of order.
+  auto merge = [&]() {
+    std::sort(move_.begin(), move_.end(), before);
+    std::size_t a = 0, b = 0;
+    std::uint64_t last_key = 0;
+    std::int64_t last_tag = 0;
+    bool any = false;
+    for (std::size_t k = 0; k < n_; ++k) {
+      while (a < n_ && mover[a]) ++a;
+      bool from_move = a == n_;
+      if (!from_move) {
+        if (any && (key[a] < last_key || (key[a] == last_key && tag_[a] < last_tag))) return false;
+        from_move = b < move_.size() &&
+                    (move_[b].key != key[a] ? move_[b].key < key[a] : move_[b].tag < tag_[a]);
+      }
+      if (from_move) {
+        order[k] = move_[b++].index;
+      } else {
+        last_key = key[a], last_tag = tag_[a], any = true;
+        order[k] = a++;
+      }
+    }
+    return true;
+  };
+  if (!merge()) {  // the stayers were out of order: sort everything
+    move_.clear();
+    for (std::size_t i = 0; i < n_; ++i) {
+      mover[i] = 1;
+      move_.push_back({key[i], tag_[i], i});
+    }
+    merge();
+  }
   first_.assign(std::size_t(nnodes) + 1, 0);
   bool identity = true;
-  std::size_t a = 0, b = 0;
   for (std::size_t k = 0; k < n_; ++k) {
-    const bool from_move = a == stay_.size() || (b < move_.size() && before(move_[b], stay_[a]));
-    const SortKey& key = from_move ? move_[b++] : stay_[a++];
-    order[k] = key.index;
-    bin_[k] = key.bin;
-    ++first_[std::size_t(key.node) + 1];
-    identity = identity && key.index == k;
+    const std::size_t i = order[k];
+    bin_[k] = new_bin_[i];
+    ++first_[std::size_t(node_[i]) + 1];
+    identity = identity && i == k;
   }
   std::partial_sum(first_.begin(), first_.end(), first_.begin());
   return !identity;

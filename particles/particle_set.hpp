@@ -135,11 +135,13 @@ class ParticleSet {
   BinFunction bins_;
   std::vector<std::int32_t> bin_, new_bin_;  ///< bins at the last sort (storage order), now
   struct SortKey {
-    std::int32_t node, bin;
+    std::uint64_t key;  ///< node, then bin
     std::int64_t tag;
     std::size_t index;
   };
-  std::vector<SortKey> stay_, move_;
+  std::vector<SortKey> move_;
+  std::vector<std::uint64_t> key_;
+  std::vector<char> mover_;
   // The large per-particle buffers, reused across redistribute calls (no page faults for
   // them per step; per-node counters are still allocated per call).
   std::vector<char> moved_;

@@ -45,12 +45,13 @@ inline std::vector<ArenaNeed> particle_set_needs(double n, bool per_block, int n
                                   "1 measured)",
                                   per)},
                      22));
-  // Sorted by bins (ParticleSet::set_bins): the bins at the last sort and now, and the sort
-  // keys (node, bin, tag, index) of every particle (4 + 4 + 24).
+  // Sorted by bins (ParticleSet::set_bins): the bins at the last sort and now, the (node,
+  // bin) keys and the mover flags, and the sort keys (key, tag, index) of the particles that
+  // changed bin (every particle at worst: 4 + 4 + 8 + 1 + 24).
   if (binned)
     v.push_back(scaled({"particles: bins and sort keys", "", 0.0, 0.0,
-                        fmt::format("P*32{} (bins 4 + 4, keys 24)", per)},
-                       32));
+                        fmt::format("P*41{} (bins 4 + 4, keys 8, flags 1, sort keys 24)", per)},
+                       41));
   for (const char* phase : {"checkpoint", "plotfile"}) {
     ArenaNeed out = scaled({std::string("particles: ") + phase + " copy", "", 0.0, 0.0,
                             fmt::format("P*{}*8{} (the file's columns)", file_cols, per)},

@@ -35,8 +35,8 @@ namespace tessera::pic::simd {
 /// together, a stencil value broadcast to a vector of them (the particles sorted by cell:
 /// pic.sort = "cell"); without, a particle's stencil is summed per lane. The two agree to
 /// round-off; each gives a particle the same bits wherever it falls.
-void gather(int D, int P, bool energy, bool runs, const EMFields& f, const Grid& g,
-            std::size_t n, const double* const x[3], long ahead, double* eb);
+void gather(int D, int P, bool energy, bool runs, const EMFields& f, const Grid& g, std::size_t n,
+            const double* const x[3], long ahead, double* eb);
 
 /// For each of n particles: u^{n-1/2} -> u^{n+1/2} in E, B (eb as gather writes it) for
 /// charge/mass qm (boris_push), xo = x^n, then x^n -> x^{n+1} (push_position); u and x in

@@ -71,6 +71,13 @@ Pic::Diag Pic::diagnose(mesh::Mesh& m) const {
   const auto d =
       m.leaf_sums_of_views(3, [&](int id, const auto& u, const mesh::BlockGeom&, double* out) {
         const Grid g = grid_of(m, id);
+        // cos and sin of k x at Ex's positions, once per x index of the block.
+        std::vector<double> cs(2 * std::size_t(s.n(0)));
+        for (int i = 0; i < s.n(0); ++i) {
+          const double x = g.x0[0] + (i + 0.5) * g.dx[0] - tg.lo[0];
+          cs[2 * std::size_t(i)] = std::cos(k * x);
+          cs[2 * std::size_t(i) + 1] = std::sin(k * x);
+        }
         double e2 = 0, b2 = 0, c = 0, sn = 0;
         for_each_zone(s, [&](int i, int j, int kk) {
           double e = 0, b = 0;
@@ -79,10 +86,9 @@ Pic::Diag Pic::diagnose(mesh::Mesh& m) const {
             e += ea * ea, b += ba * ba;
           }
           e2 += e, b2 += b;
-          const double x = g.x0[0] + (i + 0.5) * g.dx[0] - tg.lo[0];  // Ex's position
           const double ex = u(ie_, i, j, kk);
-          c += ex * std::cos(k * x);
-          sn -= ex * std::sin(k * x);
+          c += ex * cs[2 * std::size_t(i)];
+          sn -= ex * cs[2 * std::size_t(i) + 1];
         });
         out[0] = (0.5 * cst::eps0 * e2 + 0.5 / cst::mu0 * b2) * g.volume();
         out[1] = c;

@@ -20,6 +20,7 @@
 namespace tessera::pic {
 
 void Pic::restore(mesh::Mesh& m, const physics::CheckpointInfo& c) {
+  field_next_valid_ = false;
   if (!c.initialised) resume(m);
   check_species(c);
 }

@@ -263,6 +263,7 @@ void Pic::bind(mesh::Mesh& m, const physics::Services& /*services*/,
 
 void Pic::initialise(mesh::Mesh& m) {
   // Called again after each initial regrid: start from scratch.
+  field_next_valid_ = false;
   set_->clear();
   const int nd = m.ndim();
   const auto& s = m.shape();
@@ -385,7 +386,8 @@ double Pic::max_dt(mesh::Mesh& m) const {
 void Pic::advance(mesh::Mesh& m, double dt) {
   TESSERA_REGION("pic");
   if (need_k_prev_) k_prev_ = kinetic(), need_k_prev_ = false;
-  const double field_n = diagnose(m).field;  // E^n, B^n (cheap next to the particles)
+  // E^n, B^n: the last step's closing diagnosis, when nothing has changed the fields since.
+  const double field_n = field_next_valid_ ? field_next_ : diagnose(m).field;
   step(m, dt);
   const double k_next = kinetic();
   if (memory::TierRuntime* rt = memory::tier_runtime(); rt != nullptr && set_->size() > 0) {
@@ -403,6 +405,8 @@ void Pic::advance(mesh::Mesh& m, double dt) {
   time_ += dt;
   clock_ += dt;
   const Diag d = diagnose(m);
+  field_next_ = d.field;
+  field_next_valid_ = true;
   field1_ = d.field;
   kin1_ = k_next;
   if (m.rank() == 0 && history_)
@@ -687,6 +691,7 @@ void Pic::step(mesh::Mesh& m, double dt) {
 }
 
 void Pic::after_regrid(mesh::Mesh& m) {
+  field_next_valid_ = false;
   // One level only: a regrid is a rebalance (mesh.balance = "cost"): the fields moved with
   // their blocks, guard zones included; the particles follow them.
   lost_ += set_->redistribute(m).lost;

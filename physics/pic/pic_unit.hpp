@@ -166,6 +166,10 @@ class Pic final : public physics::Unit {
   double particle_steps_ = 0;
   bool have_total0_ = false;
   bool need_k_prev_ = false;
+  /// The field energy after the last step (advance's closing diagnosis): the next step's
+  /// E^n, B^n unless a regrid, a restore or an initialisation came between.
+  double field_next_ = 0;
+  bool field_next_valid_ = false;
 
   /// Each species' range [first[s], first[s+1]) within the particles [b, e) of one block.
   std::vector<std::size_t> segments(std::size_t b, std::size_t e) const;
