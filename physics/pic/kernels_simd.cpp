@@ -32,6 +32,7 @@
 #include <array>
 #include <cassert>
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
@@ -989,6 +990,48 @@ void Deposit(int D, int P, const Currents& J, const Grid& g, std::size_t n, cons
   WithDP(D, P, [&]<int DD, int PP>() { DepositT<DD, PP>(J, g, n, xo, x, u, w, q, dt); });
 }
 
+// bins(): per particle (type - 1) cells + the grid point floor((x - x0) inv + shift) per
+// active axis, clamped to [0, ext), x fastest; on vectors, the last partial one padded with
+// the first particle and run through the same compiled code (a particle's bin, an integer
+// from a rounded product, must not depend on its place in the array: it orders the
+// particles, and the array's order before the sort differs between rank counts).
+void Bins(int D, std::size_t n, const double* const x[3], const double* type, const double* x0,
+          const double* inv, double shift, const int* ext, std::int32_t* out) {
+  const DF d;
+  const std::size_t L = hn::Lanes(d);
+  const double cells = double(ext[0]) * ext[1] * ext[2];
+  auto vectors = [&](const double* const xs[3], const double* ts, std::size_t q, std::size_t nvec,
+                     double* to) TESSERA_ONE_COPY {
+    for (std::size_t v = 0; v < nvec; ++v, q += L) {
+      V at = hn::Zero(d);
+      for (int a = D - 1; a >= 0; --a) {
+        const V s = hn::Add(
+            hn::Mul(hn::Sub(hn::LoadU(d, xs[a] + q), hn::Set(d, x0[a])), hn::Set(d, inv[a])),
+            hn::Set(d, shift));
+        const V c = hn::Min(hn::Max(hn::Floor(s), hn::Zero(d)), hn::Set(d, double(ext[a] - 1)));
+        at = hn::Add(hn::Mul(at, hn::Set(d, double(ext[a]))), c);
+      }
+      at = hn::Add(at, hn::Mul(hn::Sub(hn::LoadU(d, ts + q), hn::Set(d, 1.0)), hn::Set(d, cells)));
+      hn::StoreU(at, d, to + v * L);
+    }
+  };
+  HWY_ALIGN double t[kMaxLanes];
+  const std::size_t whole = n / L;
+  for (std::size_t v = 0; v < whole; ++v) {
+    vectors(x, type, v * L, 1, t);
+    for (std::size_t l = 0; l < L; ++l) out[v * L + l] = std::int32_t(t[l]);
+  }
+  if (const std::size_t count = n % L; count > 0) {
+    const std::size_t p = n - count;
+    HWY_ALIGN double pad[4 * kMaxLanes];
+    for (int a = 0; a < D; ++a) Pad(x[a], 0, 1, p, count, L, pad + a * L);
+    Pad(type, 0, 1, p, count, L, pad + 3 * L);
+    const double* xs[3] = {pad, pad + L, pad + 2 * L};
+    vectors(xs, pad + 3 * L, 0, 1, t);
+    for (std::size_t l = 0; l < count; ++l) out[p + l] = std::int32_t(t[l]);
+  }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace tessera::pic::simd
 HWY_AFTER_NAMESPACE();
@@ -999,6 +1042,12 @@ namespace tessera::pic::simd {
 HWY_EXPORT(Gather);
 HWY_EXPORT(Push);
 HWY_EXPORT(Deposit);
+HWY_EXPORT(Bins);
+
+void bins(int D, std::size_t n, const double* const x[3], const double* type, const double* x0,
+          const double* inv, double shift, const int* ext, std::int32_t* out) {
+  HWY_DYNAMIC_DISPATCH(Bins)(D, n, x, type, x0, inv, shift, ext, out);
+}
 
 void gather(int D, int P, bool energy, bool runs, const EMFields& f, const Grid& g, std::size_t n,
             const double* const x[3], long ahead, double* eb) {

@@ -235,27 +235,18 @@ void Pic::bind(mesh::Mesh& m, const physics::Services& /*services*/,
     const double shift = order_ % 2 == 0 ? 0.5 : 0.0;
     set_->set_bins(
         std::max(1, nspecies) * cells,
-        [this, ext, cells, shift](const particles::ParticleSet& ps, const std::int32_t* node,
-                                  std::size_t n, std::int32_t* out) {
-          const double* x[3] = {ps.prop(particles::POSX), ps.prop(particles::POSY),
-                                ps.prop(particles::POSZ)};
-          const double* type = ps.prop(kType);
-          const int nd = ndim_;
-          int last = -1;
-          double x0[3] = {0, 0, 0}, inv[3] = {1, 1, 1};
-          for (std::size_t i = 0; i < n; ++i) {
-            if (node[i] != last) {
-              const Grid g = grid_of(*mesh_, last = node[i]);
-              for (int a = 0; a < 3; ++a) x0[a] = g.x0[a], inv[a] = 1.0 / g.dx[a];
-            }
-            int at = 0;
-            for (int a = nd - 1; a >= 0; --a) {
-              // floor for v >= -1 (truncation of v + 1 >= 0); below, clamped.
-              const double v = (x[a][i] - x0[a]) * inv[a] + shift;
-              const int c = std::clamp(int(v + 1.0) - 1, 0, ext[a] - 1);
-              at = at * ext[a] + c;
-            }
-            out[i] = (int(type[i]) - 1) * cells + at;
+        [this, ext, shift](const particles::ParticleSet& ps, const std::int32_t* node,
+                           std::size_t n, std::int32_t* out) {
+          // Runs of one node (a block's particles are mostly together).
+          for (std::size_t b = 0; b < n;) {
+            std::size_t e = b + 1;
+            while (e < n && node[e] == node[b]) ++e;
+            const Grid g = grid_of(*mesh_, node[b]);
+            const double inv[3] = {1.0 / g.dx[0], 1.0 / g.dx[1], 1.0 / g.dx[2]};
+            const double* x[3] = {ps.prop(particles::POSX) + b, ps.prop(particles::POSY) + b,
+                                  ps.prop(particles::POSZ) + b};
+            simd::bins(ndim_, e - b, x, ps.prop(kType) + b, g.x0.data(), inv, shift, ext, out + b);
+            b = e;
           }
         });
   }

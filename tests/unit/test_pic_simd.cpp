@@ -319,6 +319,51 @@ TEST(PicSimd, GatherAndDepositMatchTheReferenceOnEveryTarget) {
   }
 }
 
+// simd::bins: a particle's bin is the same in one call of n as alone (its place in the
+// arrays must not matter: it orders the particles), and is the grid point of its shapes
+// (floor of x in cells, plus a half for even orders) clamped to the block array, species
+// major: checked against the scalar formula away from rounding ties.
+TEST(PicSimd, BinsDoNotDependOnThePlaceOfAParticleOnEveryTarget) {
+  ForceGuard guard;
+  for (const auto& t : highway_targets()) {
+    simd::force(t);
+    std::mt19937_64 rng(11);
+    for (const int D : {1, 2, 3})
+      for (const double shift : {0.0, 0.5})
+        for (const std::size_t n : {std::size_t(1), std::size_t(5), std::size_t(37)}) {
+          const double x0[3] = {0.3, -0.2, 1.1}, inv[3] = {2.0, 4.0, 0.5};
+          const int ext[3] = {12, D > 1 ? 12 : 1, D > 2 ? 12 : 1};
+          std::uniform_real_distribution<double> cell(-1.5, 13.5);
+          std::vector<double> x[3], type(n);
+          for (int a = 0; a < 3; ++a) {
+            x[a].resize(n);
+            for (auto& v : x[a]) v = x0[a] + cell(rng) / inv[a];
+          }
+          for (std::size_t p = 0; p < n; ++p) type[p] = double(1 + p % 2);
+          const double* xs[3] = {x[0].data(), x[1].data(), x[2].data()};
+          std::vector<std::int32_t> all(n + 1, -7), alone(n);
+          ps::bins(D, n, xs, type.data(), x0, inv, shift, ext, all.data());
+          EXPECT_EQ(all[n], -7) << t << ": wrote past the last particle";
+          const int cells = ext[0] * ext[1] * ext[2];
+          for (std::size_t p = 0; p < n; ++p) {
+            const double* x1[3] = {xs[0] + p, xs[1] + p, xs[2] + p};
+            ps::bins(D, 1, x1, type.data() + p, x0, inv, shift, ext, &alone[p]);
+            EXPECT_EQ(all[p], alone[p]) << t << " D=" << D << ": a bin depends on its place";
+            int at = 0;
+            bool tie = false;
+            for (int a = D - 1; a >= 0; --a) {
+              const double s = (x[a][p] - x0[a]) * inv[a] + shift;
+              tie = tie || std::fabs(s - std::round(s)) < 1e-9;
+              at = at * ext[a] + std::clamp(int(std::floor(s)), 0, ext[a] - 1);
+            }
+            if (!tie) {
+              EXPECT_EQ(all[p], (int(type[p]) - 1) * cells + at) << t << " D=" << D;
+            }
+          }
+        }
+  }
+}
+
 TEST(PicSimd, BorisPushMatchesTheReferenceOnEveryTarget) {
   ForceGuard guard;
   for (const auto& t : highway_targets()) {
