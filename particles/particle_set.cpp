@@ -145,25 +145,26 @@ bool ParticleSet::order_by_bins(int nnodes, const std::vector<char>& moved) {
   // stayers were out of order.
   auto merge = [&]() {
     std::sort(move_.begin(), move_.end(), before);
-    std::size_t a = 0, b = 0;
+    const std::uint64_t* K = key.data();
+    const std::int64_t* T = tag_;
+    const char* M = mover.data();
+    std::size_t* O = order.data();
+    const SortKey *mv = move_.data(), *mend = mv + move_.size();
+    std::size_t k = 0;
+    bool any = false;
     std::uint64_t last_key = 0;
     std::int64_t last_tag = 0;
-    bool any = false;
-    for (std::size_t k = 0; k < n_; ++k) {
-      while (a < n_ && mover[a]) ++a;
-      bool from_move = a == n_;
-      if (!from_move) {
-        if (any && (key[a] < last_key || (key[a] == last_key && tag_[a] < last_tag))) return false;
-        from_move = b < move_.size() &&
-                    (move_[b].key != key[a] ? move_[b].key < key[a] : move_[b].tag < tag_[a]);
-      }
-      if (from_move) {
-        order[k] = move_[b++].index;
-      } else {
-        last_key = key[a], last_tag = tag_[a], any = true;
-        order[k] = a++;
-      }
+    for (std::size_t a = 0; a < n_; ++a) {
+      if (M[a]) continue;
+      const std::uint64_t ka = K[a];
+      const std::int64_t ta = T[a];
+      if (any && (ka < last_key || (ka == last_key && ta < last_tag))) return false;
+      while (mv != mend && (mv->key < ka || (mv->key == ka && mv->tag < ta)))
+        O[k++] = (mv++)->index;
+      O[k++] = a;
+      last_key = ka, last_tag = ta, any = true;
     }
+    while (mv != mend) O[k++] = (mv++)->index;
     return true;
   };
   if (!merge()) {  // the stayers were out of order: sort everything
