@@ -990,13 +990,13 @@ void Deposit(int D, int P, const Currents& J, const Grid& g, std::size_t n, cons
   WithDP(D, P, [&]<int DD, int PP>() { DepositT<DD, PP>(J, g, n, xo, x, u, w, q, dt); });
 }
 
-// bins(): per particle (type - 1) cells + the grid point floor((x - x0) inv + shift) per
-// active axis, clamped to [0, ext), x fastest; on vectors, the last partial one padded with
-// the first particle and run through the same compiled code (a particle's bin, an integer
-// from a rounded product, must not depend on its place in the array: it orders the
+// bins(): per particle (type - 1) cells (type clamped to [1, ntypes]) + the grid point floor((x -
+// x0) inv + shift) per active axis, clamped to [0, ext), x fastest; on vectors, the last partial
+// one padded with the first particle and run through the same compiled code (a particle's bin, an
+// integer from a rounded product, must not depend on its place in the array: it orders the
 // particles, and the array's order before the sort differs between rank counts).
-void Bins(int D, std::size_t n, const double* const x[3], const double* type, const double* x0,
-          const double* inv, double shift, const int* ext, std::int32_t* out) {
+void Bins(int D, std::size_t n, const double* const x[3], const double* type, int ntypes,
+          const double* x0, const double* inv, double shift, const int* ext, std::int32_t* out) {
   const DF d;
   const std::size_t L = hn::Lanes(d);
   const double cells = double(ext[0]) * ext[1] * ext[2];
@@ -1011,7 +1011,10 @@ void Bins(int D, std::size_t n, const double* const x[3], const double* type, co
         const V c = hn::Min(hn::Max(hn::Floor(s), hn::Zero(d)), hn::Set(d, double(ext[a] - 1)));
         at = hn::Add(hn::Mul(at, hn::Set(d, double(ext[a]))), c);
       }
-      at = hn::Add(at, hn::Mul(hn::Sub(hn::LoadU(d, ts + q), hn::Set(d, 1.0)), hn::Set(d, cells)));
+      const V species =
+          hn::Min(hn::Max(hn::Sub(hn::LoadU(d, ts + q), hn::Set(d, 1.0)), hn::Zero(d)),
+                  hn::Set(d, double(ntypes - 1)));
+      at = hn::Add(at, hn::Mul(species, hn::Set(d, cells)));
       hn::StoreU(at, d, to + v * L);
     }
   };
@@ -1044,9 +1047,9 @@ HWY_EXPORT(Push);
 HWY_EXPORT(Deposit);
 HWY_EXPORT(Bins);
 
-void bins(int D, std::size_t n, const double* const x[3], const double* type, const double* x0,
-          const double* inv, double shift, const int* ext, std::int32_t* out) {
-  HWY_DYNAMIC_DISPATCH(Bins)(D, n, x, type, x0, inv, shift, ext, out);
+void bins(int D, std::size_t n, const double* const x[3], const double* type, int ntypes,
+          const double* x0, const double* inv, double shift, const int* ext, std::int32_t* out) {
+  HWY_DYNAMIC_DISPATCH(Bins)(D, n, x, type, ntypes, x0, inv, shift, ext, out);
 }
 
 void gather(int D, int P, bool energy, bool runs, const EMFields& f, const Grid& g, std::size_t n,

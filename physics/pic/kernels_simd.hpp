@@ -53,11 +53,12 @@ void deposit(int D, int P, const Currents& J, const Grid& g, std::size_t n, cons
              const double* const x[3], const double* const u[3], const double* w, double q,
              double dt);
 
-/// Bins of n particles of one block for ParticleSet::set_bins: (type - 1) cells + the
-/// grid point floor((x_a - x0[a]) inv[a] + shift) per active axis a < D, clamped to [0,
-/// ext[a]), x fastest (cells = ext[0] ext[1] ext[2]). A particle's bin does not depend on
-/// its place in the arrays.
-void bins(int D, std::size_t n, const double* const x[3], const double* type, const double* x0,
-          const double* inv, double shift, const int* ext, std::int32_t* out);
+/// Bins of n particles of one block for ParticleSet::set_bins: (type - 1) cells (type
+/// clamped to [1, ntypes]: a restart's unknown species sorts with the last, and is then
+/// refused or dropped) + the grid point floor((x_a - x0[a]) inv[a] + shift) per active axis
+/// a < D, clamped to [0, ext[a]), x fastest (cells = ext[0] ext[1] ext[2]). A particle's
+/// bin does not depend on its place in the arrays.
+void bins(int D, std::size_t n, const double* const x[3], const double* type, int ntypes,
+          const double* x0, const double* inv, double shift, const int* ext, std::int32_t* out);
 
 }  // namespace tessera::pic::simd

@@ -231,24 +231,24 @@ void Pic::bind(mesh::Mesh& m, const physics::Services& /*services*/,
     const auto& s = m.shape();
     const int ext[3] = {s.n(0), s.n(1), s.n(2)};
     const int cells = ext[0] * ext[1] * ext[2];
-    const int nspecies = int(species_.size());
+    const int ntypes = std::max(1, int(species_.size()));
     const double shift = order_ % 2 == 0 ? 0.5 : 0.0;
-    set_->set_bins(
-        std::max(1, nspecies) * cells,
-        [this, ext, shift](const particles::ParticleSet& ps, const std::int32_t* node,
-                           std::size_t n, std::int32_t* out) {
-          // Runs of one node (a block's particles are mostly together).
-          for (std::size_t b = 0; b < n;) {
-            std::size_t e = b + 1;
-            while (e < n && node[e] == node[b]) ++e;
-            const Grid g = grid_of(*mesh_, node[b]);
-            const double inv[3] = {1.0 / g.dx[0], 1.0 / g.dx[1], 1.0 / g.dx[2]};
-            const double* x[3] = {ps.prop(particles::POSX) + b, ps.prop(particles::POSY) + b,
-                                  ps.prop(particles::POSZ) + b};
-            simd::bins(ndim_, e - b, x, ps.prop(kType) + b, g.x0.data(), inv, shift, ext, out + b);
-            b = e;
-          }
-        });
+    set_->set_bins(ntypes * cells, [this, ext, shift, ntypes](const particles::ParticleSet& ps,
+                                                              const std::int32_t* node,
+                                                              std::size_t n, std::int32_t* out) {
+      // Runs of one node (a block's particles are mostly together).
+      for (std::size_t b = 0; b < n;) {
+        std::size_t e = b + 1;
+        while (e < n && node[e] == node[b]) ++e;
+        const Grid g = grid_of(*mesh_, node[b]);
+        const double inv[3] = {1.0 / g.dx[0], 1.0 / g.dx[1], 1.0 / g.dx[2]};
+        const double* x[3] = {ps.prop(particles::POSX) + b, ps.prop(particles::POSY) + b,
+                              ps.prop(particles::POSZ) + b};
+        simd::bins(ndim_, e - b, x, ps.prop(kType) + b, ntypes, g.x0.data(), inv, shift, ext,
+                   out + b);
+        b = e;
+      }
+    });
   }
 }
 
