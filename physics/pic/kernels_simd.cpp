@@ -742,30 +742,36 @@ HWY_INLINE void AddRun(RunSums<D, P>& r, const double* HWY_RESTRICT b, std::size
           ...);
     }
     (std::make_integer_sequence<int, (nz * ny + 7) / 8>());
-    // J_y: per z point k (the transverse factor of x and z_k), rows j < ny - 1; two k a pass.
-    if constexpr (D > 1) {
-      constexpr int R = ny - 1;
-      [&]<int... Ks>(std::integer_sequence<int, Ks...>) {
+    // Rows per point m of another axis (the transverse factor of x and that point, S0 and DS
+    // at buffer rows kB + 2 m), R rows n each with the coefficient at row kC + n, the run's
+    // sums at sum_of(m, n); two points a pass.
+    auto by_points = [&]<int M, int R>(int kB, int kC, const auto& sum_of) {
+      [&]<int... Ms>(std::integer_sequence<int, Ms...>) {
         (
-            [&]<int K0>() {
-              constexpr int NK = nz - K0 < 2 ? nz - K0 : 2;
-              double* sums[NK * R];
-              for (int kk = 0; kk < NK; ++kk)
-                for (int j = 0; j < R; ++j) sums[kk * R + j] = r.jy[(K0 + kk) * R + j];
-              pass.template operator()<NK * R>(sums, [&](std::size_t l, Rows4<NK * R>& acc) {
+            [&]<int M0>() {
+              constexpr int NM = M - M0 < 2 ? M - M0 : 2;
+              double* sums[NM * R];
+              for (int mm = 0; mm < NM; ++mm)
+                for (int n = 0; n < R; ++n) sums[mm * R + n] = sum_of(M0 + mm, n);
+              pass.template operator()<NM * R>(sums, [&](std::size_t l, Rows4<NM * R>& acc) {
                 const auto s0 = xrow(0, l), ds = xrow(1, l);
-                for (int kk = 0; kk < NK; ++kk) {
-                  const int z = Rows::kBZ + 2 * (K0 + kk);
-                  const auto t = TransverseX(d4, s0, ds, at(z, l), at(z + 1, l));
-                  for (int j = 0; j < R; ++j)
-                    acc.set(d4, kk * R + j,
-                            hn::Add(acc.get(d4, kk * R + j), hn::Mul(coef(Rows::kCY + j, l), t)));
+                for (int mm = 0; mm < NM; ++mm) {
+                  const int c = kB + 2 * (M0 + mm);
+                  const auto t = TransverseX(d4, s0, ds, at(c, l), at(c + 1, l));
+                  for (int n = 0; n < R; ++n)
+                    acc.set(d4, mm * R + n,
+                            hn::Add(acc.get(d4, mm * R + n), hn::Mul(coef(kC + n, l), t)));
                 }
               });
-            }.template operator()<2 * Ks>(),
+            }.template operator()<2 * Ms>(),
             ...);
       }
-      (std::make_integer_sequence<int, (nz + 1) / 2>());
+      (std::make_integer_sequence<int, (M + 1) / 2>());
+    };
+    // J_y: per z point k, rows j < ny - 1 (one row, cy, along an inactive y).
+    if constexpr (D > 1) {
+      by_points.template operator()<nz, ny - 1>(
+          Rows::kBZ, Rows::kCY, [&](int k, int j) { return r.jy[k * (ny - 1) + j]; });
     } else {
       double* sums[1] = {r.jy[0]};
       pass.template operator()<1>(sums, [&](std::size_t l, Rows4<1>& acc) {
@@ -773,32 +779,9 @@ HWY_INLINE void AddRun(RunSums<D, P>& r, const double* HWY_RESTRICT b, std::size
         acc.set(d4, 0, hn::Add(acc.get(d4, 0), hn::Mul(coef(Rows::kCY, l), t)));
       });
     }
-    // J_z: per y point j (the transverse factor of x and y_j), rows k < nz - 1 (one, cz,
-    // along an inactive z); two j a pass.
-    {
-      constexpr int R = D > 2 ? nz - 1 : 1;
-      [&]<int... Js>(std::integer_sequence<int, Js...>) {
-        (
-            [&]<int J0>() {
-              constexpr int NJ = ny - J0 < 2 ? ny - J0 : 2;
-              double* sums[NJ * R];
-              for (int jj = 0; jj < NJ; ++jj)
-                for (int k = 0; k < R; ++k) sums[jj * R + k] = r.jz[k * ny + J0 + jj];
-              pass.template operator()<NJ * R>(sums, [&](std::size_t l, Rows4<NJ * R>& acc) {
-                const auto s0 = xrow(0, l), ds = xrow(1, l);
-                for (int jj = 0; jj < NJ; ++jj) {
-                  const int y = Rows::kBY + 2 * (J0 + jj);
-                  const auto t = TransverseX(d4, s0, ds, at(y, l), at(y + 1, l));
-                  for (int k = 0; k < R; ++k)
-                    acc.set(d4, jj * R + k,
-                            hn::Add(acc.get(d4, jj * R + k), hn::Mul(coef(Rows::kCZ + k, l), t)));
-                }
-              });
-            }.template operator()<2 * Js>(),
-            ...);
-      }
-      (std::make_integer_sequence<int, (ny + 1) / 2>());
-    }
+    // J_z: per y point j, rows k < nz - 1 (one, cz, along an inactive z).
+    by_points.template operator()<ny, (D > 2 ? nz - 1 : 1)>(
+        Rows::kBY, Rows::kCZ, [&](int j, int k) { return r.jz[k * ny + j]; });
   }
 }
 
