@@ -442,28 +442,22 @@ HWY_INLINE void WithDP(int D, int P, F&& f) {
 void Gather(int D, int P, bool energy, bool runs, const EMFields& f, const Grid& g, std::size_t n,
             const double* const x[3], long ahead, double* eb) {
   const bool unit = f.ex.si == 1;  // the six share their strides (one block view)
-  if (runs) {
-    WithDP(D, P, [&]<int DD, int PP>() {
-      if (energy && unit)
-        GatherRunsT<DD, PP, true, true>(f, g, n, x, ahead, eb);
-      else if (energy)
-        GatherRunsT<DD, PP, true, false>(f, g, n, x, ahead, eb);
-      else if (unit)
-        GatherRunsT<DD, PP, false, true>(f, g, n, x, ahead, eb);
-      else
-        GatherRunsT<DD, PP, false, false>(f, g, n, x, ahead, eb);
-    });
-    return;
-  }
   WithDP(D, P, [&]<int DD, int PP>() {
+    // One of the four (scheme, layout) instances of GatherRunsT or GatherT.
+    auto with = [&]<bool kEnergy, bool kUnit>() {
+      if (runs)
+        GatherRunsT<DD, PP, kEnergy, kUnit>(f, g, n, x, ahead, eb);
+      else
+        GatherT<DD, PP, kEnergy, kUnit>(f, g, n, x, ahead, eb);
+    };
     if (energy && unit)
-      GatherT<DD, PP, true, true>(f, g, n, x, ahead, eb);
+      with.template operator()<true, true>();
     else if (energy)
-      GatherT<DD, PP, true, false>(f, g, n, x, ahead, eb);
+      with.template operator()<true, false>();
     else if (unit)
-      GatherT<DD, PP, false, true>(f, g, n, x, ahead, eb);
+      with.template operator()<false, true>();
     else
-      GatherT<DD, PP, false, false>(f, g, n, x, ahead, eb);
+      with.template operator()<false, false>();
   });
 }
 
