@@ -128,6 +128,7 @@ bool ParticleSet::order_by_bins(int nnodes, const std::vector<char>& moved) {
   auto& mover = mover_;
   mover.resize(n_);
   move_.clear();
+  move_.reserve(n_);  // every particle at worst (the plan's 24 bytes each; no regrowth)
   for (std::size_t i = 0; i < n_; ++i) {
     if (new_bin_[i] < 0 || new_bin_[i] >= nbins_)
       throw Error(fmt::format("particles: bin {} of particle {} is outside [0, {})", new_bin_[i],

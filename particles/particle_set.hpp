@@ -96,9 +96,9 @@ class ParticleSet {
   /// then the canonical order. Call after particles moved or the tree changed.
   MigrateStats redistribute(const mesh::Mesh& m);
 
-  /// Bins of the particles inside a node: bins(node, n, i, out) writes out[k] in [0,
-  /// nbins) for the particles i[0..n) (storage indices; node[] and the properties are
-  /// current), a pure function of the node and the particle's properties.
+  /// Bins of the particles inside their nodes: bins(set, node, n, out) writes out[i] in
+  /// [0, nbins) for every particle i < n of the set (storage order; node[i] and the
+  /// properties current), a pure function of the particle's node and properties.
   using BinFunction = std::function<void(const ParticleSet&, const std::int32_t* node,
                                          std::size_t n, std::int32_t* out)>;
   /// From the next redistribute on, the canonical order is (node, bin, tag) instead of

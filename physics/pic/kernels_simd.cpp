@@ -15,7 +15,9 @@
 // partial-vector path, or a second inlined copy, would not promise that: the compiler
 // fuses multiplies and adds per copy of the code).
 //
-// The gather computes the shapes in vectors and sums each particle's stencil from them. The
+// The gather computes the shapes in vectors and, by runs (particles whose shapes start at the
+// same points: pic.sort = "cell"), broadcasts each stencil value to a vector of a run's
+// particles; per lane (GatherT), it sums each particle's stencil from the shapes. The
 // deposit computes a vector of particles' windows (Esirkepov's S0, DS and the prefix sums
 // of DS) into a buffer, then adds each particle's current, rows along x, to the sums of its
 // run (consecutive particles whose windows start at the same point), which go into J when
@@ -30,16 +32,13 @@
 
 #include <algorithm>
 #include <array>
-#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
 
 #include "physics/pic/constants.hpp"
-#include "physics/pic/esirkepov.hpp"
 #include "physics/pic/gather.hpp"
-#include "physics/pic/shape.hpp"
 
 HWY_BEFORE_NAMESPACE();
 namespace tessera::pic::simd {
@@ -288,9 +287,9 @@ void GatherT(const EMFields& f, const Grid& g, std::size_t n, const double* cons
 // The gather by runs: consecutive particles whose shapes (nodal, order P, and staggered,
 // order Q) start at the same points share every stencil value, so a vector holds particles
 // of one run and each value is broadcast to its lanes: the sums of detail::interpolate, in
-// its order, on vectors. A run's last vector is padded with the run's first particle. The
-// runs are long when the particles are sorted by cell (pic.sort = "cell"); a particle's bits
-// do not depend on its run or lane.
+// its order, on vectors. A run's partial last vector is padded with that vector's first particle.
+// The runs are long when the particles are sorted by cell (pic.sort = "cell"); a particle's bits do
+// not depend on its run or lane.
 template <int D, int P, bool kEnergy, bool kUnit>
 void GatherRunsT(const EMFields& f, const Grid& g, std::size_t n, const double* const x[3],
                  long ahead, double* eb) {
@@ -340,19 +339,23 @@ void GatherRunsT(const EMFields& f, const Grid& g, std::size_t n, const double* 
       }
       return v;
     };
-    const V e[6] = {
-        sum(f.ex, hx, ny, nz, k[1], k[2], k[4]), sum(f.ey, nx, hy, nz, k[0], k[3], k[4]),
-        sum(f.ez, nx, ny, hz, k[0], k[2], k[5]), sum(f.bx, nx, hy, hz, k[0], k[3], k[5]),
-        sum(f.by, hx, ny, hz, k[1], k[2], k[5]), sum(f.bz, hx, hy, nz, k[1], k[3], k[4])};
-    if (count == L) {
-      for (int c = 0; c < 6; ++c) hn::StoreU(e[c], d, eb + std::size_t(c) * n + p);
-    } else {
-      HWY_ALIGN double t[kMaxLanes];
-      for (int c = 0; c < 6; ++c) {
-        hn::Store(e[c], d, t);
+    // Component c into eb (its `count` lanes); one at a time (SVE's sizeless vectors
+    // cannot be an array).
+    auto out = [&](int c, V e) {
+      if (count == L) {
+        hn::StoreU(e, d, eb + std::size_t(c) * n + p);
+      } else {
+        HWY_ALIGN double t[kMaxLanes];
+        hn::Store(e, d, t);
         for (std::size_t l = 0; l < count; ++l) eb[std::size_t(c) * n + p + l] = t[l];
       }
-    }
+    };
+    out(0, sum(f.ex, hx, ny, nz, k[1], k[2], k[4]));
+    out(1, sum(f.ey, nx, hy, nz, k[0], k[3], k[4]));
+    out(2, sum(f.ez, nx, ny, hz, k[0], k[2], k[5]));
+    out(3, sum(f.bx, nx, hy, hz, k[0], k[3], k[5]));
+    out(4, sum(f.by, hx, ny, hz, k[1], k[2], k[5]));
+    out(5, sum(f.bz, hx, hy, nz, k[1], k[3], k[4]));
   };
   // Keys (the nodal and staggered shapes' first points per axis: Shape<P> and Shape<Q> on
   // vectors, so that a run's key is what its lanes compute) of a chunk of particles at a
@@ -600,18 +603,11 @@ struct ParticleRows {
                        kBZ = kBY + 2 * ny, rows = kBZ + 2 * nz;
   static constexpr int x_doubles_per_lane = 3 * groups * 4;
   const double* b = nullptr;  // the buffer, at lane l
-  const double* x = nullptr;  // lane l's S0 group 0 in the x rows
   std::size_t L = 0;
   HWY_INLINE ParticleRows(const double* buf, std::size_t lanes, std::size_t l)
-      : b(buf + l), x(buf + std::size_t(rows) * lanes + 4 * l), L(lanes) {}
+      : b(buf + l), L(lanes) {}
   HWY_INLINE double at(int row) const { return b[std::size_t(row) * L]; }
   HWY_INLINE std::ptrdiff_t first(int a) const { return std::ptrdiff_t(at(a)); }
-  // x points [i0, i0 + lanes of d4) of S0 (what = 0), DS (1) or pre (2); i0 a multiple of
-  // d4's lanes (at most 4).
-  template <class D4>
-  HWY_INLINE auto xrow(D4 d4, int what, std::size_t i0) const {
-    return hn::LoadU(d4, x + (std::size_t(what * groups) + i0 / 4) * 4 * L + i0 % 4);
-  }
 };
 
 // J(row[0..R)) -= val(i0) chunk by chunk (4-lane vectors along x; kUnit: x is J's
@@ -696,7 +692,8 @@ HWY_INLINE hn::Vec<D4> TransverseX(D4 d4, hn::Vec<D4> s0, hn::Vec<D4> ds, double
 // times cx t(y_j, z_k)), J_y's and J_z's (the transverse factor of x and the other axis
 // times cy pre_y[j] or cz pre_z[k], or the velocity's coefficient along an inactive axis,
 // stored negated). The rows go in passes of up to 8, held in registers across the
-// particles (a row's sum is the same sequence of additions as one particle at a time).
+// particles (memory on SVE: Rows4); a row's sum is the same sequence of additions as one
+// particle at a time.
 template <int D, int P>
 HWY_INLINE void AddRun(RunSums<D, P>& r, const double* HWY_RESTRICT b, std::size_t L,
                        std::size_t l0, std::size_t l1) {

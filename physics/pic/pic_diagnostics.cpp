@@ -31,7 +31,7 @@ std::vector<std::size_t> Pic::segments_of(const double* type, std::size_t n) con
 }
 
 std::vector<std::size_t> Pic::segments(std::size_t b, std::size_t e) const {
-  // Within a block the types are non-decreasing (species-major tags, sorted by tag).
+  // Within a block the types are non-decreasing (species-major bins or tags).
   const double* type = set_->prop(kType);
   std::vector<std::size_t> first(species_.size() + 1, e);
   first[0] = b;
@@ -44,7 +44,7 @@ std::vector<std::size_t> Pic::segments(std::size_t b, std::size_t e) const {
 
 double Pic::kinetic() const {
   // Per species sum w (gamma - 1), times m c^2: per leaf in storage order (the leaf's
-  // particles sorted by tag), the leaves' partials added in the tree's order, so that the
+  // particles in the canonical order), the leaves' partials added in the tree's order, so that the
   // same bits come on any rank count (issue 48: a sum per rank added by MPI_SUM did not).
   const double* w = set_->prop(kWeight);
   const double* type = set_->prop(kType);

@@ -224,10 +224,11 @@ void Pic::bind(mesh::Mesh& m, const physics::Services& /*services*/,
   set_ = std::make_unique<particles::ParticleSet>(
       particles::ParticleType{"pic", {"weight", "type"}, name()}, cfg_);
   if (sort_ == "cell") {
-    // Bins: species-major (a block's species stay contiguous), then the grid point a
-    // particle's shapes start from (shape.hpp: the nearest point for even orders, floor for
-    // odd ones), over the block array. Bins only order the particles (the kernels find
-    // their runs themselves), so x/dx may be a multiplication here.
+    // Bins: species-major (a block's species stay contiguous), then the grid point that
+    // places a particle's shapes (shape.hpp: the nearest point for even orders, floor for
+    // odd ones; the shapes start a fixed number of points before it), over the block array. Bins
+    // only order the particles (the kernels find their runs themselves), so x/dx may be a
+    // multiplication here.
     const auto& s = m.shape();
     const int ext[3] = {s.n(0), s.n(1), s.n(2)};
     const int cells = ext[0] * ext[1] * ext[2];
@@ -481,6 +482,7 @@ void Pic::step(mesh::Mesh& m, double dt) {
     // The Highway kernels (kernels_simd.hpp) unless perf.simd = "scalar" forces the
     // reference's per-particle loops.
     const bool vectorised = !tessera::simd::reference();
+    const bool by_cell = sort_ == "cell";  // the gather by runs
     dispatch(nd, order_, gather_ == "energy", [&]<int D, int P, GatherScheme S>() {
       for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
         const int id = blocks[bi];
@@ -512,8 +514,8 @@ void Pic::step(mesh::Mesh& m, double dt) {
             const auto t0 = std::chrono::steady_clock::now();
             if (vectorised) {
               const double* xs[3] = {x[0] + b, x[1] + b, x[2] + b};
-              simd::gather(D, P, S == GatherScheme::energy_conserving, sort_ == "cell", f, g, n, xs,
-                           ahead, eb);
+              simd::gather(D, P, S == GatherScheme::energy_conserving, by_cell, f, g, n, xs, ahead,
+                           eb);
             } else {
               for (std::size_t p = 0; p < n; ++p) {
                 if (ahead > 0 && p + std::size_t(ahead) < n) {

@@ -21,8 +21,9 @@
 // particles::ParticleSet: position (m), u = gamma v (m/s) in velx..velz, the macro-particle
 // weight `weight` (physical particles per particle) and `type` (the 1-based species index,
 // as a real: FLASH's particle-type property). Tags are species-major (species s's tags
-// start at s times the particles per species), so the set's (leaf, tag) order makes each
-// species one contiguous range within each block, in species order: the step loops over
+// start at s times the particles per species) and so are the bins of pic.sort = "cell"
+// (the set's (leaf, bin, tag) order; "tag": (leaf, tag)), so each species is one
+// contiguous range within each block, in species order: the step loops over
 // those ranges with the species' q/m constant. Each species has density pic.density; with
 // only negative species an immobile background of +q_e per electron neutralises them,
 // otherwise there is none and the species must be neutral together.

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "base/error.hpp"
 #include "base/params.hpp"
 #include "mesh/mesh.hpp"
 #include "particles/mapping.hpp"
@@ -199,6 +201,70 @@ TEST(ParticlesMigration, GivenPeriodicUniformShifts_ThenParticlesComeBackWithThe
   if (m->nranks() > 1) {
     EXPECT_GT(migrated, 0);
   }
+}
+
+// Given a lattice of tracers binned by a 16x16 grid of cells (ParticleSet::set_bins), when
+// the particles take small deterministic steps, a tree change renumbers the leaves, and
+// more steps follow, then after every redistribute each leaf's particles are in (bin, tag)
+// order with the bins of their present positions (most kept their bin, so the merge of the
+// rest is what runs), and count and tags are conserved; a bin out of range is an error.
+TEST(ParticlesBins, GivenMovesAndATreeChange_ThenEveryLeafIsInBinAndTagOrder) {
+  auto m = two_level_mesh("periodic", 3);
+  ParticleSet s(ParticleType{}, memory::ArenaConfig{});
+  Placement pl;
+  pl.lo = {0, 0, 0}, pl.hi = {1, 1, 1}, pl.lattice = {40, 36, 1};
+  place(*m, pl, s);
+  auto bin_of = [](double x, double y) {
+    return std::clamp(int(x * 16), 0, 15) + 16 * std::clamp(int(y * 16), 0, 15);
+  };
+  s.set_bins(256,
+             [&](const ParticleSet& ps, const std::int32_t*, std::size_t n, std::int32_t* out) {
+               for (std::size_t i = 0; i < n; ++i)
+                 out[i] = bin_of(ps.prop(POSX)[i], ps.prop(POSY)[i]);
+             });
+  auto check = [&](const char* when) {
+    long bad = 0, tags = 0;
+    for (int id : m->local_leaves())
+      for (std::size_t i = s.begin(id); i < s.end(id); ++i) {
+        tags += s.tag()[i];
+        bad += locate(m->tree(), {s.prop(POSX)[i], s.prop(POSY)[i], s.prop(POSZ)[i]}) != id;
+        if (i == s.begin(id)) continue;
+        const int b0 = bin_of(s.prop(POSX)[i - 1], s.prop(POSY)[i - 1]);
+        const int b1 = bin_of(s.prop(POSX)[i], s.prop(POSY)[i]);
+        bad += b1 < b0 || (b1 == b0 && s.tag()[i] <= s.tag()[i - 1]);
+      }
+    EXPECT_EQ(bad, 0) << when;
+    EXPECT_EQ(sum_over_ranks(long(s.size())), 1440) << when;
+    EXPECT_EQ(sum_over_ranks(tags), 1440L * 1441 / 2) << when;
+  };
+  s.redistribute(*m);
+  check("after the first sort");
+  auto steps = [&](int from, int to) {
+    for (int step = from; step < to; ++step) {
+      for (std::size_t i = 0; i < s.size(); ++i) {
+        const double t = double(s.tag()[i]);
+        s.prop(POSX)[i] += 0.004 * std::sin(0.7 * t + step);
+        s.prop(POSY)[i] += 0.004 * std::cos(1.3 * t - step);
+      }
+      s.redistribute(*m);
+      check("after a step");
+    }
+  };
+  steps(0, 10);
+  refine_at(*m, {{0.2, 0.7, 0}});
+  s.redistribute(*m);
+  check("after the tree changed");
+  steps(10, 20);
+  s.set_bins(4, [](const ParticleSet&, const std::int32_t*, std::size_t n, std::int32_t* out) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = 7;
+  });
+  bool threw = false;  // collective: every rank calls; those holding particles throw
+  try {
+    s.redistribute(*m);
+  } catch (const Error&) {
+    threw = true;
+  }
+  EXPECT_EQ(threw, s.size() > 0);
 }
 
 // Given particles already sorted on a three-level tree, when they take small steps (some

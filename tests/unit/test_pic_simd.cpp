@@ -299,6 +299,11 @@ void check_order(const std::string& target, std::mt19937_64& rng) {
       check_deposit<D, P>(what, n, zm, false, rng);
       check_deposit<D, P>(what + " clustered", n, zm, true, rng);
     }
+  // The gather by runs over more particles than its chunk of keys on every target (16
+  // vectors: 128 lanes on AVX-512), so that runs also end at a chunk's edge.
+  const std::string what = target + " D=" + std::to_string(D) + " P=" + std::to_string(P);
+  check_gather<D, P, pic::GatherScheme::energy_conserving>(what + " n=300 by runs clustered", 300,
+                                                           false, true, true, rng);
 }
 
 template <int D>
