@@ -1,8 +1,8 @@
 #pragma once
-// The particle kernels of a PIC step written with Google Highway (kernels_simd.cpp),
-// dispatched at run time to the best instruction set of the processor (base/simd.hpp), on
-// vectors of particles: the field gather (gather.hpp), the Boris push with the position
-// update (boris.hpp) and the Esirkepov current deposit (esirkepov.hpp). Each computes, per
+// The particle kernels of a PIC step written with Google Highway (kernels_simd.cpp; the deposit
+// deposit_simd.cpp), dispatched at run time to the best instruction set of the processor
+// (base/simd.hpp), on vectors of particles: the field gather (gather.hpp), the Boris push with the
+// position update (boris.hpp) and the Esirkepov current deposit (esirkepov.hpp). Each computes, per
 // particle, what the C++ reference named beside it computes, with the same operations in
 // the same order (the deposit's sums excepted, below); results differ from the reference
 // only where the compiler fuses a multiply and an add (round-off; tests/unit/test_pic_simd.cpp

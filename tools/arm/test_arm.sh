@@ -8,7 +8,7 @@
 # Highway finds there (SVE2, SVE, NEON, its scalar code) and the C++ reference.
 #
 # The kernels need no MPI or HDF5: base/simd.cpp, physics/hydro/kernels_simd.cpp,
-# physics/pic/kernels_simd.cpp, physics/levelset/rows.cpp, physics/eos/helmholtz/*.cpp and
+# physics/pic/kernels_simd.cpp and deposit_simd.cpp, physics/levelset/rows.cpp, physics/eos/helmholtz/*.cpp and
 # the tests, with fmt
 # header-only. The Helmholtz tests read the table the host build generated (the second
 # argument; make test-arm runs `make helm-table` first): its bytes are the same on any
@@ -67,7 +67,7 @@ aarch64-linux-gnu-g++ -std=c++20 -O3 -fno-math-errno -Wall -Wextra \
   -I"$ROOT" -isystem "$SYSROOT/usr/include" -DFMT_HEADER_ONLY \
   -DHWY_COMPILE_ALL_ATTAINABLE "-DHWY_DISABLED_TARGETS=(HWY_SSSE3|HWY_AVX3_DL)" \
   "$ROOT/base/simd.cpp" "$ROOT/physics/hydro/kernels_simd.cpp" \
-  "$ROOT/physics/pic/kernels_simd.cpp" \
+  "$ROOT/physics/pic/kernels_simd.cpp" "$ROOT/physics/pic/deposit_simd.cpp" \
   "$ROOT/tests/unit/test_hydro_simd.cpp" "$ROOT/tests/unit/test_pic_simd.cpp" \
   "$OUT/levelset_rows.o" "$ROOT/tests/unit/test_levelset_rows.cpp" \
   -L"$LIB" -Wl,-rpath,"$LIB" -lhwy -lgtest_main -lgtest -lpthread -o "$OUT/test_hydro_simd"
