@@ -62,7 +62,11 @@ struct WindowV {
 };
 
 // detail::transverse: S0_b S0_c + (DS_b S0_c + S0_b DS_c) / 2 + DS_b DS_c / 3.
-HWY_INLINE V Transverse(DF d, V s0b, V dsb, V s0c, V dsc) {
+// On any tag: vectors of particles (DF) in the window phase, 4 x points of one particle
+// (D4) in the rows.
+template <class D>
+HWY_INLINE hn::Vec<D> Transverse(D d, hn::Vec<D> s0b, hn::Vec<D> dsb, hn::Vec<D> s0c,
+                                 hn::Vec<D> dsc) {
   return hn::Add(hn::Add(hn::Mul(s0b, s0c),
                          hn::Mul(hn::Set(d, 0.5), hn::Add(hn::Mul(dsb, s0c), hn::Mul(s0b, dsc)))),
                  hn::Mul(hn::Mul(hn::Set(d, 1.0 / 3.0), dsb), dsc));
@@ -163,15 +167,6 @@ struct Rows4 {
 };
 #endif
 
-// detail::transverse of x (S0, DS: 4-lane vectors of x points) and the point (s0b, dsb) of
-// another axis.
-HWY_INLINE hn::Vec<D4> TransverseX(D4 d4, hn::Vec<D4> s0, hn::Vec<D4> ds, double s0b, double dsb) {
-  const auto a = hn::Set(d4, s0b), b = hn::Set(d4, dsb);
-  return hn::Add(
-      hn::Add(hn::Mul(s0, a), hn::Mul(hn::Set(d4, 0.5), hn::Add(hn::Mul(ds, a), hn::Mul(s0, b)))),
-      hn::Mul(hn::Mul(hn::Set(d4, 1.0 / 3.0), ds), b));
-}
-
 // deposit_current<D, P> Steps 2-4 for the particles l in [l0, l1) of a vector's buffer, all
 // of the open run, added to its sums particle after particle: J_x's rows (the prefix of DS_x
 // times cx t(y_j, z_k)), J_y's and J_z's (the transverse factor of x and the other axis
@@ -233,7 +228,8 @@ HWY_INLINE void AddRun(RunSums<D, P>& r, const double* HWY_RESTRICT b, std::size
                 const auto s0 = xrow(0, l), ds = xrow(1, l);
                 for (int mm = 0; mm < NM; ++mm) {
                   const int c = kB + 2 * (M0 + mm);
-                  const auto t = TransverseX(d4, s0, ds, at(c, l), at(c + 1, l));
+                  const auto t =
+                      Transverse(d4, s0, ds, hn::Set(d4, at(c, l)), hn::Set(d4, at(c + 1, l)));
                   for (int n = 0; n < R; ++n)
                     acc.set(d4, mm * R + n,
                             hn::Add(acc.get(d4, mm * R + n), hn::Mul(coef(kC + n, l), t)));
@@ -251,7 +247,7 @@ HWY_INLINE void AddRun(RunSums<D, P>& r, const double* HWY_RESTRICT b, std::size
     } else {
       double* sums[1] = {r.jy[0]};
       pass.template operator()<1>(sums, [&](std::size_t l, Rows4<1>& acc) {
-        const auto t = TransverseX(d4, xrow(0, l), xrow(1, l), 1.0, 0.0);
+        const auto t = Transverse(d4, xrow(0, l), xrow(1, l), hn::Set(d4, 1.0), hn::Zero(d4));
         acc.set(d4, 0, hn::Add(acc.get(d4, 0), hn::Mul(coef(Rows::kCY, l), t)));
       });
     }
